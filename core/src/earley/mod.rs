@@ -1,0 +1,1 @@
+//! Earley parser over lexemes.

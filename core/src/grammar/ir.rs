@@ -1,0 +1,102 @@
+//! The grammar IR every front end lowers to: context-free rules over nonterminals and
+//! lexemes, each lexeme a [`RegexAst`].
+//!
+//! Invariants the front end establishes: ids index the vectors; `start` names a
+//! nonterminal; every nonterminal referenced has at least one rule (else the front end
+//! reports [`crate::GrammarErrorKind::UndefinedSymbol`]). Compilation checks the rest
+//! (empty lexemes, productivity, limits).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::error::Span;
+use crate::regex::RegexAst;
+
+/// A symbol on a rule's right-hand side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IrSymbol {
+    /// Index into [`GrammarIr::nonterminals`].
+    Nonterminal(u32),
+    /// Index into [`GrammarIr::lexemes`].
+    Lexeme(u32),
+}
+
+/// One production `lhs → rhs` (an empty `rhs` is an epsilon production).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IrRule {
+    /// Index into [`GrammarIr::nonterminals`].
+    pub lhs: u32,
+    /// The right-hand side.
+    pub rhs: Vec<IrSymbol>,
+}
+
+/// A nonterminal (Lark rule name, or a generated helper such as `expr_star_3`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IrNonterminal {
+    /// Name for messages and debugging.
+    pub name: String,
+    /// Where it is defined, when it comes from source text.
+    pub span: Option<Span>,
+}
+
+/// How a lexeme decides where it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LexemeMode {
+    /// Longest match (with one byte of lookahead, no backtracking): the lexeme ends when
+    /// the next byte cannot extend it.
+    #[default]
+    Greedy,
+    /// Shortest match: the lexeme ends as soon as it matches.
+    Lazy,
+}
+
+/// A lexeme (terminal).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IrLexeme {
+    /// Name for messages (`NUMBER`, `"while"`, `/[a-z]+/`).
+    pub name: String,
+    /// What it matches. Special tokens are `Literal` of `0xFF` followed by the token's
+    /// text (see [`crate::Vocabulary::special_bytes`]); front ends resolve them.
+    pub regex: RegexAst,
+    /// Greedy or lazy.
+    pub mode: LexemeMode,
+    /// Skipped between any two lexemes (Lark `%ignore`); never referenced by rules.
+    pub ignore: bool,
+    /// Where it is defined or first used.
+    pub span: Option<Span>,
+}
+
+/// A whole grammar.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GrammarIr {
+    /// All nonterminals.
+    pub nonterminals: Vec<IrNonterminal>,
+    /// All productions, grouped by nothing in particular.
+    pub rules: Vec<IrRule>,
+    /// All lexemes, including `%ignore` ones.
+    pub lexemes: Vec<IrLexeme>,
+    /// The start nonterminal.
+    pub start: u32,
+}
+
+impl GrammarIr {
+    /// Add a nonterminal; returns its id.
+    pub fn add_nonterminal(&mut self, name: impl Into<String>, span: Option<Span>) -> u32 {
+        self.nonterminals.push(IrNonterminal {
+            name: name.into(),
+            span,
+        });
+        (self.nonterminals.len() - 1) as u32
+    }
+
+    /// Add a lexeme; returns its id.
+    pub fn add_lexeme(&mut self, lexeme: IrLexeme) -> u32 {
+        self.lexemes.push(lexeme);
+        (self.lexemes.len() - 1) as u32
+    }
+
+    /// Add a production.
+    pub fn add_rule(&mut self, lhs: u32, rhs: Vec<IrSymbol>) {
+        self.rules.push(IrRule { lhs, rhs });
+    }
+}

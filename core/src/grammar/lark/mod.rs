@@ -1,0 +1,1 @@
+//! The Lark-style front end. (Implementation by the Lark helper.)

@@ -1,0 +1,1 @@
+//! Multi-lexeme lazy DFA.

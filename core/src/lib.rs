@@ -1,0 +1,49 @@
+//! sieve-core: exact token masks for grammar-constrained decoding.
+//!
+//! A grammar (Lark-style text or a regex) is compiled once into an immutable, shareable
+//! [`Grammar`]; each generated sequence gets a cheap [`Matcher`] that computes the set of
+//! tokens allowed next (the *token mask*) and consumes the tokens actually sampled.
+//!
+//! # Key types
+//! - [`Vocabulary`]: the token byte strings of a tokenizer, laid out as a [`toktrie::TokTrie`].
+//! - [`Grammar`]: a compiled grammar (`Send + Sync`, cheap to clone).
+//! - [`Matcher`]: per-sequence state: `compute_mask`, `consume_token`, `rollback`, ...
+//! - [`Limits`]: every budget (lexer states, fuel, Earley items, grammar size, memory).
+//!
+//! # Usage pattern
+//! compile → matcher → `compute_mask` → sample → `consume_token` → repeat until EOS.
+//!
+//! # Pipeline
+//! Lark text → [`grammar::lark`] → [`grammar::ir::GrammarIr`] → lexemes compiled by the
+//! derivative [`regex`] engine into a lazily built multi-lexeme DFA ([`lexer`]) under an
+//! [`earley`] parser over lexemes. The mask is computed by walking the token trie with the
+//! parser as recognizer.
+//!
+//! # Panics & limits
+//! No input reachable from the public API panics: every budget lives in [`Limits`] and
+//! exceeding one returns a typed error naming it.
+#![no_std]
+#![deny(missing_docs)]
+#![deny(unsafe_code)]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::todo)
+)]
+
+extern crate alloc;
+
+pub mod earley;
+pub mod error;
+pub mod grammar;
+pub mod lexer;
+pub mod limits;
+pub mod matcher;
+pub mod regex;
+pub mod toktrie;
+pub mod vocab;
+
+pub use error::{GrammarError, GrammarErrorKind, LimitKind, MatcherError, Position, Span};
+pub use grammar::Grammar;
+pub use limits::Limits;
+pub use matcher::Matcher;
+pub use vocab::Vocabulary;

@@ -1,0 +1,1 @@
+//! Derivatives. (Implementation by the regex helper.)

@@ -1,0 +1,1 @@
+//! Flat DFS-ordered token trie. (Implementation by the trie helper.)

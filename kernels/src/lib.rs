@@ -1,0 +1,2 @@
+//! sieve-kernels: mask kernels. (Implementation by the kernels helper.)
+#![no_std]
