@@ -1,0 +1,1 @@
+//! Support code for the `sieve` CLI and benchmarks.

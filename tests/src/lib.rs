@@ -1,0 +1,1 @@
+//! Shared helpers for sieve's cross-crate tests.
