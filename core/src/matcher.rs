@@ -1,7 +1,337 @@
-//! The per-sequence matcher.
+//! The per-sequence matcher: token masks, token consumption, rollback.
+//!
+//! A [`Matcher`] owns a copy of its grammar's parser (and so its own lazily built lexer
+//! tables: no locks are shared between sequences). Consumed tokens are pushed byte by byte;
+//! the parser keeps one entry per byte, so `rollback(n)` is a truncation.
+//!
+//! The mask walks the token trie with the parser as recognizer: token `t` is allowed iff all
+//! its bytes can be pushed, i.e. the output extended by `t` is still a prefix of some sentence
+//! of the grammar. EOS tokens are allowed exactly when the output so far is a sentence. Once
+//! an EOS token is consumed the matcher is stopped and its mask holds only EOS.
+//!
+//! Errors are sticky: after one, every call returns it until [`Matcher::reset`].
 
-/// Per-sequence state. (Interface; implementation in progress.)
+use alloc::vec::Vec;
+
+use crate::earley::Parser;
+use crate::error::MatcherError;
+use crate::grammar::Grammar;
+use crate::toktrie::Recognizer;
+
+/// Forced bytes are searched at most this far ahead.
+const MAX_FORCED_BYTES: usize = 256;
+
+#[derive(Debug, Clone, Copy)]
+struct Consumed {
+    /// Parser depth before the token.
+    depth_before: usize,
+}
+
+/// Per-sequence constraint state. Cheap to create from a [`Grammar`]; `Send`, used from one
+/// thread at a time.
 #[derive(Debug, Clone)]
 pub struct Matcher {
-    _private: (),
+    grammar: Grammar,
+    parser: Parser,
+    consumed: Vec<Consumed>,
+    stopped: bool,
+    error: Option<MatcherError>,
+}
+
+impl Matcher {
+    /// A matcher at the start of the grammar.
+    pub fn new(grammar: &Grammar) -> Matcher {
+        Matcher {
+            grammar: grammar.clone(),
+            parser: grammar.inner().initial.clone(),
+            consumed: Vec::new(),
+            stopped: false,
+            error: None,
+        }
+    }
+
+    /// The grammar.
+    pub fn grammar(&self) -> &Grammar {
+        &self.grammar
+    }
+
+    /// Words a mask buffer needs: `ceil(vocab_size / 32)`.
+    pub fn mask_words(&self) -> usize {
+        self.grammar.vocab().mask_words()
+    }
+
+    /// The sticky error, if any.
+    pub fn error(&self) -> Option<&MatcherError> {
+        self.error.as_ref()
+    }
+
+    fn check(&self) -> Result<(), MatcherError> {
+        match &self.error {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    fn fail<T>(&mut self, err: MatcherError) -> Result<T, MatcherError> {
+        self.error = Some(err.clone());
+        Err(err)
+    }
+
+    /// Write the allowed-token mask: bit `t % 32` of `mask[t / 32]` is set iff token `t` is
+    /// allowed. Words past the vocabulary are zeroed.
+    pub fn compute_mask(&mut self, mask: &mut [u32]) -> Result<(), MatcherError> {
+        self.check()?;
+        let needed = self.mask_words();
+        if mask.len() < needed {
+            return Err(MatcherError::MaskTooSmall {
+                needed,
+                given: mask.len(),
+            });
+        }
+        mask.fill(0);
+        let vocab = self.grammar.vocab().clone();
+        if !self.stopped {
+            self.parser.start_step();
+            vocab.trie().walk(&mut self.parser, mask);
+            if let Some(kind) = self.parser.error() {
+                mask.fill(0);
+                return self.fail(MatcherError::Limit(kind));
+            }
+        }
+        if self.stopped || self.parser.is_accepting() {
+            for &eos in vocab.eos_tokens() {
+                if let Some(w) = mask.get_mut(eos as usize / 32) {
+                    *w |= 1 << (eos % 32);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Is token `t` allowed now (without computing the whole mask)?
+    pub fn is_allowed(&mut self, token: u32) -> Result<bool, MatcherError> {
+        self.check()?;
+        let vocab = self.grammar.vocab().clone();
+        if token as usize >= vocab.vocab_size() {
+            return Ok(false);
+        }
+        if self.stopped {
+            return Ok(vocab.eos_tokens().contains(&token));
+        }
+        self.parser.start_step();
+        let depth = self.parser.depth();
+        let ok = self.push_bytes(vocab.trie_bytes(token));
+        self.parser.truncate(depth);
+        if let Some(kind) = self.parser.error() {
+            return self.fail(MatcherError::Limit(kind));
+        }
+        Ok(ok || (vocab.eos_tokens().contains(&token) && self.parser.is_accepting()))
+    }
+
+    fn push_bytes(&mut self, bytes: &[u8]) -> bool {
+        !bytes.is_empty() && bytes.iter().all(|&b| self.parser.push_byte(b))
+    }
+
+    /// Consume one sampled token.
+    pub fn consume_token(&mut self, token: u32) -> Result<(), MatcherError> {
+        self.check()?;
+        let vocab = self.grammar.vocab().clone();
+        if token as usize >= vocab.vocab_size() {
+            return self.fail(MatcherError::TokenOutOfRange {
+                token,
+                vocab_size: vocab.vocab_size() as u32,
+            });
+        }
+        if self.stopped {
+            return self.fail(MatcherError::Stopped);
+        }
+        self.parser.start_step();
+        let depth = self.parser.depth();
+        if self.push_bytes(vocab.trie_bytes(token)) {
+            self.consumed.push(Consumed {
+                depth_before: depth,
+            });
+            return Ok(());
+        }
+        self.parser.truncate(depth);
+        if let Some(kind) = self.parser.error() {
+            return self.fail(MatcherError::Limit(kind));
+        }
+        if vocab.eos_tokens().contains(&token) && self.parser.is_accepting() {
+            self.stopped = true;
+            self.consumed.push(Consumed {
+                depth_before: depth,
+            });
+            return Ok(());
+        }
+        let position = self.consumed.len();
+        self.fail(MatcherError::TokenRejected { token, position })
+    }
+
+    /// Consume several tokens; stops at the first error.
+    pub fn consume_tokens(&mut self, tokens: &[u32]) -> Result<(), MatcherError> {
+        tokens.iter().try_for_each(|&t| self.consume_token(t))
+    }
+
+    /// Undo the last `n` consumed tokens (an EOS included). Clears nothing else; a sticky
+    /// error stays.
+    pub fn rollback(&mut self, n: usize) -> Result<(), MatcherError> {
+        self.check()?;
+        if n > self.consumed.len() {
+            return Err(MatcherError::RollbackTooFar {
+                requested: n,
+                available: self.consumed.len(),
+            });
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let keep = self.consumed.len() - n;
+        let depth = self.consumed[keep].depth_before;
+        self.consumed.truncate(keep);
+        self.parser.truncate(depth);
+        self.stopped = false;
+        Ok(())
+    }
+
+    /// How many leading tokens of `tokens` would be accepted one after the other. The
+    /// matcher's state is unchanged.
+    pub fn validate_tokens(&mut self, tokens: &[u32]) -> Result<usize, MatcherError> {
+        self.check()?;
+        let mut n = 0;
+        for &t in tokens {
+            if self.consume_token(t).is_err() {
+                break;
+            }
+            n += 1;
+        }
+        if let Some(MatcherError::Limit(k)) = self.error.take() {
+            let _ = self.rollback(n);
+            return self.fail(MatcherError::Limit(k));
+        }
+        self.rollback(n)?;
+        Ok(n)
+    }
+
+    /// Tokens the grammar forces next (the output can only continue with these bytes),
+    /// tokenized greedily. The last token of a forced run is left out unless the grammar
+    /// must end right after it, because a longer token could cover it together with what
+    /// follows. Nothing is consumed.
+    pub fn compute_ff_tokens(&mut self) -> Result<Vec<u32>, MatcherError> {
+        let bytes = self.forced_bytes()?;
+        if bytes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let vocab = self.grammar.vocab().clone();
+        let Some(mut tokens) = vocab.trie().greedy_tokenize(&bytes) else {
+            return Ok(Vec::new());
+        };
+        let depth = self.parser.depth();
+        self.push_bytes(&bytes);
+        let must_end = self.parser.is_accepting() && !self.any_byte_allowed();
+        self.parser.truncate(depth);
+        if !must_end {
+            tokens.pop();
+        }
+        Ok(tokens)
+    }
+
+    /// The bytes every continuation must start with (empty at a choice or at an end).
+    pub fn forced_bytes(&mut self) -> Result<Vec<u8>, MatcherError> {
+        self.check()?;
+        let mut out = Vec::new();
+        if self.stopped {
+            return Ok(out);
+        }
+        self.parser.start_step();
+        let depth = self.parser.depth();
+        while out.len() < MAX_FORCED_BYTES {
+            if self.parser.is_accepting() {
+                break;
+            }
+            match self.forced_next_byte() {
+                Some(b) => {
+                    self.parser.push_byte(b);
+                    out.push(b);
+                }
+                None => break,
+            }
+        }
+        self.parser.truncate(depth);
+        if let Some(kind) = self.parser.error() {
+            return self.fail(MatcherError::Limit(kind));
+        }
+        Ok(out)
+    }
+
+    fn forced_next_byte(&mut self) -> Option<u8> {
+        let mut found = None;
+        for b in 0..=255u8 {
+            if self.parser.push_byte(b) {
+                self.parser.pop_bytes(1);
+                if found.is_some() {
+                    return None;
+                }
+                found = Some(b);
+            }
+        }
+        found
+    }
+
+    fn any_byte_allowed(&mut self) -> bool {
+        (0..=255u8).any(|b| {
+            let ok = self.parser.push_byte(b);
+            if ok {
+                self.parser.pop_bytes(1);
+            }
+            ok
+        })
+    }
+
+    /// Push raw bytes (not tokens) if they keep the output a valid prefix; on failure
+    /// nothing changes. Used to check whole texts and by tests.
+    pub fn try_consume_bytes(&mut self, bytes: &[u8]) -> bool {
+        if self.error.is_some() || self.stopped {
+            return false;
+        }
+        self.parser.start_step();
+        let depth = self.parser.depth();
+        if bytes.iter().all(|&b| self.parser.push_byte(b)) {
+            self.consumed.push(Consumed {
+                depth_before: depth,
+            });
+            true
+        } else {
+            self.parser.truncate(depth);
+            false
+        }
+    }
+
+    /// Is the output so far a complete sentence (EOS allowed)?
+    pub fn is_accepting(&mut self) -> bool {
+        self.stopped || (self.error.is_none() && self.parser.is_accepting())
+    }
+
+    /// Has an EOS token been consumed?
+    pub fn is_stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// How many tokens have been consumed (EOS included).
+    pub fn num_tokens(&self) -> usize {
+        self.consumed.len()
+    }
+
+    /// Back to the start of the grammar, error cleared.
+    pub fn reset(&mut self) {
+        self.parser.truncate(0);
+        self.consumed.clear();
+        self.stopped = false;
+        self.error = None;
+    }
+
+    /// Bytes held by this matcher's tables.
+    pub fn bytes_used(&self) -> usize {
+        self.parser.bytes_used()
+    }
 }

@@ -1,1 +1,159 @@
-//! Shared helpers for sieve's cross-crate tests.
+//! Shared helpers for sieve's cross-crate tests: a seeded PRNG, a brute-force mask oracle,
+//! and random walks through a grammar driven by its own masks.
+
+use std::sync::Arc;
+
+use sieve_core::{Grammar, Limits, Matcher, Vocabulary};
+
+/// SplitMix64: small, seeded, good enough to pick tokens.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+}
+
+/// The synthetic test vocabulary shared by the tests.
+pub fn synthetic_vocab() -> Arc<Vocabulary> {
+    Arc::new(Vocabulary::synthetic(300, 7))
+}
+
+/// Is bit `t` set?
+pub fn bit(mask: &[u32], t: usize) -> bool {
+    mask.get(t / 32).is_some_and(|w| w >> (t % 32) & 1 == 1)
+}
+
+/// Token ids whose bit is set.
+pub fn allowed_tokens(mask: &[u32]) -> Vec<u32> {
+    let mut out = Vec::new();
+    for (i, &w) in mask.iter().enumerate() {
+        let mut w = w;
+        while w != 0 {
+            out.push(i as u32 * 32 + w.trailing_zeros());
+            w &= w - 1;
+        }
+    }
+    out
+}
+
+/// The brute-force mask: token `t` is allowed iff a copy of the matcher accepts `t`'s bytes
+/// pushed one by one (no trie, no row reuse across tokens); EOS iff the matcher accepts.
+pub fn oracle_mask(m: &Matcher) -> Vec<u32> {
+    let vocab = m.grammar().vocab().clone();
+    let mut mask = vec![0u32; vocab.mask_words()];
+    let mut probe = m.clone();
+    let accepting = probe.is_accepting();
+    for t in 0..vocab.vocab_size() as u32 {
+        let bytes = vocab.trie_bytes(t);
+        let ok = if bytes.is_empty() {
+            false
+        } else {
+            let mut copy = m.clone();
+            copy.try_consume_bytes(bytes)
+        };
+        if ok || (accepting && vocab.eos_tokens().contains(&t)) {
+            mask[t as usize / 32] |= 1 << (t % 32);
+        }
+    }
+    mask
+}
+
+/// A cheaper oracle for large vocabularies: `is_allowed` per token (pushes the token's
+/// bytes and truncates; no trie walk).
+pub fn oracle_mask_is_allowed(m: &Matcher) -> Vec<u32> {
+    let vocab = m.grammar().vocab().clone();
+    let mut mask = vec![0u32; vocab.mask_words()];
+    let mut probe = m.clone();
+    for t in 0..vocab.vocab_size() as u32 {
+        if probe.is_allowed(t).unwrap_or(false) {
+            mask[t as usize / 32] |= 1 << (t % 32);
+        }
+    }
+    mask
+}
+
+/// Describe the first difference between two masks.
+pub fn mask_diff(vocab: &Vocabulary, got: &[u32], want: &[u32]) -> Option<String> {
+    for t in 0..vocab.vocab_size() {
+        let (g, w) = (bit(got, t), bit(want, t));
+        if g != w {
+            return Some(format!(
+                "token {t} {:?}: mask says {g}, oracle says {w}",
+                String::from_utf8_lossy(vocab.trie_bytes(t as u32))
+            ));
+        }
+    }
+    None
+}
+
+/// Walk `steps` random tokens through `grammar`, checking at each step that
+/// `compute_mask` equals `oracle(matcher)`. Returns the text generated.
+pub fn check_walk(
+    grammar: &Grammar,
+    seed: u64,
+    steps: usize,
+    oracle: &mut dyn FnMut(&Matcher, &[u8]) -> Vec<u32>,
+) -> Result<Vec<u8>, String> {
+    let vocab = grammar.vocab().clone();
+    let mut m = Matcher::new(grammar);
+    let mut rng = Rng::new(seed);
+    let mut text = Vec::new();
+    let mut mask = vec![0u32; vocab.mask_words()];
+    for step in 0..steps {
+        m.compute_mask(&mut mask).map_err(|e| e.to_string())?;
+        let want = oracle(&m, &text);
+        if let Some(d) = mask_diff(&vocab, &mask, &want) {
+            return Err(format!(
+                "step {step}, after {:?}: {d}",
+                String::from_utf8_lossy(&text)
+            ));
+        }
+        let choices: Vec<u32> = allowed_tokens(&mask)
+            .into_iter()
+            .filter(|t| !vocab.eos_tokens().contains(t))
+            .collect();
+        if choices.is_empty() {
+            break;
+        }
+        let t = choices[rng.below(choices.len())];
+        m.consume_token(t).map_err(|e| e.to_string())?;
+        text.extend_from_slice(vocab.trie_bytes(t));
+    }
+    Ok(text)
+}
+
+/// Compile a Lark grammar over `vocab` with default limits, panicking with the error.
+pub fn lark(src: &str, vocab: &Arc<Vocabulary>) -> Grammar {
+    match Grammar::from_lark(src, vocab, &Limits::default()) {
+        Ok(g) => g,
+        Err(e) => panic!("grammar failed to compile: {e}\n{src}"),
+    }
+}
+
+/// Does `grammar` accept `text` in full (pushed as bytes)?
+pub fn accepts(grammar: &Grammar, text: &str) -> bool {
+    let mut m = Matcher::new(grammar);
+    m.try_consume_bytes(text.as_bytes()) && m.is_accepting()
+}
+
+/// Is `text` a valid prefix of `grammar`?
+pub fn is_prefix(grammar: &Grammar, text: &str) -> bool {
+    Matcher::new(grammar).try_consume_bytes(text.as_bytes())
+}

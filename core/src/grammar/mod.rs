@@ -1,10 +1,224 @@
 //! Grammar front ends and the compiled [`Grammar`].
+//!
+//! Every front end lowers to the [`ir::GrammarIr`]; [`Grammar::from_ir`] then interns each
+//! lexeme's regex, checks lexemes (non-empty, not matching the empty string), drops
+//! unproductive rules, flattens the rules for the Earley parser and prepares the lexer.
 
 pub mod ir;
 pub mod lark;
 
-/// A compiled grammar. (Interface; implementation in progress.)
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::earley::{Parser, Rules};
+use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
+use crate::lexer::{LexemeInfo, Lexer};
+use crate::limits::Limits;
+use crate::regex::{ExprId, ExprSet, RegexAst, RegexCompileError, RegexCompileErrorKind};
+use crate::vocab::Vocabulary;
+use ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
+
+/// A compiled grammar: immutable, `Send + Sync`, cheap to clone (an `Arc`). Create
+/// matchers from it with [`crate::Matcher::new`].
 #[derive(Debug, Clone)]
 pub struct Grammar {
-    _private: (),
+    inner: Arc<GrammarInner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct GrammarInner {
+    pub(crate) vocab: Arc<Vocabulary>,
+    pub(crate) limits: Limits,
+    /// A parser at the start of input; matchers clone it.
+    pub(crate) initial: Parser,
+    pub(crate) lexeme_names: Vec<String>,
+}
+
+impl lark::SpecialTokens for Vocabulary {
+    fn by_name(&self, name: &str) -> Option<Vec<u8>> {
+        self.special_by_name(name)
+            .map(|_| Vocabulary::special_bytes(name))
+    }
+
+    fn by_id(&self, id: u32) -> Option<Vec<u8>> {
+        if (id as usize) < self.vocab_size() && !self.trie_bytes(id).is_empty() {
+            Some(self.trie_bytes(id).to_vec())
+        } else {
+            None
+        }
+    }
+}
+
+impl Grammar {
+    /// Compile a Lark-style grammar (see `docs/lark.md`).
+    pub fn from_lark(
+        src: &str,
+        vocab: &Arc<Vocabulary>,
+        limits: &Limits,
+    ) -> Result<Grammar, GrammarError> {
+        let ir = lark::parse(src, vocab.as_ref(), limits)?;
+        Grammar::from_ir(&ir, vocab, limits)
+    }
+
+    /// Compile a regex: the output must match `pattern` in full (`regex-syntax` syntax).
+    pub fn from_regex(
+        pattern: &str,
+        vocab: &Arc<Vocabulary>,
+        limits: &Limits,
+    ) -> Result<Grammar, GrammarError> {
+        let mut ir = GrammarIr::default();
+        let start = ir.add_nonterminal("start", None);
+        ir.start = start;
+        let lex = ir.add_lexeme(IrLexeme {
+            name: alloc::format!("/{pattern}/"),
+            regex: RegexAst::Pattern(pattern.into(), Default::default()),
+            mode: LexemeMode::Greedy,
+            ignore: false,
+            span: None,
+        });
+        ir.add_rule(start, vec![IrSymbol::Lexeme(lex)]);
+        Grammar::build(&ir, vocab, limits, true)
+    }
+
+    /// Compile a grammar in IR form.
+    pub fn from_ir(
+        ir: &GrammarIr,
+        vocab: &Arc<Vocabulary>,
+        limits: &Limits,
+    ) -> Result<Grammar, GrammarError> {
+        Grammar::build(ir, vocab, limits, false)
+    }
+
+    /// `allow_empty_lexemes`: a lexeme matching the empty string is split into an optional
+    /// non-empty lexeme instead of being an error (used for bare regexes).
+    fn build(
+        ir: &GrammarIr,
+        vocab: &Arc<Vocabulary>,
+        limits: &Limits,
+        allow_empty_lexemes: bool,
+    ) -> Result<Grammar, GrammarError> {
+        let mut exprs = ExprSet::new(limits);
+        exprs.set_fuel(limits.compile_fuel);
+        let mut ir = ir.clone();
+        let mut lexemes = Vec::with_capacity(ir.lexemes.len());
+        let mut productive = Vec::with_capacity(ir.lexemes.len());
+        let mut nullable_lexemes = Vec::new();
+        for (idx, lex) in ir.lexemes.iter().enumerate() {
+            let mut e = exprs
+                .compile(&lex.regex)
+                .map_err(|err| regex_error(err, lex))?;
+            if exprs.is_nullable(e) {
+                if !allow_empty_lexemes {
+                    return Err(located(
+                        GrammarError::new(
+                            GrammarErrorKind::EmptyLexeme,
+                            alloc::format!("terminal {} matches the empty string", lex.name),
+                        ),
+                        lex,
+                    ));
+                }
+                let not_eps = exprs.mk_not(ExprId::EPSILON)?;
+                e = exprs.mk_and(&[e, not_eps])?;
+                nullable_lexemes.push(idx as u32);
+            }
+            let empty = exprs.is_empty_language(e)?;
+            productive.push(!empty);
+            lexemes.push(LexemeInfo {
+                expr: e,
+                lazy: lex.mode == LexemeMode::Lazy,
+                ignore: lex.ignore,
+            });
+        }
+        // A nullable lexeme L becomes an optional occurrence: every use of L gets an
+        // alternative without it.
+        if !nullable_lexemes.is_empty() {
+            let mut extra = Vec::new();
+            for r in &ir.rules {
+                let uses: Vec<usize> = r
+                    .rhs
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| matches!(s, IrSymbol::Lexeme(l) if nullable_lexemes.contains(l)))
+                    .map(|(i, _)| i)
+                    .collect();
+                if uses.len() > 8 {
+                    return Err(GrammarError::limit(LimitKind::GrammarSize));
+                }
+                for mask in 1u32..(1 << uses.len()) {
+                    let rhs = r
+                        .rhs
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| {
+                            uses.iter()
+                                .position(|u| u == i)
+                                .is_none_or(|k| mask & (1 << k) == 0)
+                        })
+                        .map(|(_, s)| *s)
+                        .collect();
+                    extra.push(ir::IrRule { lhs: r.lhs, rhs });
+                }
+            }
+            ir.rules.extend(extra);
+        }
+        let rules = Arc::new(Rules::build(&ir, &productive, limits)?);
+        let lexer = Lexer::new(exprs, lexemes, limits);
+        let initial = Parser::new(rules, lexer, limits)?;
+        if initial.bytes_used() > limits.max_memory_bytes {
+            return Err(GrammarError::limit(LimitKind::Memory));
+        }
+        Ok(Grammar {
+            inner: Arc::new(GrammarInner {
+                vocab: Arc::clone(vocab),
+                limits: limits.clone(),
+                initial,
+                lexeme_names: ir.lexemes.iter().map(|l| l.name.clone()).collect(),
+            }),
+        })
+    }
+
+    /// The vocabulary this grammar was compiled for.
+    pub fn vocab(&self) -> &Arc<Vocabulary> {
+        &self.inner.vocab
+    }
+
+    /// The limits it was compiled with (matchers use them too).
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    /// Lexeme names, by lexeme id.
+    pub fn lexeme_names(&self) -> &[String] {
+        &self.inner.lexeme_names
+    }
+
+    /// Bytes held by the compiled tables.
+    pub fn bytes_used(&self) -> usize {
+        self.inner.initial.bytes_used()
+    }
+
+    pub(crate) fn inner(&self) -> &GrammarInner {
+        &self.inner
+    }
+}
+
+fn located(mut err: GrammarError, lex: &IrLexeme) -> GrammarError {
+    if err.span.is_none() {
+        err.span = lex.span;
+    }
+    err
+}
+
+fn regex_error(err: RegexCompileError, lex: &IrLexeme) -> GrammarError {
+    let kind = match err.kind {
+        RegexCompileErrorKind::Limit(k) => GrammarErrorKind::Limit(k),
+        RegexCompileErrorKind::Unsupported => GrammarErrorKind::Unsupported,
+        _ => GrammarErrorKind::InvalidRegex,
+    };
+    located(
+        GrammarError::new(kind, alloc::format!("in {}: {}", lex.name, err.message)),
+        lex,
+    )
 }

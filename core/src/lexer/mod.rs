@@ -1,1 +1,314 @@
-//! Multi-lexeme lazy DFA.
+//! The lexer: one lazily built DFA over *vectors* of lexeme expressions.
+//!
+//! A lexer state is the hash-consed list of `(lexeme, expression)` pairs still alive after
+//! the bytes read since the current lexeme started; one automaton thus tracks every lexeme
+//! the parser allows at that point and can say which of them match. The parser asks for the
+//! start state of a given set of allowed lexemes ([`Lexer::initial_state`]); start states
+//! carry a sentinel pair, so "at a lexeme boundary" is a property of the state id itself.
+//!
+//! Transitions are filled on demand into one flat table, `next[state * classes + class]`,
+//! over compressed byte classes, so the hot path ([`Lexer::next`]) is two array reads and
+//! a compare; a missing entry takes derivatives of each pair (cold path). State 0 is dead.
+//!
+//! Lexemes end in two ways. A lazy lexeme ends as soon as it matches (the state gets
+//! [`Lexer::LAZY`]). A greedy lexeme ends when the next byte cannot extend any live lexeme
+//! while the current state matches it ([`Lexer::ACCEPT`]): one byte of lookahead and no
+//! backtracking, as in LLGuidance.
+//!
+//! Budgets: states (`max_lexer_states`), expression nodes and fuel (through the
+//! [`ExprSet`]), table bytes (`max_memory_bytes`).
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use hashbrown::HashMap;
+
+use crate::error::LimitKind;
+use crate::limits::Limits;
+use crate::regex::{ByteClasses, ExprId, ExprSet};
+
+/// A lexer state. `StateId::DEAD` (0) matches nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(transparent)]
+pub struct StateId(pub u32);
+
+impl StateId {
+    /// The state with no live lexemes.
+    pub const DEAD: StateId = StateId(0);
+
+    /// The id as an index.
+    #[inline(always)]
+    pub fn as_usize(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One lexeme as the lexer sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LexemeInfo {
+    /// Its expression in the lexer's [`ExprSet`].
+    pub expr: ExprId,
+    /// Ends at the shortest match.
+    pub lazy: bool,
+    /// Skipped between lexemes (`%ignore`).
+    pub ignore: bool,
+}
+
+/// The sentinel lexeme index marking a start state.
+const START_MARK: u32 = u32::MAX;
+/// A transition not computed yet.
+const MISSING: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy)]
+struct StateDesc {
+    /// Range of this state's pairs in `Lexer::pairs`.
+    pairs_start: u32,
+    pairs_end: u32,
+    /// Interned accept set (0 = nothing matches here).
+    accept_set: u32,
+}
+
+/// The multi-lexeme lazy DFA. Cloning copies the tables (a matcher owns its lexer).
+#[derive(Debug, Clone)]
+pub struct Lexer {
+    exprs: ExprSet,
+    lexemes: Vec<LexemeInfo>,
+    classes: ByteClasses,
+    num_classes: usize,
+    /// `next[state * num_classes + class]`.
+    next: Vec<u32>,
+    flags: Vec<u8>,
+    states: Vec<StateDesc>,
+    pairs: Vec<(u32, ExprId)>,
+    state_ids: HashMap<Box<[(u32, ExprId)]>, u32>,
+    accept_sets: Vec<Box<[u32]>>,
+    accept_set_ids: HashMap<Box<[u32]>, u32>,
+    initial: HashMap<Box<[u32]>, StateId>,
+    scratch: Vec<(u32, ExprId)>,
+    accept_scratch: Vec<u32>,
+    max_states: usize,
+    max_bytes: usize,
+    fuel_per_step: u64,
+}
+
+impl Lexer {
+    /// The state is a start state (no byte of the current lexeme read yet).
+    pub const START: u8 = 1;
+    /// Some lexeme matches the bytes read so far.
+    pub const ACCEPT: u8 = 2;
+    /// Some lazy lexeme matches: the lexeme ends here, before the next byte.
+    pub const LAZY: u8 = 4;
+
+    /// A lexer over `lexemes`, whose expressions live in `exprs`.
+    pub fn new(exprs: ExprSet, lexemes: Vec<LexemeInfo>, limits: &Limits) -> Lexer {
+        let roots: Vec<ExprId> = lexemes.iter().map(|l| l.expr).collect();
+        let classes = exprs.byte_classes(&roots);
+        let num_classes = classes.num_classes();
+        let mut lexer = Lexer {
+            exprs,
+            lexemes,
+            classes,
+            num_classes,
+            next: Vec::new(),
+            flags: Vec::new(),
+            states: Vec::new(),
+            pairs: Vec::new(),
+            state_ids: HashMap::new(),
+            accept_sets: Vec::new(),
+            accept_set_ids: HashMap::new(),
+            initial: HashMap::new(),
+            scratch: Vec::new(),
+            accept_scratch: Vec::new(),
+            max_states: limits.max_lexer_states.max(2),
+            max_bytes: limits.max_memory_bytes,
+            fuel_per_step: limits.fuel_per_mask,
+        };
+        // State 0: dead. Its row of transitions points back at itself.
+        lexer.accept_sets.push(Box::new([]));
+        lexer.states.push(StateDesc {
+            pairs_start: 0,
+            pairs_end: 0,
+            accept_set: 0,
+        });
+        lexer.flags.push(0);
+        lexer.next.resize(num_classes, 0);
+        lexer
+    }
+
+    /// The lexemes, indexed by lexeme id.
+    pub fn lexemes(&self) -> &[LexemeInfo] {
+        &self.lexemes
+    }
+
+    /// Refill the regex fuel (once per mask or token).
+    pub fn refuel(&mut self) {
+        self.exprs.set_fuel(self.fuel_per_step);
+    }
+
+    /// How many states have been built.
+    pub fn num_states(&self) -> usize {
+        self.states.len()
+    }
+
+    /// Bytes held in tables (approximate).
+    pub fn bytes_used(&self) -> usize {
+        self.next.len() * 4
+            + self.flags.len()
+            + self.states.len() * core::mem::size_of::<StateDesc>()
+            + self.pairs.len() * 8 * 3
+            + self.exprs.bytes_used()
+    }
+
+    /// The flags ([`Lexer::START`], [`Lexer::ACCEPT`], [`Lexer::LAZY`]) of `s`.
+    #[inline(always)]
+    pub fn flags(&self, s: StateId) -> u8 {
+        self.flags[s.as_usize()]
+    }
+
+    /// The interned id of the set of lexemes that match in `s` (0 = none).
+    #[inline(always)]
+    pub fn accept_set_id(&self, s: StateId) -> u32 {
+        self.states[s.as_usize()].accept_set
+    }
+
+    /// The lexemes (sorted ids) of accept set `id`.
+    pub fn accept_set(&self, id: u32) -> &[u32] {
+        self.accept_sets.get(id as usize).map_or(&[], |s| &s[..])
+    }
+
+    /// The start state for the sorted, deduplicated lexeme ids `allowed`.
+    pub fn initial_state(&mut self, allowed: &[u32]) -> Result<StateId, LimitKind> {
+        if let Some(&s) = self.initial.get(allowed) {
+            return Ok(s);
+        }
+        let mut pairs = core::mem::take(&mut self.scratch);
+        pairs.clear();
+        pairs.push((START_MARK, ExprId::NOTHING));
+        for &lex in allowed {
+            if let Some(info) = self.lexemes.get(lex as usize) {
+                pairs.push((lex, info.expr));
+            }
+        }
+        let result = self.intern_state(&pairs);
+        self.scratch = pairs;
+        let s = result?;
+        self.initial.insert(allowed.into(), s);
+        Ok(s)
+    }
+
+    /// The state after reading `byte` in state `s`.
+    #[inline(always)]
+    pub fn next(&mut self, s: StateId, byte: u8) -> Result<StateId, LimitKind> {
+        let class = self.classes.class_of(byte) as usize;
+        let idx = s.as_usize() * self.num_classes + class;
+        match self.next.get(idx) {
+            Some(&n) if n != MISSING => Ok(StateId(n)),
+            _ => self.next_cold(s, byte, idx),
+        }
+    }
+
+    #[inline(never)]
+    fn next_cold(&mut self, s: StateId, byte: u8, idx: usize) -> Result<StateId, LimitKind> {
+        let Some(&desc) = self.states.get(s.as_usize()) else {
+            return Ok(StateId::DEAD);
+        };
+        let mut out = core::mem::take(&mut self.scratch);
+        out.clear();
+        let mut result = Ok(());
+        for i in desc.pairs_start as usize..desc.pairs_end as usize {
+            let (lex, e) = self.pairs[i];
+            if lex == START_MARK {
+                continue;
+            }
+            match self.derive_live(e, byte) {
+                Ok(Some(d)) => out.push((lex, d)),
+                Ok(None) => {}
+                Err(k) => {
+                    result = Err(k);
+                    break;
+                }
+            }
+        }
+        let next = match result {
+            Ok(()) if out.is_empty() => Ok(StateId::DEAD),
+            Ok(()) => self.intern_state(&out),
+            Err(k) => Err(k),
+        };
+        self.scratch = out;
+        let next = next?;
+        if let Some(slot) = self.next.get_mut(idx) {
+            *slot = next.0;
+        }
+        Ok(next)
+    }
+
+    /// The derivative of `e` by `byte`, or `None` when it matches nothing.
+    fn derive_live(&mut self, e: ExprId, byte: u8) -> Result<Option<ExprId>, LimitKind> {
+        let d = self.exprs.derivative(e, byte)?;
+        if d == ExprId::NOTHING {
+            return Ok(None);
+        }
+        if self.exprs.has_and_not(d) && self.exprs.is_empty_language(d)? {
+            return Ok(None);
+        }
+        Ok(Some(d))
+    }
+
+    fn intern_state(&mut self, pairs: &[(u32, ExprId)]) -> Result<StateId, LimitKind> {
+        if let Some(&id) = self.state_ids.get(pairs) {
+            return Ok(StateId(id));
+        }
+        if self.states.len() >= self.max_states {
+            return Err(LimitKind::LexerStates);
+        }
+        if self.bytes_used() > self.max_bytes {
+            return Err(LimitKind::Memory);
+        }
+        let id = self.states.len() as u32;
+        let mut flags = 0u8;
+        let mut accept = core::mem::take(&mut self.accept_scratch);
+        accept.clear();
+        for &(lex, e) in pairs {
+            if lex == START_MARK {
+                flags |= Lexer::START;
+            } else if self.exprs.is_nullable(e) {
+                accept.push(lex);
+                flags |= Lexer::ACCEPT;
+                if self.lexemes.get(lex as usize).is_some_and(|l| l.lazy) {
+                    flags |= Lexer::LAZY;
+                }
+            }
+        }
+        let accept_set = self.intern_accept_set(&accept);
+        self.accept_scratch = accept;
+        let pairs_start = self.pairs.len() as u32;
+        self.pairs.extend_from_slice(pairs);
+        self.states.push(StateDesc {
+            pairs_start,
+            pairs_end: self.pairs.len() as u32,
+            accept_set,
+        });
+        self.flags.push(flags);
+        self.next
+            .resize(self.states.len() * self.num_classes, MISSING);
+        self.state_ids.insert(pairs.into(), id);
+        Ok(StateId(id))
+    }
+
+    fn intern_accept_set(&mut self, lexemes: &[u32]) -> u32 {
+        if lexemes.is_empty() {
+            return 0;
+        }
+        if let Some(&id) = self.accept_set_ids.get(lexemes) {
+            return id;
+        }
+        let id = self.accept_sets.len() as u32;
+        self.accept_sets.push(lexemes.into());
+        self.accept_set_ids.insert(lexemes.into(), id);
+        id
+    }
+
+    /// The expression store (for the slicer and diagnostics).
+    pub fn exprs(&self) -> &ExprSet {
+        &self.exprs
+    }
+}

@@ -1,1 +1,373 @@
-//! Derivatives. (Implementation by the regex helper.)
+//! Brzozowski derivatives, emptiness and containment.
+//!
+//! `derivative(e, b)` is computed bottom-up over the sub-DAG of `e` with an explicit stack
+//! (never recursion), caching `(node, byte) -> derivative` for every inner node it visits, so
+//! the derivatives of shared sub-expressions are computed once. Each computed node costs one
+//! unit of fuel plus the length of its `Or`/`And` list.
+//!
+//! Emptiness of an expression with `And`/`Not` is decided by exploring its derivatives
+//! breadth-first over byte-class representatives until a nullable (or `And`/`Not`-free,
+//! non-`NOTHING`) state shows up, or no new state does. That is exact: the set of
+//! derivatives modulo the constructors' simplifications is finite, and fuel bounds the walk.
+
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+
+use hashbrown::HashSet;
+
+use super::exprset::{ExprId, ExprSet, Node, REPEAT_INF, set_contains};
+use crate::error::LimitKind;
+
+/// The shape of a node, detached from the store's borrow.
+#[derive(Clone, Copy)]
+enum Kind {
+    Concat(ExprId, ExprId),
+    Or,
+    And,
+    Not,
+    Repeat(ExprId, u32, u32),
+    Leaf,
+}
+
+impl ExprSet {
+    /// The derivative of `e` for a leaf node, or the cached one for an inner node.
+    #[inline]
+    fn known_deriv(&self, e: ExprId, b: u8) -> Option<ExprId> {
+        match self.node(e) {
+            Node::Nothing | Node::Epsilon => Some(ExprId::NOTHING),
+            Node::Byte(x) => Some(if x == b {
+                ExprId::EPSILON
+            } else {
+                ExprId::NOTHING
+            }),
+            Node::ByteSet(w) => Some(if set_contains(w, b) {
+                ExprId::EPSILON
+            } else {
+                ExprId::NOTHING
+            }),
+            _ if e == ExprId::ANY_STRING => Some(ExprId::ANY_STRING),
+            _ => self.deriv_cache.get(&(e.0, b)).map(|&d| ExprId(d)),
+        }
+    }
+
+    /// The derivative of `e` by `byte`: the strings `s` with `byte s` in `L(e)`. Cached;
+    /// spends fuel on cache misses.
+    pub fn derivative(&mut self, e: ExprId, byte: u8) -> Result<ExprId, LimitKind> {
+        if let Some(d) = self.known_deriv(e, byte) {
+            return Ok(d);
+        }
+        let mut stack: Vec<ExprId> = alloc::vec![e];
+        let mut missing: Vec<ExprId> = Vec::new();
+        let mut ds: Vec<ExprId> = Vec::new();
+        while let Some(&top) = stack.last() {
+            if self.known_deriv(top, byte).is_some() {
+                stack.pop();
+                continue;
+            }
+            missing.clear();
+            ds.clear();
+            let node = self.node(top);
+            let kind = match node {
+                Node::Concat(a, b) => Kind::Concat(a, b),
+                Node::Or(_) => Kind::Or,
+                Node::And(_) => Kind::And,
+                Node::Not(_) => Kind::Not,
+                Node::Repeat(x, min, max) => Kind::Repeat(x, min, max),
+                _ => Kind::Leaf,
+            };
+            match node {
+                Node::Concat(a, b) => {
+                    let need_b = self.is_nullable(a);
+                    match self.known_deriv(a, byte) {
+                        Some(d) => ds.push(d),
+                        None => missing.push(a),
+                    }
+                    if need_b {
+                        match self.known_deriv(b, byte) {
+                            Some(d) => ds.push(d),
+                            None => missing.push(b),
+                        }
+                    }
+                }
+                Node::Or(xs) | Node::And(xs) => {
+                    for &x in xs {
+                        match self.known_deriv(ExprId(x), byte) {
+                            Some(d) => ds.push(d),
+                            None => missing.push(ExprId(x)),
+                        }
+                    }
+                }
+                Node::Not(x) | Node::Repeat(x, _, _) => match self.known_deriv(x, byte) {
+                    Some(d) => ds.push(d),
+                    None => missing.push(x),
+                },
+                // Leaves are always known.
+                Node::Nothing | Node::Epsilon | Node::Byte(_) | Node::ByteSet(_) => {}
+            }
+            if !missing.is_empty() {
+                stack.extend(missing.iter().rev());
+                continue;
+            }
+            let cost = 1 + ds.len() as u64;
+            self.spend(cost)?;
+            let d = match kind {
+                Kind::Concat(a, b) => {
+                    let da = ds.first().copied().unwrap_or(ExprId::NOTHING);
+                    let first = self.mk_concat(da, b)?;
+                    if self.is_nullable(a) {
+                        let db = ds.get(1).copied().unwrap_or(ExprId::NOTHING);
+                        self.mk_or(&[first, db])?
+                    } else {
+                        first
+                    }
+                }
+                Kind::Or => self.mk_or(&ds)?,
+                Kind::And => self.mk_and(&ds)?,
+                Kind::Not => {
+                    let dx = ds.first().copied().unwrap_or(ExprId::NOTHING);
+                    self.mk_not(dx)?
+                }
+                Kind::Repeat(x, min, max) => {
+                    let dx = ds.first().copied().unwrap_or(ExprId::NOTHING);
+                    if dx == ExprId::NOTHING {
+                        ExprId::NOTHING
+                    } else {
+                        let max = if max == REPEAT_INF {
+                            REPEAT_INF
+                        } else {
+                            max.saturating_sub(1)
+                        };
+                        let rest = self.mk_repeat_raw(x, min.saturating_sub(1), max)?;
+                        self.mk_concat(dx, rest)?
+                    }
+                }
+                Kind::Leaf => ExprId::NOTHING,
+            };
+            self.deriv_cache.insert((top.0, byte), d.0);
+            stack.pop();
+        }
+        if self.bytes_used() > self.max_memory {
+            return Err(LimitKind::Memory);
+        }
+        Ok(self.known_deriv(e, byte).unwrap_or(ExprId::NOTHING))
+    }
+
+    /// The derivative of `e` by the byte string `bytes`.
+    pub fn derivative_bytes(&mut self, e: ExprId, bytes: &[u8]) -> Result<ExprId, LimitKind> {
+        let mut cur = e;
+        for &b in bytes {
+            if cur == ExprId::NOTHING {
+                break;
+            }
+            cur = self.derivative(cur, b)?;
+        }
+        Ok(cur)
+    }
+
+    /// Does `e` match the whole of `bytes`?
+    pub fn matches(&mut self, e: ExprId, bytes: &[u8]) -> Result<bool, LimitKind> {
+        let d = self.derivative_bytes(e, bytes)?;
+        Ok(self.is_nullable(d))
+    }
+
+    /// Is `L(e)` empty? Exact. Without `And`/`Not` this is `e == NOTHING` (O(1)); otherwise
+    /// derivatives are explored breadth-first, spending fuel (`Err(Fuel)` when it runs out).
+    pub fn is_empty_language(&mut self, e: ExprId) -> Result<bool, LimitKind> {
+        if !self.has_and_not(e) {
+            return Ok(e == ExprId::NOTHING);
+        }
+        if let Some(&r) = self.empty_cache.get(&e.0) {
+            return Ok(r);
+        }
+        let classes = self.byte_classes(&[e]);
+        let reps: Vec<u8> = (0..classes.num_classes())
+            .map(|c| classes.representative(c as u8))
+            .collect();
+        let mut seen: HashSet<ExprId> = HashSet::new();
+        let mut queue: VecDeque<ExprId> = VecDeque::new();
+        seen.insert(e);
+        queue.push_back(e);
+        let mut empty = true;
+        'bfs: while let Some(s) = queue.pop_front() {
+            self.spend(1)?;
+            if self.is_nullable(s) || (!self.has_and_not(s) && s != ExprId::NOTHING) {
+                empty = false;
+                break;
+            }
+            if let Some(&r) = self.empty_cache.get(&s.0) {
+                if !r {
+                    empty = false;
+                    break 'bfs;
+                }
+                continue;
+            }
+            for &b in &reps {
+                let d = self.derivative(s, b)?;
+                if d != ExprId::NOTHING && seen.insert(d) {
+                    queue.push_back(d);
+                }
+            }
+        }
+        self.empty_cache.insert(e.0, empty);
+        Ok(empty)
+    }
+
+    /// Is `L(a) ⊆ L(b)`? Decided as emptiness of `a & ~b`.
+    pub fn is_contained_in(&mut self, a: ExprId, b: ExprId) -> Result<bool, LimitKind> {
+        if a == b || a == ExprId::NOTHING || b == ExprId::ANY_STRING {
+            return Ok(true);
+        }
+        let nb = self.mk_not(b)?;
+        let both = self.mk_and(&[a, nb])?;
+        self.is_empty_language(both)
+    }
+
+    /// The bytes `b` for which `derivative(e, b)` denotes a non-empty language, as a 256-bit
+    /// set. Exact (uses emptiness checks when `e` has `And`/`Not`).
+    pub fn first_bytes(&mut self, e: ExprId) -> Result<[u32; 8], LimitKind> {
+        let mut out = [0u32; 8];
+        if e == ExprId::NOTHING {
+            return Ok(out);
+        }
+        let classes = self.byte_classes(&[e]);
+        let mut live = [false; 256];
+        for c in 0..classes.num_classes() {
+            let rep = classes.representative(c as u8);
+            let d = self.derivative(e, rep)?;
+            if !self.is_empty_language(d)? {
+                if let Some(l) = live.get_mut(c) {
+                    *l = true;
+                }
+            }
+        }
+        for b in 0..=255u8 {
+            if live
+                .get(classes.class_of(b) as usize)
+                .copied()
+                .unwrap_or(false)
+            {
+                out[(b >> 5) as usize] |= 1 << (b & 31);
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::Limits;
+
+    fn set_of(bytes: &[u8]) -> [u32; 8] {
+        let mut s = [0u32; 8];
+        for &b in bytes {
+            s[(b >> 5) as usize] |= 1 << (b & 31);
+        }
+        s
+    }
+
+    #[test]
+    fn basic_derivatives() {
+        let mut s = ExprSet::new(&Limits::default());
+        let abc = s.mk_literal(b"abc").unwrap();
+        let bc = s.mk_literal(b"bc").unwrap();
+        assert_eq!(s.derivative(abc, b'a').unwrap(), bc);
+        assert_eq!(s.derivative(abc, b'b').unwrap(), ExprId::NOTHING);
+        assert!(s.matches(abc, b"abc").unwrap());
+        assert!(!s.matches(abc, b"ab").unwrap());
+        let a = s.mk_byte(b'a').unwrap();
+        let astar = s.mk_repeat(a, 0, None).unwrap();
+        assert_eq!(s.derivative(astar, b'a').unwrap(), astar);
+        let a3 = s.mk_repeat(a, 2, Some(3)).unwrap();
+        assert!(!s.matches(a3, b"a").unwrap());
+        assert!(s.matches(a3, b"aa").unwrap());
+        assert!(s.matches(a3, b"aaa").unwrap());
+        assert!(!s.matches(a3, b"aaaa").unwrap());
+        assert_eq!(s.derivative(ExprId::ANY_STRING, 7).unwrap(), ExprId::ANY_STRING);
+    }
+
+    #[test]
+    fn and_not_emptiness() {
+        let mut s = ExprSet::new(&Limits::default());
+        let a = s.mk_byte(b'a').unwrap();
+        let b = s.mk_byte(b'b').unwrap();
+        let astar = s.mk_repeat(a, 0, None).unwrap();
+        let ab = s.mk_or(&[a, b]).unwrap();
+        let abstar = s.mk_repeat(ab, 0, None).unwrap();
+        // a* ⊆ (a|b)*, not the other way.
+        assert!(s.is_contained_in(astar, abstar).unwrap());
+        assert!(!s.is_contained_in(abstar, astar).unwrap());
+        // a+ & b+ is empty but not syntactically NOTHING.
+        let aplus = s.mk_repeat(a, 1, None).unwrap();
+        let bplus = s.mk_repeat(b, 1, None).unwrap();
+        let both = s.mk_and(&[aplus, bplus]).unwrap();
+        assert_ne!(both, ExprId::NOTHING);
+        assert!(s.has_and_not(both));
+        assert!(s.is_empty_language(both).unwrap());
+        // ~(a*) contains "b".
+        let na = s.mk_not(astar).unwrap();
+        assert!(!s.is_empty_language(na).unwrap());
+        assert!(s.matches(na, b"b").unwrap());
+        assert!(!s.matches(na, b"aaa").unwrap());
+        assert!(!s.is_nullable(na));
+        // (a|b)* & ~(a*) & ~(b*) is non-empty ("ab").
+        let bstar = s.mk_repeat(b, 0, None).unwrap();
+        let nb = s.mk_not(bstar).unwrap();
+        let mixed = s.mk_and(&[abstar, na, nb]).unwrap();
+        assert!(!s.is_empty_language(mixed).unwrap());
+        assert!(s.matches(mixed, b"ab").unwrap());
+        assert!(!s.matches(mixed, b"bb").unwrap());
+        // Even-length a-strings vs. odd-length ones.
+        let aa = s.mk_literal(b"aa").unwrap();
+        let even = s.mk_repeat(aa, 0, None).unwrap();
+        let odd = s.mk_concat(a, even).unwrap();
+        let x = s.mk_and(&[even, odd]).unwrap();
+        assert!(s.is_empty_language(x).unwrap());
+        assert!(s.is_contained_in(even, astar).unwrap());
+        assert!(!s.is_contained_in(astar, even).unwrap());
+        // first_bytes with And/Not.
+        let fb = s.first_bytes(mixed).unwrap();
+        assert_eq!(fb, set_of(b"ab"));
+        let fb = s.first_bytes(both).unwrap();
+        assert_eq!(fb, [0; 8]);
+        let fb = s.first_bytes(abstar).unwrap();
+        assert_eq!(fb, set_of(b"ab"));
+        let fb = s.first_bytes(na).unwrap();
+        assert_eq!(fb, [!0u32; 8]);
+    }
+
+    #[test]
+    fn fuel_runs_out() {
+        let mut s = ExprSet::new(&Limits::default());
+        let abc = s.mk_literal(b"abcdefgh").unwrap();
+        let r = s.mk_repeat(abc, 0, Some(100)).unwrap();
+        s.set_fuel(3);
+        let mut err = None;
+        for &b in b"abcdefgh" {
+            if let Err(e) = s.derivative(r, b) {
+                err = Some(e);
+                break;
+            }
+        }
+        assert_eq!(err, Some(LimitKind::Fuel));
+        assert_eq!(s.fuel_left(), 0);
+    }
+
+    #[test]
+    fn deep_concat_iterative() {
+        // 20k-deep chain of nullable items: no recursion anywhere.
+        let mut s = ExprSet::new(&Limits::default());
+        let a = s.mk_byte(b'a').unwrap();
+        let aq = s.mk_repeat(a, 0, Some(1)).unwrap();
+        let mut e = ExprId::EPSILON;
+        let b = s.mk_byte(b'b').unwrap();
+        e = s.mk_concat(b, e).unwrap();
+        for _ in 0..20_000 {
+            e = s.mk_concat(aq, e).unwrap();
+        }
+        assert!(s.matches(e, b"aab").unwrap());
+        assert!(s.matches(e, b"b").unwrap());
+        assert!(!s.matches(e, b"a").unwrap());
+        let _ = s.display(e);
+    }
+}

@@ -29,4 +29,4 @@ mod parse;
 pub use ast::{PatternFlags, RegexAst};
 pub use classes::ByteClasses;
 pub use exprset::{ExprId, ExprSet};
-pub use parse::{RegexSyntaxError, check_pattern};
+pub use parse::{RegexCompileError, RegexCompileErrorKind, RegexSyntaxError, check_pattern};

@@ -1,1 +1,80 @@
-//! The Lark-style front end. (Implementation by the Lark helper.)
+//! The Lark-style front end: grammar text → [`GrammarIr`].
+//!
+//! The dialect is LLGuidance's subset of Lark (see `docs/lark.md`): lowercase rules over
+//! UPPERCASE terminals, string and `/regex/` literals, `"a".."z"` ranges, groups, `?` `*`
+//! `+` `[..]` `~ n..m` `{m,n}`, special tokens `<|name|>` / `<[id]>`, `%ignore`,
+//! `%import common...`, and the `lazy` / `stop` attributes.
+//!
+//! Pipeline: [`token`] (text → tokens) → [`parser`] (tokens → items) → [`lower`] (items →
+//! IR). Terminals become one [`crate::regex::RegexAst`] each (references inlined);
+//! literals in rules become deduplicated anonymous lexemes; rule operators become helper
+//! nonterminals such as `item_star_3`.
+//!
+//! Invariants: never panics; recursion is bounded by
+//! [`Limits::max_nesting_depth`](crate::Limits::max_nesting_depth); everything created is
+//! counted against [`Limits::max_grammar_size`](crate::Limits::max_grammar_size). Cost is
+//! linear in the source size plus the size of the lowered grammar.
+
+use alloc::vec::Vec;
+
+use crate::error::GrammarError;
+use crate::grammar::ir::GrammarIr;
+
+mod ast;
+mod common;
+mod lower;
+mod parser;
+mod span;
+mod token;
+
+#[cfg(test)]
+mod tests;
+
+/// Resolves special tokens named in a grammar to the bytes a lexeme should match.
+pub trait SpecialTokens {
+    /// Bytes for the special token written `name` (like `"<|eot_id|>"`, brackets
+    /// included); `None` if unknown.
+    fn by_name(&self, name: &str) -> Option<Vec<u8>>;
+    /// Bytes for token id `id` in `<[id]>`; `None` if out of range.
+    fn by_id(&self, id: u32) -> Option<Vec<u8>>;
+}
+
+/// A [`SpecialTokens`] that knows no tokens (every special token is an error).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoSpecialTokens;
+
+impl SpecialTokens for NoSpecialTokens {
+    fn by_name(&self, _name: &str) -> Option<Vec<u8>> {
+        None
+    }
+
+    fn by_id(&self, _id: u32) -> Option<Vec<u8>> {
+        None
+    }
+}
+
+/// Parse Lark-style grammar text into the IR.
+///
+/// `start` is the start rule. Errors carry the [`crate::Span`] of the offending text;
+/// exceeding a budget of `limits` returns [`crate::GrammarErrorKind::Limit`].
+///
+/// ```
+/// use sieve_core::grammar::lark::{parse, NoSpecialTokens};
+/// let ir = parse(
+///     "start: item+\nitem: NUMBER | \"x\"\n%import common.NUMBER",
+///     &NoSpecialTokens,
+///     &sieve_core::Limits::default(),
+/// )
+/// .unwrap();
+/// assert_eq!(ir.lexemes.len(), 2);
+/// ```
+pub fn parse(
+    src: &str,
+    specials: &dyn SpecialTokens,
+    limits: &crate::Limits,
+) -> Result<GrammarIr, GrammarError> {
+    let lines = span::LineIndex::new(src);
+    let toks = token::tokenize(src, &lines)?;
+    let items = parser::Parser::new(src, toks, &lines, limits).parse_items()?;
+    lower::lower(&items, &lines, specials, limits)
+}

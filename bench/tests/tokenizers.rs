@@ -1,0 +1,182 @@
+//! Loads every tokenizer in `shared/tokenizers` (and the embedded tiktoken encodings) and
+//! checks sizes, EOS ids and byte round trips against `shared/tokenizers/README.md`.
+//!
+//! The shared directory is `$SIEVE_SHARED`, else `../shared` next to the workspace root.
+//! When it is missing the file-based tests print `SKIP: <reason>` and pass.
+
+use std::path::PathBuf;
+
+use sieve_bench::tokenizer::{LoadedTokenizer, TokenizerKind};
+
+/// (file stem, vocab size = max id + 1, EOS ids, unused ids)
+const FILES: &[(&str, usize, &[u32], usize)] = &[
+    ("llama3", 128_256, &[128_001, 128_009], 0),
+    ("o200k_base", 200_019, &[199_999], 19),
+    ("cl100k_base", 100_277, &[100_257], 16),
+    ("qwen3", 151_669, &[151_643, 151_645], 0),
+    ("gpt2", 50_257, &[50_256], 0),
+    ("smollm2", 49_152, &[2], 0),
+    ("llama2", 32_000, &[2], 0),
+    ("mistral", 32_000, &[2], 0),
+];
+
+const SAMPLES: &[&str] = &[
+    "Hello world!",
+    "  two  spaces\tand a tab\n\nnewlines",
+    "ü🐢",
+    r#"{"a": [1, 2.5e3, "ü🐢"], "b": {"c": null, "d": true}}"#,
+    "<|endoftext|> is text here",
+];
+
+fn tokenizer_dir() -> Result<PathBuf, String> {
+    let shared = match std::env::var_os("SIEVE_SHARED") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"),
+    };
+    let dir = shared.join("tokenizers");
+    if dir.is_dir() {
+        Ok(dir)
+    } else {
+        Err(format!(
+            "{} is not a directory (set SIEVE_SHARED)",
+            dir.display()
+        ))
+    }
+}
+
+fn check_round_trips(tok: &LoadedTokenizer) {
+    for s in SAMPLES {
+        let ids = tok.encode(s);
+        assert!(!ids.is_empty(), "{}: {s:?} encoded to nothing", tok.name);
+        assert_eq!(
+            tok.decode_bytes(&ids),
+            s.as_bytes(),
+            "{}: decode(encode({s:?}))",
+            tok.name
+        );
+        let concat: Vec<u8> = ids
+            .iter()
+            .flat_map(|&id| tok.token_bytes(id).iter().copied())
+            .collect();
+        let expected = match tok.kind() {
+            // SentencePiece normalization prepends `▁` to the whole text.
+            TokenizerKind::SentencePiece => format!(" {s}"),
+            _ => (*s).to_owned(),
+        };
+        assert_eq!(
+            String::from_utf8_lossy(&concat),
+            expected,
+            "{}: concatenated token bytes of {s:?}",
+            tok.name
+        );
+        assert!(
+            ids.iter().all(|id| !tok.table().special.contains(id)),
+            "{}: {s:?} produced a special token: {ids:?}",
+            tok.name
+        );
+    }
+}
+
+#[test]
+fn shared_tokenizer_files() {
+    let dir = match tokenizer_dir() {
+        Ok(dir) => dir,
+        Err(reason) => {
+            println!("SKIP: {reason}");
+            return;
+        }
+    };
+    for &(stem, size, eos, unused) in FILES {
+        let path = dir.join(format!("{stem}.json"));
+        let tok = LoadedTokenizer::load(path.to_str().unwrap())
+            .unwrap_or_else(|e| panic!("{stem}: {e:#}"));
+        let t = tok.table();
+        assert_eq!(t.vocab_size(), size, "{stem}: vocab size");
+        assert_eq!(t.eos, eos, "{stem}: EOS ids");
+        let empty = t.tokens.iter().filter(|b| b.is_empty()).count();
+        assert_eq!(empty, unused, "{stem}: unused ids");
+        for &id in eos {
+            assert!(t.special.contains(&id), "{stem}: EOS {id} is not special");
+        }
+        let expected_kind = match stem {
+            "llama2" | "mistral" => TokenizerKind::SentencePiece,
+            _ => TokenizerKind::ByteLevel,
+        };
+        assert_eq!(tok.kind(), expected_kind, "{stem}: kind");
+        check_round_trips(&tok);
+        println!("{stem}: ok ({size} ids, eos {eos:?})");
+    }
+}
+
+#[test]
+fn shared_spot_checks() {
+    let dir = match tokenizer_dir() {
+        Ok(dir) => dir,
+        Err(reason) => {
+            println!("SKIP: {reason}");
+            return;
+        }
+    };
+    let load = |stem: &str| {
+        let path = dir.join(format!("{stem}.json"));
+        LoadedTokenizer::load(path.to_str().unwrap()).unwrap()
+    };
+    let mistral = load("mistral");
+    // README: `Hello world!` gives [1, 22557, 1526, 28808] with BOS; we add no BOS.
+    assert_eq!(mistral.encode("Hello world!"), [22557, 1526, 28808]);
+    assert_eq!(mistral.token_bytes(13), b"\n"); // <0x0A>
+    assert_eq!(mistral.token_bytes(2), b"</s>");
+
+    let qwen = load("qwen3");
+    assert_eq!(qwen.token_bytes(151_667), b"<think>");
+    assert!(!qwen.table().special.contains(&151_667));
+    assert!(qwen.table().special.contains(&151_645));
+
+    let llama3 = load("llama3");
+    assert_eq!(llama3.token_bytes(128_009), b"<|eot_id|>");
+    assert_eq!(llama3.token_bytes(220), b" ");
+}
+
+#[test]
+fn embedded_tiktoken() {
+    for (name, alias, size, eos) in [
+        ("o200k_base", "o200k", 200_019, 199_999),
+        ("cl100k_base", "cl100k", 100_277, 100_257),
+    ] {
+        let tok = LoadedTokenizer::load(name).unwrap();
+        assert_eq!(tok.name, name);
+        assert_eq!(tok.kind(), TokenizerKind::Tiktoken);
+        assert_eq!(tok.table().vocab_size(), size, "{name}");
+        assert_eq!(tok.table().eos, [eos], "{name}");
+        assert_eq!(tok.token_bytes(eos), b"<|endoftext|>");
+        check_round_trips(&tok);
+        let alias = LoadedTokenizer::load(alias).unwrap();
+        assert_eq!(alias.table(), tok.table(), "{alias:?}");
+    }
+}
+
+#[test]
+fn embedded_matches_json() {
+    let dir = match tokenizer_dir() {
+        Ok(dir) => dir,
+        Err(reason) => {
+            println!("SKIP: {reason}");
+            return;
+        }
+    };
+    for name in ["o200k_base", "cl100k_base"] {
+        let embedded = LoadedTokenizer::load(name).unwrap();
+        let path = dir.join(format!("{name}.json"));
+        let file = LoadedTokenizer::load(path.to_str().unwrap()).unwrap();
+        assert_eq!(embedded.table(), file.table(), "{name}: embedded vs json");
+        for s in SAMPLES {
+            assert_eq!(embedded.encode(s), file.encode(s), "{name}: encode({s:?})");
+        }
+    }
+}
+
+#[test]
+fn load_errors_are_reported() {
+    let err = LoadedTokenizer::load("/nonexistent/tokenizer.json").unwrap_err();
+    assert!(format!("{err:#}").contains("/nonexistent/tokenizer.json"));
+}

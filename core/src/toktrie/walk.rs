@@ -1,0 +1,105 @@
+//! The trie walk: one flat loop over the DFS node array, driving a [`Recognizer`].
+//!
+//! This is the one place in `toktrie` allowed `unsafe`: the loop reads nodes and writes mask
+//! words with unchecked indexing. Both bounds follow from invariants [`TokTrie::new`]
+//! establishes and the mask length check at the top of [`TokTrie::walk`].
+//!
+//! Nodes without a token must not set a bit. Instead of branching, the loop computes the
+//! write as `mask[w] |= bit` with `w = 0` and `bit = 0` for such nodes, a no-op store to a
+//! word that exists whenever the trie has any node below the root.
+#![allow(unsafe_code)]
+
+use alloc::vec::Vec;
+
+use super::{Node, Recognizer, TokTrie, bit_is_set, clear_bit, set_bit_checked};
+
+impl TokTrie {
+    /// Sets bit `t % 32` of `mask[t / 32]` for every token `t` whose bytes can all be pushed
+    /// into `rec`, starting from its current state. Other bits are left as they are.
+    ///
+    /// Every successful push is popped again, so `rec` ends in the state it started in.
+    /// Duplicate ids (same bytes as a lower id) are set exactly when their primary is
+    /// accepted, even if the caller had already set the primary's bit.
+    ///
+    /// `mask` must hold at least [`TokTrie::mask_words`] words; a shorter mask is a caller
+    /// bug (`debug_assert!`), and in release builds the walk then returns without touching
+    /// anything.
+    pub fn walk<R: Recognizer + ?Sized>(&self, rec: &mut R, mask: &mut [u32]) {
+        debug_assert!(
+            mask.len() >= self.mask_words(),
+            "mask has {} words, the trie needs {}",
+            mask.len(),
+            self.mask_words()
+        );
+        if mask.len() < self.mask_words() {
+            return;
+        }
+        // A primary bit set before the walk would make its duplicates look accepted. Hide
+        // such bits during the walk and restore them after. The list stays empty (and
+        // unallocated) in the usual case of a walk into a zeroed mask.
+        let mut preset = Vec::new();
+        for &(primary, _) in &self.dups {
+            if bit_is_set(mask, primary) {
+                clear_bit(mask, primary);
+                preset.push(primary);
+            }
+        }
+        self.walk_nodes(rec, mask);
+        for &(primary, dup) in &self.dups {
+            if bit_is_set(mask, primary) {
+                set_bit_checked(mask, dup);
+            }
+        }
+        for primary in preset {
+            set_bit_checked(mask, primary);
+        }
+    }
+
+    /// The hot loop. `mask.len() >= self.mask_words()` is checked by the caller.
+    #[inline(never)]
+    fn walk_nodes<R: Recognizer + ?Sized>(&self, rec: &mut R, mask: &mut [u32]) {
+        let nodes = self.nodes.as_slice();
+        let end = nodes.len();
+        debug_assert!(mask.len() >= self.mask_words());
+        debug_assert!(end == 1 || !mask.is_empty());
+        // Bytes to pop before the next push: the ancestors the next node does not share.
+        let mut pending = 0usize;
+        let mut p = 1usize;
+        while p < end {
+            if pending > 0 {
+                rec.pop_bytes(pending);
+            }
+            debug_assert!(p < nodes.len());
+            // SAFETY: (1) `p < end == nodes.len()` by the loop condition.
+            let node = unsafe { *nodes.get_unchecked(p) };
+            if rec.push_byte(node.byte()) {
+                let tok = node.token();
+                let has_token = u32::from(tok != Node::NO_TOKEN);
+                // Branch-free no-op for token-less nodes: word 0, bit 0.
+                let word = (tok >> 5) as usize * has_token as usize;
+                let bit = has_token << (tok & 31);
+                debug_assert!(word < mask.len());
+                debug_assert!(has_token == 0 || (tok as usize) < self.vocab_size());
+                // SAFETY: (1) a real token id is `< vocab_size` (`TokTrie::new` only stores ids
+                // of `tokens`), so `word = tok / 32 < mask_words <= mask.len()`;
+                // (2) otherwise `word == 0`, and `mask` is non-empty because a node below the
+                // root exists only if some id exists, making `mask_words >= 1`.
+                unsafe { *mask.get_unchecked_mut(word) |= bit };
+                p += 1;
+                // A leaf ends its branch: pop back to the next node's parent.
+                pending = if node.subtree_size() == 1 {
+                    node.pops()
+                } else {
+                    0
+                };
+            } else {
+                // Skip the subtree; the node itself was not pushed, so pop one byte less.
+                p += node.subtree_size();
+                pending = node.pops() - 1;
+            }
+        }
+        if pending > 0 {
+            rec.pop_bytes(pending);
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! Portable scalar kernels: the always-built reference every other kernel is tested against.
+//!
+//! Each function walks the words once; no function allocates or panics. Binary bitset
+//! operations work over the shorter of the two slices. Mask application works a word (32
+//! logits) at a time with fast paths for all-allowed and all-disallowed words, so a mostly
+//! empty mask over a 128k vocabulary costs about one store per disallowed logit.
+
+/// `dst[i] |= src[i]` for `i < min(dst.len(), src.len())`.
+#[inline]
+pub fn or_into(dst: &mut [u32], src: &[u32]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d |= *s;
+    }
+}
+
+/// `dst[i] &= src[i]` for `i < min(dst.len(), src.len())`; words of `dst` beyond `src` are
+/// left unchanged.
+#[inline]
+pub fn and_into(dst: &mut [u32], src: &[u32]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d &= *s;
+    }
+}
+
+/// `dst[i] &= !src[i]` for `i < min(dst.len(), src.len())`.
+#[inline]
+pub fn andnot_into(dst: &mut [u32], src: &[u32]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d &= !*s;
+    }
+}
+
+/// Number of set bits.
+#[inline]
+pub fn popcount(words: &[u32]) -> u64 {
+    words.iter().map(|w| u64::from(w.count_ones())).sum()
+}
+
+/// `Some(bit index)` if exactly one bit is set, else `None`.
+#[inline]
+pub fn single_set_bit(words: &[u32]) -> Option<usize> {
+    let mut found = None;
+    for (i, &w) in words.iter().enumerate() {
+        if w == 0 {
+            continue;
+        }
+        if found.is_some() || !w.is_power_of_two() {
+            return None;
+        }
+        found = Some(i * 32 + w.trailing_zeros() as usize);
+    }
+    found
+}
+
+/// Sets every logit whose bit is clear (or lies beyond the mask) to `neg_inf`.
+#[inline]
+fn apply_mask<T: Copy>(logits: &mut [T], mask: &[u32], neg_inf: T) {
+    let mut chunks = logits.chunks_mut(32);
+    // `mask` first: `zip` polls its left side first, so an exhausted mask must not swallow a
+    // chunk that the tail loop below still has to fill.
+    for (&word, chunk) in mask.iter().zip(&mut chunks) {
+        if word == u32::MAX {
+            continue;
+        }
+        if word == 0 {
+            chunk.fill(neg_inf);
+            continue;
+        }
+        for (bit, logit) in chunk.iter_mut().enumerate() {
+            if word & (1 << bit) == 0 {
+                *logit = neg_inf;
+            }
+        }
+    }
+    for chunk in chunks {
+        chunk.fill(neg_inf);
+    }
+}
+
+/// Disallowed logits (clear bit, or index beyond the mask) become `-inf`.
+#[inline]
+pub fn apply_mask_f32(logits: &mut [f32], mask: &[u32]) {
+    apply_mask(logits, mask, f32::NEG_INFINITY);
+}
+
+/// Like [`apply_mask_f32`] on raw IEEE binary16 bit patterns (`-inf` = `0xFC00`).
+#[inline]
+pub fn apply_mask_f16(logits: &mut [u16], mask: &[u32]) {
+    apply_mask(logits, mask, crate::F16_NEG_INFINITY);
+}
+
+/// Like [`apply_mask_f32`] on raw bfloat16 bit patterns (`-inf` = `0xFF80`).
+#[inline]
+pub fn apply_mask_bf16(logits: &mut [u16], mask: &[u32]) {
+    apply_mask(logits, mask, crate::BF16_NEG_INFINITY);
+}
+
+/// `logits[i]` is the logit of token `candidate_ids[i]`; it becomes `-inf` unless that
+/// token's bit is set. Logits without a candidate id (`i >= candidate_ids.len()`) become
+/// `-inf`; extra candidate ids are ignored.
+#[inline]
+pub fn apply_mask_sparse_f32(logits: &mut [f32], candidate_ids: &[u32], mask: &[u32]) {
+    let n = logits.len().min(candidate_ids.len());
+    let (with_id, without_id) = logits.split_at_mut(n);
+    for (logit, &id) in with_id.iter_mut().zip(candidate_ids) {
+        if !is_set(mask, id) {
+            *logit = f32::NEG_INFINITY;
+        }
+    }
+    without_id.fill(f32::NEG_INFINITY);
+}
+
+/// Whether bit `id` is set; bits beyond the mask are clear.
+#[inline]
+fn is_set(mask: &[u32], id: u32) -> bool {
+    match mask.get((id / 32) as usize) {
+        Some(w) => w & (1 << (id % 32)) != 0,
+        None => false,
+    }
+}

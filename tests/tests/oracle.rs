@@ -1,0 +1,206 @@
+//! Differential tests: the trie-walk mask equals a brute-force oracle.
+//!
+//! - Regexes: an independent oracle, regex-automata's DFA (token allowed iff the DFA is not
+//!   dead after the prefix plus the token's bytes; EOS iff it matches at the end).
+//! - Lark grammars: a token is allowed iff a fresh copy of the matcher accepts its bytes one
+//!   by one (no trie walk).
+//!
+//! Both over the synthetic vocabulary (proptest) and over o200k_base (fixed seeds).
+
+use proptest::prelude::*;
+use regex_automata::dfa::{Automaton, StartKind, dense};
+use regex_automata::{Anchored, MatchKind, util::start};
+use sieve_core::{Grammar, GrammarErrorKind, Limits, Matcher, Vocabulary};
+use sieve_tests::{check_walk, oracle_mask, oracle_mask_is_allowed, synthetic_vocab};
+
+/// The DFA oracle for `pattern` (full match, all matches kept alive).
+struct DfaOracle {
+    dfa: dense::DFA<Vec<u32>>,
+}
+
+impl DfaOracle {
+    fn new(pattern: &str) -> DfaOracle {
+        let dfa = dense::Builder::new()
+            .configure(
+                dense::Config::new()
+                    .start_kind(StartKind::Anchored)
+                    .match_kind(MatchKind::All),
+            )
+            .build(pattern)
+            .unwrap_or_else(|e| panic!("regex-automata rejects {pattern:?}: {e}"));
+        DfaOracle { dfa }
+    }
+
+    fn run(&self, bytes: &[u8]) -> Option<regex_automata::util::primitives::StateID> {
+        let cfg = start::Config::new().anchored(Anchored::Yes);
+        let mut s = self.dfa.start_state(&cfg).ok()?;
+        for &b in bytes {
+            s = self.dfa.next_state(s, b);
+            if self.dfa.is_dead_state(s) {
+                return None;
+            }
+        }
+        Some(s)
+    }
+
+    fn mask(&self, vocab: &Vocabulary, prefix: &[u8]) -> Vec<u32> {
+        let mut mask = vec![0u32; vocab.mask_words()];
+        let Some(state) = self.run(prefix) else {
+            return mask;
+        };
+        let matches = self.dfa.is_match_state(self.dfa.next_eoi_state(state));
+        let mut buf = prefix.to_vec();
+        for t in 0..vocab.vocab_size() as u32 {
+            let bytes = vocab.trie_bytes(t);
+            buf.truncate(prefix.len());
+            buf.extend_from_slice(bytes);
+            let ok = !bytes.is_empty() && self.run(&buf).is_some();
+            if ok || (matches && vocab.eos_tokens().contains(&t)) {
+                mask[t as usize / 32] |= 1 << (t % 32);
+            }
+        }
+        mask
+    }
+}
+
+fn regex_strategy() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        Just("a".to_string()),
+        Just("b".to_string()),
+        Just("ab".to_string()),
+        Just("0".to_string()),
+        Just(" ".to_string()),
+        Just("\"".to_string()),
+        Just("é".to_string()),
+        Just("[a-c]".to_string()),
+        Just("[0-9]".to_string()),
+        Just("[^a\"]".to_string()),
+        Just("\\w".to_string()),
+        Just(".".to_string()),
+    ];
+    leaf.prop_recursive(4, 24, 3, |inner| {
+        prop_oneof![
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("{a}{b}")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("(?:{a}|{b})")),
+            inner.clone().prop_map(|a| format!("(?:{a})*")),
+            inner.clone().prop_map(|a| format!("(?:{a})+")),
+            inner.clone().prop_map(|a| format!("(?:{a})?")),
+            inner.prop_map(|a| format!("(?:{a}){{1,3}}")),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn regex_masks_match_the_dfa_oracle(pattern in regex_strategy(), seed in 0u64..1000) {
+        let vocab = synthetic_vocab();
+        let g = Grammar::from_regex(&pattern, &vocab, &Limits::default())
+            .map_err(|e| TestCaseError::fail(format!("{pattern}: {e}")))?;
+        let oracle = DfaOracle::new(&pattern);
+        let mut dfa_oracle = |_: &Matcher, text: &[u8]| oracle.mask(&vocab, text);
+        check_walk(&g, seed, 12, &mut dfa_oracle)
+            .map_err(|e| TestCaseError::fail(format!("/{pattern}/: {e}")))?;
+    }
+
+    #[test]
+    fn lark_masks_match_the_per_token_oracle(src in lark_strategy(), seed in 0u64..1000) {
+        let vocab = synthetic_vocab();
+        let g = match Grammar::from_lark(&src, &vocab, &Limits::default()) {
+            Ok(g) => g,
+            Err(e) if e.kind == GrammarErrorKind::Unproductive => return Ok(()),
+            Err(e) => return Err(TestCaseError::fail(format!("{e}\n{src}"))),
+        };
+        let mut oracle = |m: &Matcher, _: &[u8]| oracle_mask(m);
+        check_walk(&g, seed, 12, &mut oracle)
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{src}")))?;
+    }
+}
+
+/// Small random Lark grammars: rules r0..r3 over literals, terminals (greedy and lazy),
+/// rule references and the `? * +` operators, sometimes with `%ignore`.
+fn lark_strategy() -> impl Strategy<Value = String> {
+    let atom = prop_oneof![
+        Just("\"a\""),
+        Just("\"b\""),
+        Just("\"ab\""),
+        Just("\", \""),
+        Just("NUM"),
+        Just("WORD"),
+        Just("LZ"),
+        Just("r1"),
+        Just("r2"),
+        Just("r3"),
+    ];
+    let op = prop_oneof![Just(""), Just(""), Just("?"), Just("*"), Just("+")];
+    let item = (atom, op).prop_map(|(a, o)| format!("{a}{o}"));
+    let alt = prop::collection::vec(item, 0..4).prop_map(|v| v.join(" "));
+    let rule = prop::collection::vec(alt, 1..3).prop_map(|v| v.join(" | "));
+    (prop::collection::vec(rule, 4), any::<bool>()).prop_map(|(rules, ignore)| {
+        let mut src = String::new();
+        for (i, r) in rules.iter().enumerate() {
+            let name = if i == 0 { "start".to_string() } else { format!("r{i}") };
+            src.push_str(&format!("{name}: {r}\n"));
+        }
+        src.push_str("NUM: /[0-9]+/\nWORD: /[a-z]+/\nLZ[lazy]: /q[a-z]*e/\n");
+        if ignore {
+            src.push_str("%ignore \" \"\n");
+        }
+        src
+    })
+}
+
+fn o200k() -> Option<std::sync::Arc<Vocabulary>> {
+    match sieve_bench::tokenizer::LoadedTokenizer::load("o200k_base") {
+        Ok(t) => Some(t.vocab.clone()),
+        Err(e) => {
+            println!("SKIP: o200k_base did not load: {e}");
+            None
+        }
+    }
+}
+
+#[test]
+fn regex_masks_match_the_dfa_oracle_on_o200k() {
+    let Some(vocab) = o200k() else { return };
+    for (i, pattern) in [
+        r#"\{"name": "[a-z ]{1,12}", "age": [1-9][0-9]?\}"#,
+        r"(?:[0-9]+\.)?[0-9]+(?:e[+-]?[0-9]+)?",
+        r"[A-Z][a-z]+(?: [A-Z][a-z]+)*",
+        r"(?:\p{L}|\s)+",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let g = Grammar::from_regex(pattern, &vocab, &Limits::default()).unwrap();
+        let oracle = DfaOracle::new(pattern);
+        let mut dfa_oracle = |_: &Matcher, text: &[u8]| oracle.mask(&vocab, text);
+        if let Err(e) = check_walk(&g, i as u64, 6, &mut dfa_oracle) {
+            panic!("/{pattern}/: {e}");
+        }
+    }
+}
+
+#[test]
+fn lark_masks_match_the_oracle_on_o200k() {
+    let Some(vocab) = o200k() else { return };
+    let src = r#"
+start: value
+?value: object | array | ESCAPED_STRING | SIGNED_NUMBER | "true" | "false" | "null"
+object: "{" [pair ("," pair)*] "}"
+pair: ESCAPED_STRING ":" value
+array: "[" [value ("," value)*] "]"
+%import common.ESCAPED_STRING
+%import common.SIGNED_NUMBER
+%import common.WS
+%ignore WS
+"#;
+    let g = Grammar::from_lark(src, &vocab, &Limits::default()).unwrap();
+    for seed in 0..3 {
+        let mut oracle = |m: &Matcher, _: &[u8]| oracle_mask_is_allowed(m);
+        if let Err(e) = check_walk(&g, seed, 8, &mut oracle) {
+            panic!("json grammar, seed {seed}: {e}");
+        }
+    }
+}
