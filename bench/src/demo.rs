@@ -6,8 +6,10 @@
 //!
 //! # The sampling heuristic
 //! - **Free phase** (fewer than `max_tokens` tokens so far): a uniformly random allowed token
-//!   that is neither EOS nor whitespace only. If there is none, EOS when allowed (instead of
-//!   padding with whitespace), else a random whitespace token.
+//!   that is neither EOS nor whitespace only; on every other step (by coin flip) only among
+//!   those containing one of ``{}[]",:`` when there are any, so that the output has some
+//!   structure instead of one long string or number. If there is no such token, EOS when
+//!   allowed (instead of padding with whitespace), else a random whitespace token.
 //! - **Wind-down phase** (the budget is spent): EOS when allowed. Otherwise the first of these
 //!   exact token texts that is allowed: `"` (closes an open string; or opens an empty one,
 //!   which the next step closes), `}`, `]`, `0`, `1`, `null` (fill a missing value), then `:`,
@@ -32,11 +34,17 @@ use crate::util::allowed_tokens;
 /// The bundled JSON grammar (Lark).
 pub const JSON_LARK: &str = include_str!("../grammars/json.lark");
 
+/// How errors name [`JSON_LARK`].
+pub const JSON_LARK_NAME: &str = "<bundled json.lark>";
+
 /// Steps allowed after the budget before giving up on closing the output.
 pub const WIND_DOWN_STEPS: usize = 1000;
 
 /// Wind-down preferences, best first (see the module docs).
 const CLOSERS: &[&[u8]] = &[b"\"", b"}", b"]", b"0", b"1", b"null", b":", b","];
+
+/// Bytes that open, close or separate JSON structures (free-phase bias).
+const STRUCTURAL: &[u8] = b"{}[]\",:";
 
 /// Settings of one demo run.
 #[derive(Debug, Clone)]
@@ -115,11 +123,18 @@ fn micros(d: Duration) -> f64 {
 }
 
 /// Runs the constrained random sampler over `grammar_src` (Lark) with `tok`'s vocabulary.
-pub fn run(tok: &LoadedTokenizer, grammar_src: &str, cfg: &DemoConfig) -> Result<DemoReport> {
+/// `grammar_name` (a path, or a label for the bundled grammar) prefixes grammar errors as
+/// `name:line:col: message`.
+pub fn run(
+    tok: &LoadedTokenizer,
+    grammar_name: &str,
+    grammar_src: &str,
+    cfg: &DemoConfig,
+) -> Result<DemoReport> {
     let vocab = &tok.vocab;
     let start = Instant::now();
     let grammar = Grammar::from_lark(grammar_src, vocab, &cfg.limits)
-        .map_err(|e| anyhow!("grammar error at {e}"))?;
+        .map_err(|e| anyhow!("{grammar_name}:{e}"))?;
     let compile = start.elapsed();
 
     let mut matcher = Matcher::new(&grammar);
@@ -205,7 +220,8 @@ fn is_whitespace_only(bytes: &[u8]) -> bool {
 }
 
 /// Picks the next token among `allowed` (ascending ids) following the heuristic in the
-/// module docs. `None` only when `allowed` is empty.
+/// module docs; of several allowed EOS tokens, the vocabulary's first (preferred) one.
+/// `None` only when `allowed` is empty.
 pub fn choose(
     vocab: &Vocabulary,
     allowed: &[u32],
@@ -213,11 +229,25 @@ pub fn choose(
     rng: &mut SplitMix64,
 ) -> Option<u32> {
     let eos = vocab.eos_tokens();
-    let eos_allowed = allowed.iter().find(|t| eos.contains(t)).copied();
+    // EOS ids are in preference order; `allowed` is ascending.
+    let eos_allowed = eos
+        .iter()
+        .find(|t| allowed.binary_search(t).is_ok())
+        .copied();
     let is_content = |t: &u32| !eos.contains(t) && !is_whitespace_only(vocab.token_text(*t));
 
     if !wind_down {
         let content: Vec<u32> = allowed.iter().copied().filter(is_content).collect();
+        if rng.below(2) == 0 {
+            let structural: Vec<u32> = content
+                .iter()
+                .copied()
+                .filter(|&t| vocab.token_text(t).iter().any(|b| STRUCTURAL.contains(b)))
+                .collect();
+            if !structural.is_empty() {
+                return Some(structural[rng.below(structural.len())]);
+            }
+        }
         if !content.is_empty() {
             return Some(content[rng.below(content.len())]);
         }

@@ -13,7 +13,12 @@ use crate::util::{allowed_tokens, escape_bytes, spread_sample};
 #[derive(Debug, Clone, Copy)]
 pub enum GrammarSource<'a> {
     /// Lark grammar text.
-    Lark(&'a str),
+    Lark {
+        /// Names the grammar in errors (`name:line:col: message`), e.g. its path.
+        name: &'a str,
+        /// The grammar text.
+        src: &'a str,
+    },
     /// A regex the whole output must match.
     Regex(&'a str),
 }
@@ -67,11 +72,7 @@ impl MaskReport {
         if !self.sample.is_empty() {
             writeln!(out, "sample of allowed tokens:")?;
             for &id in &self.sample {
-                writeln!(
-                    out,
-                    "  {id:>7}  {}",
-                    escape_bytes(tok.vocab.token_text(id))
-                )?;
+                writeln!(out, "  {id:>7}  {}", escape_bytes(tok.vocab.token_text(id)))?;
             }
         }
         Ok(())
@@ -79,14 +80,20 @@ impl MaskReport {
 }
 
 /// Compiles `source`, consumes the tokens of `cfg.prefix` and computes the next mask.
-pub fn run(tok: &LoadedTokenizer, source: GrammarSource<'_>, cfg: &MaskConfig) -> Result<MaskReport> {
+pub fn run(
+    tok: &LoadedTokenizer,
+    source: GrammarSource<'_>,
+    cfg: &MaskConfig,
+) -> Result<MaskReport> {
     let vocab = &tok.vocab;
     let start = Instant::now();
     let grammar = match source {
-        GrammarSource::Lark(src) => Grammar::from_lark(src, vocab, &cfg.limits)
-            .map_err(|e| anyhow!("grammar error at {e}"))?,
-        GrammarSource::Regex(re) => Grammar::from_regex(re, vocab, &cfg.limits)
-            .map_err(|e| anyhow!("regex error at {e}"))?,
+        GrammarSource::Lark { name, src } => {
+            Grammar::from_lark(src, vocab, &cfg.limits).map_err(|e| anyhow!("{name}:{e}"))?
+        }
+        GrammarSource::Regex(re) => {
+            Grammar::from_regex(re, vocab, &cfg.limits).map_err(|e| anyhow!("regex {re:?}: {e}"))?
+        }
     };
     let compile = start.elapsed();
 

@@ -25,16 +25,17 @@ use anyhow::{Context, Result, anyhow, bail};
 use serde_json::Value;
 
 /// Token names treated as end-of-sequence when they are special added tokens of a
-/// `tokenizer.json` (and not its `unk_token`).
+/// `tokenizer.json` (and not its `unk_token`), in preference order: chat-turn ends first, then
+/// document ends. [`TokenTable::eos`] follows this order.
 pub const KNOWN_EOS_NAMES: &[&str] = &[
-    "</s>",
-    "<|endoftext|>",
-    "<|end_of_text|>",
     "<|eot_id|>",
-    "<|eom_id|>",
     "<|im_end|>",
     "<|end|>",
     "<end_of_turn>",
+    "<|eom_id|>",
+    "<|end_of_text|>",
+    "<|endoftext|>",
+    "</s>",
     "<eos>",
 ];
 
@@ -61,7 +62,7 @@ pub struct TokenTable {
     pub tokens: Vec<Vec<u8>>,
     /// Ids of special (control) tokens, ascending.
     pub special: Vec<u32>,
-    /// Ids of end-of-sequence tokens, ascending.
+    /// Ids of end-of-sequence tokens, preferred first (see [`KNOWN_EOS_NAMES`]).
     pub eos: Vec<u32>,
 }
 
@@ -212,7 +213,6 @@ fn tiktoken_table(bpe: &tiktoken_rs::CoreBPE) -> Result<TokenTable> {
         }
     }
     special.sort_unstable();
-    eos.sort_unstable();
     let max_special = special.last().copied().unwrap_or(0);
 
     // Ranks are dense with small gaps; stop after a long run of unused ids past every special.
@@ -292,6 +292,7 @@ pub fn hf_table(json: &Value) -> Result<(TokenizerKind, TokenTable)> {
     }
 
     let unk = model.get("unk_token").and_then(Value::as_str);
+    let mut eos_ranked: Vec<(usize, u32)> = Vec::new();
     let added = match json.get("added_tokens") {
         None | Some(Value::Null) => &[][..],
         Some(Value::Array(a)) => a.as_slice(),
@@ -311,14 +312,18 @@ pub fn hf_table(json: &Value) -> Result<(TokenizerKind, TokenTable)> {
         if special {
             let id = id as u32; // bounded by MAX_TOKEN_ID above
             table.special.push(id);
-            if KNOWN_EOS_NAMES.contains(&content) && unk != Some(content) {
-                table.eos.push(id);
+            let rank = KNOWN_EOS_NAMES.iter().position(|n| *n == content);
+            if let Some(rank) = rank
+                && unk != Some(content)
+            {
+                eos_ranked.push((rank, id));
             }
         }
     }
     table.special.sort_unstable();
     table.special.dedup();
-    table.eos.sort_unstable();
+    eos_ranked.sort_unstable();
+    table.eos = eos_ranked.into_iter().map(|(_, id)| id).collect();
     table.eos.dedup();
     Ok((kind, table))
 }

@@ -8,12 +8,12 @@ use std::path::PathBuf;
 
 use sieve_bench::tokenizer::{LoadedTokenizer, TokenizerKind};
 
-/// (file stem, vocab size = max id + 1, EOS ids, unused ids)
+/// (file stem, vocab size = max id + 1, EOS ids in preference order, unused ids)
 const FILES: &[(&str, usize, &[u32], usize)] = &[
-    ("llama3", 128_256, &[128_001, 128_009], 0),
+    ("llama3", 128_256, &[128_009, 128_001], 0),
     ("o200k_base", 200_019, &[199_999], 19),
     ("cl100k_base", 100_277, &[100_257], 16),
-    ("qwen3", 151_669, &[151_643, 151_645], 0),
+    ("qwen3", 151_669, &[151_645, 151_643], 0),
     ("gpt2", 50_257, &[50_256], 0),
     ("smollm2", 49_152, &[2], 0),
     ("llama2", 32_000, &[2], 0),

@@ -74,7 +74,7 @@ const CASES: &[Case] = &[
             "int x = 1; while (x < 10) { x = x + 1; } return x;",
             "if (a == b) { return 1; } else { return 2; }",
         ],
-        reject: &["int = 1;", "while (x) x = 1;", "int x = 1", "if (a) {} else"],
+        reject: &["int x = ;", "while (x) x = 1;", "int x = 1", "if (a) {} else"],
     },
     Case {
         name: "lazy lexeme ends at the first match",

@@ -121,8 +121,10 @@ KIND: "1" | "2"
         assert!(m.is_allowed(t).unwrap());
         m.consume_token(t).unwrap();
     }
-    // Inside NAME nothing is forced.
+    // The held-back rest of the forced run, then a name.
+    assert!(m.try_consume_bytes(&forced[bytes.len()..]));
     assert!(m.try_consume_bytes(b"ab"));
+    // Inside NAME nothing is forced.
     let mut n = Matcher::new(&g);
     assert!(n.try_consume_bytes(b"{\"name\": \"ab"));
     assert!(n.compute_ff_tokens().unwrap().is_empty());

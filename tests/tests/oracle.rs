@@ -9,13 +9,18 @@
 
 use proptest::prelude::*;
 use regex_automata::dfa::{Automaton, StartKind, dense};
-use regex_automata::{Anchored, MatchKind, util::start};
+use regex_automata::util::{primitives::StateID, start};
+use regex_automata::{Anchored, MatchKind};
+use std::collections::{HashMap, HashSet};
 use sieve_core::{Grammar, GrammarErrorKind, Limits, Matcher, Vocabulary};
 use sieve_tests::{check_walk, oracle_mask, oracle_mask_is_allowed, synthetic_vocab};
 
-/// The DFA oracle for `pattern` (full match, all matches kept alive).
+/// The DFA oracle for `pattern`: a prefix is viable iff the DFA state after it can still
+/// reach a full match at the end of input. (regex-automata reports matches one byte late,
+/// so "not dead" alone is not enough.) Liveness is precomputed over the reachable states.
 struct DfaOracle {
     dfa: dense::DFA<Vec<u32>>,
+    live: HashSet<StateID>,
 }
 
 impl DfaOracle {
@@ -28,19 +33,48 @@ impl DfaOracle {
             )
             .build(pattern)
             .unwrap_or_else(|e| panic!("regex-automata rejects {pattern:?}: {e}"));
-        DfaOracle { dfa }
+        let start = dfa
+            .start_state(&start::Config::new().anchored(Anchored::Yes))
+            .expect("anchored start state");
+        // Reachable states and reverse edges.
+        let mut seen = HashSet::from([start]);
+        let mut queue = vec![start];
+        let mut rev: HashMap<StateID, Vec<StateID>> = HashMap::new();
+        while let Some(s) = queue.pop() {
+            for b in 0..=255u8 {
+                let n = dfa.next_state(s, b);
+                rev.entry(n).or_default().push(s);
+                if seen.insert(n) {
+                    queue.push(n);
+                }
+            }
+        }
+        let mut live: HashSet<StateID> = seen
+            .iter()
+            .copied()
+            .filter(|&s| dfa.is_match_state(dfa.next_eoi_state(s)))
+            .collect();
+        let mut queue: Vec<StateID> = live.iter().copied().collect();
+        while let Some(s) = queue.pop() {
+            for &p in rev.get(&s).map(|v| &v[..]).unwrap_or(&[]) {
+                if live.insert(p) {
+                    queue.push(p);
+                }
+            }
+        }
+        DfaOracle { dfa, live }
     }
 
-    fn run(&self, bytes: &[u8]) -> Option<regex_automata::util::primitives::StateID> {
+    fn run(&self, bytes: &[u8]) -> Option<StateID> {
         let cfg = start::Config::new().anchored(Anchored::Yes);
         let mut s = self.dfa.start_state(&cfg).ok()?;
         for &b in bytes {
             s = self.dfa.next_state(s, b);
-            if self.dfa.is_dead_state(s) {
+            if !self.live.contains(&s) {
                 return None;
             }
         }
-        Some(s)
+        self.live.contains(&s).then_some(s)
     }
 
     fn mask(&self, vocab: &Vocabulary, prefix: &[u8]) -> Vec<u32> {

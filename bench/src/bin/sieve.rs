@@ -56,7 +56,8 @@ mod cli {
         /// `o200k_base`, `cl100k_base`, or a path to a Hugging Face tokenizer.json.
         #[arg(long, default_value = "o200k_base")]
         tokenizer: String,
-        /// Text to tokenize and consume before computing the mask.
+        /// Text to tokenize and consume before computing the mask (SentencePiece-style
+        /// tokenizers prepend a space to it, as when encoding a prompt).
         #[arg(long, default_value = "")]
         prefix: String,
         /// How many allowed tokens to list.
@@ -85,9 +86,9 @@ mod cli {
         match cli.command {
             Command::Demo(args) => {
                 let tok = load(&args.tokenizer)?;
-                let src = match &args.grammar {
-                    Some(path) => demo::read_grammar(path)?,
-                    None => demo::JSON_LARK.to_owned(),
+                let (name, src) = match &args.grammar {
+                    Some(path) => (path.display().to_string(), demo::read_grammar(path)?),
+                    None => (demo::JSON_LARK_NAME.to_owned(), demo::JSON_LARK.to_owned()),
                 };
                 let cfg = DemoConfig {
                     max_tokens: args.max_tokens,
@@ -95,7 +96,7 @@ mod cli {
                     progress: std::io::stderr().is_terminal(),
                     ..DemoConfig::default()
                 };
-                let report = demo::run(&tok, &src, &cfg)?;
+                let report = demo::run(&tok, &name, &src, &cfg)?;
                 report.print(&tok, &mut out).context("writing the report")?;
                 out.flush().context("writing the report")?;
                 Ok(if report.valid {
@@ -106,11 +107,15 @@ mod cli {
             }
             Command::Mask(args) => {
                 let tok = load(&args.tokenizer)?;
-                let lark;
+                let (lark, name);
                 let source = match (&args.grammar, &args.regex) {
                     (Some(path), _) => {
                         lark = demo::read_grammar(path)?;
-                        GrammarSource::Lark(&lark)
+                        name = path.display().to_string();
+                        GrammarSource::Lark {
+                            name: &name,
+                            src: &lark,
+                        }
                     }
                     (None, Some(re)) => GrammarSource::Regex(re),
                     (None, None) => anyhow::bail!("give --grammar FILE or --regex RE"),

@@ -177,14 +177,16 @@ impl Parser {
     /// `None` when no item expects it. An ignored lexeme continues in `row` itself.
     fn finish_lexeme(&mut self, row: u32, state: StateId) -> Result<Option<u32>, LimitKind> {
         let set = self.lexer.accept_set_id(state);
+        let lexemes = self.lexer.accept_set(set);
+        let ignored = self.ignore.iter().any(|i| lexemes.contains(i));
+        if ignored && lexemes.len() == 1 {
+            return Ok(Some(row));
+        }
+        // A real lexeme wins over an ignored one matching the same bytes.
         if let Some(next) = self.scan(row, set)? {
             return Ok(Some(next));
         }
-        let lexemes = self.lexer.accept_set(set);
-        if self.ignore.iter().any(|i| lexemes.contains(i)) {
-            return Ok(Some(row));
-        }
-        Ok(None)
+        Ok(ignored.then_some(row))
     }
 
     /// Build (or reuse) the row after `row` for the lexemes of accept set `set`.

@@ -100,10 +100,10 @@ impl ExprSet {
             match self.node(e) {
                 Node::Nothing | Node::Epsilon => {}
                 Node::Byte(_) | Node::ByteSet(_) => {
-                    if let Some(s) = self.as_byte_set(e) {
-                        if sets.insert(s) {
-                            classes.refine(&s);
-                        }
+                    if let Some(s) = self.as_byte_set(e)
+                        && sets.insert(s)
+                    {
+                        classes.refine(&s);
                     }
                 }
                 Node::Concat(a, b) => {

@@ -108,8 +108,8 @@ impl ExprSet {
                 stack.extend(missing.iter().rev());
                 continue;
             }
-            let cost = 1 + ds.len() as u64;
-            self.spend(cost)?;
+            self.spend(1)?;
+            self.work = 0;
             let d = match kind {
                 Kind::Concat(a, b) => {
                     let da = ds.first().copied().unwrap_or(ExprId::NOTHING);
@@ -143,6 +143,8 @@ impl ExprSet {
                 }
                 Kind::Leaf => ExprId::NOTHING,
             };
+            let work = core::mem::take(&mut self.work);
+            self.spend(work)?;
             self.deriv_cache.insert((top.0, byte), d.0);
             stack.pop();
         }
@@ -234,10 +236,10 @@ impl ExprSet {
         for c in 0..classes.num_classes() {
             let rep = classes.representative(c as u8);
             let d = self.derivative(e, rep)?;
-            if !self.is_empty_language(d)? {
-                if let Some(l) = live.get_mut(c) {
-                    *l = true;
-                }
+            if !self.is_empty_language(d)?
+                && let Some(l) = live.get_mut(c)
+            {
+                *l = true;
             }
         }
         for b in 0..=255u8 {
@@ -283,7 +285,10 @@ mod tests {
         assert!(s.matches(a3, b"aa").unwrap());
         assert!(s.matches(a3, b"aaa").unwrap());
         assert!(!s.matches(a3, b"aaaa").unwrap());
-        assert_eq!(s.derivative(ExprId::ANY_STRING, 7).unwrap(), ExprId::ANY_STRING);
+        assert_eq!(
+            s.derivative(ExprId::ANY_STRING, 7).unwrap(),
+            ExprId::ANY_STRING
+        );
     }
 
     #[test]
@@ -362,12 +367,31 @@ mod tests {
         let mut e = ExprId::EPSILON;
         let b = s.mk_byte(b'b').unwrap();
         e = s.mk_concat(b, e).unwrap();
-        for _ in 0..20_000 {
+        for _ in 0..1_000 {
             e = s.mk_concat(aq, e).unwrap();
         }
         assert!(s.matches(e, b"aab").unwrap());
         assert!(s.matches(e, b"b").unwrap());
         assert!(!s.matches(e, b"a").unwrap());
+        // Much deeper: the derivative has quadratic size, so fuel stops it, but never the
+        // Rust stack.
+        for _ in 0..50_000 {
+            e = s.mk_concat(aq, e).unwrap();
+        }
+        s.set_fuel(2_000_000);
+        assert_eq!(s.derivative(e, b'a'), Err(LimitKind::Fuel));
+        // A deep non-nullable chain is linear.
+        let mut f = ExprId::EPSILON;
+        for _ in 0..100_000 {
+            f = s.mk_concat(aq, f).unwrap();
+            f = s.mk_concat(b, f).unwrap();
+        }
+        s.set_fuel(10_000_000);
+        let mut input = alloc::vec![b'b'; 100_000];
+        assert!(s.matches(f, &input).unwrap());
+        input.insert(1, b'a');
+        assert!(s.matches(f, &input).unwrap());
+        assert!(!s.matches(f, &input[1..]).unwrap());
         let _ = s.display(e);
     }
 }

@@ -92,6 +92,9 @@ pub struct ExprSet {
     /// Emptiness results already decided.
     pub(crate) empty_cache: HashMap<u32, bool>,
     pub(crate) fuel: u64,
+    /// Work done by `Or`/`And` constructors since the last reset (charged as fuel by
+    /// derivative computations).
+    pub(crate) work: u64,
     pub(crate) max_nodes: usize,
     pub(crate) max_repeat: u32,
     pub(crate) max_nesting_depth: usize,
@@ -130,6 +133,7 @@ impl ExprSet {
             deriv_cache: HashMap::new(),
             empty_cache: HashMap::new(),
             fuel: limits.compile_fuel,
+            work: 0,
             max_nodes: limits.max_expr_nodes.max(3),
             max_repeat: limits.max_repeat,
             max_nesting_depth: limits.max_nesting_depth,
@@ -364,12 +368,14 @@ impl ExprSet {
     /// Alternation of `items` (flattened, byte sets merged, sorted, deduplicated).
     pub fn mk_or(&mut self, items: &[ExprId]) -> Result<ExprId, LimitKind> {
         let mut list: Vec<u32> = Vec::with_capacity(items.len() + 1);
+        let mut extra = items.len() as u64;
         let mut set = [0u32; 8];
         let mut has_set = false;
         for &e in items {
             match self.node(e) {
                 Node::Nothing => {}
                 Node::Or(xs) => {
+                    extra += xs.len() as u64;
                     for &x in xs {
                         if let Some(s) = self.as_byte_set(ExprId(x)) {
                             has_set = true;
@@ -397,6 +403,7 @@ impl ExprSet {
                 }
             }
         }
+        self.work += extra;
         if has_set {
             let s = self.mk_byte_set(&set)?;
             list.push(s.0);
@@ -409,6 +416,23 @@ impl ExprSet {
             && list.iter().skip(1).any(|&x| self.is_nullable(ExprId(x)))
         {
             list.remove(0);
+        }
+        // `x* | x{m,n} | x` is `x*`.
+        let mut stars: Vec<u32> = Vec::new();
+        for &x in &list {
+            if let Node::Repeat(body, 0, REPEAT_INF) = self.node(ExprId(x)) {
+                stars.push(body.0);
+            }
+        }
+        if !stars.is_empty() {
+            stars.sort_unstable();
+            list.retain(|&x| {
+                let body = match self.node(ExprId(x)) {
+                    Node::Repeat(body, min, max) if !(min == 0 && max == REPEAT_INF) => body.0,
+                    _ => x,
+                };
+                stars.binary_search(&body).is_err()
+            });
         }
         match list.len() {
             0 => Ok(ExprId::NOTHING),
@@ -428,6 +452,7 @@ impl ExprSet {
     /// Intersection of `items` (flattened, sorted, deduplicated; byte sets intersected).
     pub fn mk_and(&mut self, items: &[ExprId]) -> Result<ExprId, LimitKind> {
         let mut list: Vec<u32> = Vec::with_capacity(items.len());
+        let mut extra = items.len() as u64;
         let mut set = [u32::MAX; 8];
         let mut has_set = false;
         let mut has_eps = false;
@@ -436,6 +461,7 @@ impl ExprSet {
                 Node::Nothing => return Ok(ExprId::NOTHING),
                 Node::Epsilon => has_eps = true,
                 Node::And(xs) => {
+                    extra += xs.len() as u64;
                     for &x in xs {
                         if let Some(s) = self.as_byte_set(ExprId(x)) {
                             has_set = true;
@@ -462,6 +488,7 @@ impl ExprSet {
                 }
             }
         }
+        self.work += extra;
         if has_eps {
             // {ε} ∩ L is {ε} when every other item is nullable, else empty.
             let all = !has_set && list.iter().all(|&x| self.is_nullable(ExprId(x)));
@@ -482,10 +509,10 @@ impl ExprSet {
         list.dedup();
         // x & ~x is empty.
         for &x in &list {
-            if let Node::Not(y) = self.node(ExprId(x)) {
-                if list.binary_search(&y.0).is_ok() {
-                    return Ok(ExprId::NOTHING);
-                }
+            if let Node::Not(y) = self.node(ExprId(x))
+                && list.binary_search(&y.0).is_ok()
+            {
+                return Ok(ExprId::NOTHING);
             }
         }
         match list.len() {
@@ -612,7 +639,7 @@ impl ExprSet {
                 Task::Expr(e) => e,
             };
             if e == ExprId::ANY_STRING {
-                out.push_str("⊤");
+                out.push('⊤');
                 continue;
             }
             match self.node(e) {
@@ -712,6 +739,13 @@ mod tests {
     }
 
     #[test]
+    fn store_is_send_sync_clone() {
+        fn check<T: Send + Sync + Clone + core::fmt::Debug>() {}
+        check::<ExprSet>();
+        check::<super::super::ByteClasses>();
+    }
+
+    #[test]
     fn reserved_ids() {
         let mut s = ExprSet::new(&Limits::default());
         assert_eq!(s.num_nodes(), 3);
@@ -740,7 +774,10 @@ mod tests {
         let or3 = s.mk_or(&[a, ab1]).unwrap();
         assert_eq!(or2, or3);
         assert_eq!(s.mk_or(&[]).unwrap(), ExprId::NOTHING);
-        assert_eq!(s.mk_or(&[a, ExprId::ANY_STRING]).unwrap(), ExprId::ANY_STRING);
+        assert_eq!(
+            s.mk_or(&[a, ExprId::ANY_STRING]).unwrap(),
+            ExprId::ANY_STRING
+        );
         assert_eq!(s.mk_and(&[]).unwrap(), ExprId::ANY_STRING);
         assert_eq!(s.mk_and(&[a, b]).unwrap(), ExprId::NOTHING);
         assert_eq!(s.mk_and(&[set_ab, a]).unwrap(), a);

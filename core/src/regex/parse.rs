@@ -255,7 +255,8 @@ impl ExprSet {
                         }
                         RegexAst::Repeat(_, min, max) => {
                             let x = args.first().copied().unwrap_or(ExprId::NOTHING);
-                            self.mk_repeat(x, *min, *max).map_err(|k| repeat_error(k, *min, *max))?
+                            self.mk_repeat(x, *min, *max)
+                                .map_err(|k| repeat_error(k, *min, *max))?
                         }
                         _ => ExprId::NOTHING,
                     };
@@ -309,7 +310,8 @@ impl ExprSet {
                         results.push(self.mk_byte_set(&set)?);
                     }
                     HirKind::Class(Class::Unicode(cls)) => {
-                        let e = self.unicode_class(cls.ranges().iter().map(|r| (r.start(), r.end())))?;
+                        let e =
+                            self.unicode_class(cls.ranges().iter().map(|r| (r.start(), r.end())))?;
                         results.push(e);
                     }
                     HirKind::Repetition(rep) => {
@@ -428,5 +430,559 @@ fn repeat_error(kind: LimitKind, min: u32, max: Option<u32>) -> RegexCompileErro
     RegexCompileError {
         message,
         kind: RegexCompileErrorKind::Limit(kind),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::boxed::Box;
+    use alloc::vec;
+    use proptest::prelude::*;
+
+    fn pat(p: &str) -> RegexAst {
+        RegexAst::Pattern(p.into(), PatternFlags::default())
+    }
+
+    fn compile(s: &mut ExprSet, p: &str) -> ExprId {
+        match s.compile(&pat(p)) {
+            Ok(e) => e,
+            Err(err) => panic!("{p}: {err:?}"),
+        }
+    }
+
+    #[test]
+    fn simple_patterns() {
+        let mut s = ExprSet::new(&Limits::default());
+        let e = compile(&mut s, "ab+c?|x{2,3}");
+        for (input, ok) in [
+            (&b"ab"[..], true),
+            (b"abbbc", true),
+            (b"a", false),
+            (b"xx", true),
+            (b"xxx", true),
+            (b"xxxx", false),
+            (b"", false),
+        ] {
+            assert_eq!(s.matches(e, input).unwrap(), ok, "{input:?}");
+        }
+        let e = compile(&mut s, "^[0-9]+(\\.[0-9]*)?$");
+        assert!(s.matches(e, b"12.5").unwrap());
+        assert!(s.matches(e, b"12.").unwrap());
+        assert!(!s.matches(e, b".5").unwrap());
+        let e = compile(&mut s, "");
+        assert_eq!(e, ExprId::EPSILON);
+        let e = compile(&mut s, "[^\\x00-\\x{10FFFF}]");
+        assert_eq!(e, ExprId::NOTHING);
+    }
+
+    #[test]
+    fn unicode_classes() {
+        let mut s = ExprSet::new(&Limits::default());
+        let e = compile(&mut s, "\\p{L}+");
+        assert!(s.matches(e, "héllo".as_bytes()).unwrap());
+        assert!(s.matches(e, "日本語".as_bytes()).unwrap());
+        assert!(!s.matches(e, b"h\xffllo").unwrap());
+        assert!(!s.matches(e, b"1").unwrap());
+        let fb = s.first_bytes(e).unwrap();
+        assert_eq!(fb[7] & (1 << 31), 0, "0xFF is never a first byte");
+        // `.` excludes \n, invalid UTF-8, surrogates and overlong forms.
+        let dot = compile(&mut s, ".");
+        assert!(s.matches(dot, b"a").unwrap());
+        assert!(s.matches(dot, "é".as_bytes()).unwrap());
+        assert!(s.matches(dot, "😀".as_bytes()).unwrap());
+        assert!(!s.matches(dot, b"\n").unwrap());
+        assert!(!s.matches(dot, b"\xff").unwrap());
+        assert!(!s.matches(dot, b"\xc0\x80").unwrap());
+        assert!(!s.matches(dot, b"\xed\xa0\x80").unwrap());
+        assert!(!s.matches(dot, b"\x80").unwrap());
+        let flags = PatternFlags {
+            dot_matches_new_line: true,
+            ..PatternFlags::default()
+        };
+        let sdot = s.compile(&RegexAst::Pattern(".".into(), flags)).unwrap();
+        assert!(s.matches(sdot, b"\n").unwrap());
+        assert!(!s.matches(sdot, b"\xff").unwrap());
+        let flags = PatternFlags {
+            case_insensitive: true,
+            ..PatternFlags::default()
+        };
+        let ci = s
+            .compile(&RegexAst::Pattern("straße".into(), flags))
+            .unwrap();
+        assert!(s.matches(ci, "STRAßE".as_bytes()).unwrap());
+        assert!(s.matches(ci, "StRaSSe".as_bytes()).is_ok());
+        // Negated class stays valid UTF-8.
+        let neg = compile(&mut s, "[^a]");
+        assert!(s.matches(neg, "é".as_bytes()).unwrap());
+        assert!(!s.matches(neg, b"a").unwrap());
+        assert!(!s.matches(neg, b"\xff").unwrap());
+        let w = compile(&mut s, "\\w+\\s\\d");
+        assert!(s.matches(w, "naïve 7".as_bytes()).unwrap());
+    }
+
+    #[test]
+    fn anchors_and_unsupported() {
+        let mut s = ExprSet::new(&Limits::default());
+        let a = compile(&mut s, "abc");
+        for p in ["^abc$", "\\Aabc\\z", "(^abc)$", "^(?:abc$)", "^^abc$$"] {
+            assert_eq!(compile(&mut s, p), a, "{p}");
+        }
+        let e = compile(&mut s, "^a|^b$");
+        assert!(s.matches(e, b"b").unwrap());
+        for p in ["a^b", "a$b", "\\bfoo", "(^a)*", "a\\B"] {
+            let err = s.compile(&pat(p)).unwrap_err();
+            assert_eq!(err.kind, RegexCompileErrorKind::Unsupported, "{p}");
+            let err = check_pattern(p, PatternFlags::default()).unwrap_err();
+            assert_eq!((err.start, err.end), (0, p.len()));
+        }
+        // Multi-line anchors at the ends are fine too.
+        let flags = PatternFlags {
+            multi_line: true,
+            ..PatternFlags::default()
+        };
+        let m = s
+            .compile(&RegexAst::Pattern("^abc$".into(), flags))
+            .unwrap();
+        assert_eq!(m, a);
+        assert!(check_pattern("^abc$", flags).is_ok());
+    }
+
+    #[test]
+    fn syntax_errors_carry_spans() {
+        let mut s = ExprSet::new(&Limits::default());
+        let err = s.compile(&pat("ab(c")).unwrap_err();
+        assert!(matches!(err.kind, RegexCompileErrorKind::Syntax { .. }));
+        let err = check_pattern("ab[z-a]", PatternFlags::default()).unwrap_err();
+        assert_eq!((err.start, err.end), (3, 6));
+        assert!(check_pattern("a(?=b)", PatternFlags::default()).is_err());
+        assert!(check_pattern("(a)\\1", PatternFlags::default()).is_err());
+        assert!(check_pattern("[a-z]+@\\w+", PatternFlags::default()).is_ok());
+        // Invalid UTF-8 byte escapes are rejected by regex-syntax in UTF-8 mode.
+        assert!(check_pattern("(?-u:\\xFF)", PatternFlags::default()).is_err());
+    }
+
+    #[test]
+    fn limits() {
+        let mut s = ExprSet::new(&Limits::default());
+        let err = s.compile(&pat("a{1000000}")).unwrap_err();
+        assert_eq!(
+            err.kind,
+            RegexCompileErrorKind::Limit(LimitKind::RepeatCount)
+        );
+        let err = s.compile(&pat("a{2,1000000}")).unwrap_err();
+        assert_eq!(
+            err.kind,
+            RegexCompileErrorKind::Limit(LimitKind::RepeatCount)
+        );
+        let err = check_pattern("a{1000000}", PatternFlags::default()).unwrap_err();
+        assert!(err.message.contains("max_repeat"), "{}", err.message);
+        let ast = RegexAst::Repeat(Box::new(RegexAst::literal("a")), 0, Some(20_000));
+        let err = s.compile(&ast).unwrap_err();
+        assert_eq!(
+            err.kind,
+            RegexCompileErrorKind::Limit(LimitKind::RepeatCount)
+        );
+        // Nested stars collapse.
+        let e = compile(&mut s, "((((a)*)*)*)*");
+        let a = compile(&mut s, "a*");
+        assert_eq!(e, a);
+        let e = compile(&mut s, "((a|a)*|a+)*");
+        assert_eq!(e, a);
+        // Nesting limit.
+        let deep = "(".repeat(300) + "a" + &")".repeat(300);
+        let err = s.compile(&pat(&deep)).unwrap_err();
+        assert_eq!(
+            err.kind,
+            RegexCompileErrorKind::Limit(LimitKind::NestingDepth)
+        );
+        // a{10000} is symbolic: few nodes, derivatives are cheap.
+        let before = s.num_nodes();
+        let e = compile(&mut s, "(ab){10000}");
+        assert!(s.num_nodes() - before < 10);
+        let mut input = Vec::new();
+        for _ in 0..10_000 {
+            input.extend_from_slice(b"ab");
+        }
+        assert!(s.matches(e, &input).unwrap());
+        assert!(!s.matches(e, &input[1..]).unwrap());
+        // Exponential-looking families stay bounded.
+        let e = compile(&mut s, "(a|aa|aaa)*(a|ab|b)*b{0,50}");
+        s.set_fuel(5_000_000);
+        let r = s.matches(e, &[b'a'; 200]);
+        assert!(matches!(r, Ok(true) | Err(LimitKind::Fuel)));
+    }
+
+    #[test]
+    fn deep_ast_is_iterative() {
+        let mut s = ExprSet::new(&Limits::default());
+        let mut ast = RegexAst::literal("x");
+        for i in 0..50_000 {
+            ast = if i % 2 == 0 {
+                RegexAst::Concat(vec![RegexAst::literal("a"), ast])
+            } else {
+                RegexAst::Or(vec![RegexAst::literal("b"), ast])
+            };
+        }
+        let e = s.compile(&ast).unwrap();
+        assert!(s.matches(e, b"ab").unwrap());
+        assert!(s.matches(e, b"b").unwrap());
+        assert!(!s.matches(e, b"aax").unwrap());
+        // Drop the deep tree without recursion trouble: unwind it by hand.
+        let mut cur = ast;
+        loop {
+            cur = match cur {
+                RegexAst::Concat(mut v) | RegexAst::Or(mut v) => match v.pop() {
+                    Some(x) => x,
+                    None => break,
+                },
+                _ => break,
+            };
+        }
+    }
+
+    #[test]
+    fn and_not_via_ast() {
+        let mut s = ExprSet::new(&Limits::default());
+        // Identifiers that are not keywords.
+        let ast = RegexAst::And(vec![
+            pat("[a-z]+"),
+            RegexAst::Not(Box::new(RegexAst::Or(vec![
+                RegexAst::literal("if"),
+                RegexAst::literal("else"),
+            ]))),
+        ]);
+        let e = s.compile(&ast).unwrap();
+        assert!(s.matches(e, b"iff").unwrap());
+        assert!(!s.matches(e, b"if").unwrap());
+        assert!(!s.matches(e, b"else").unwrap());
+        assert!(!s.is_empty_language(e).unwrap());
+        let kw = compile(&mut s, "if|else");
+        let id = compile(&mut s, "[a-z]+");
+        assert!(s.is_contained_in(kw, id).unwrap());
+        assert!(!s.is_contained_in(id, kw).unwrap());
+        assert!(!s.is_contained_in(e, kw).unwrap());
+        assert!(s.is_contained_in(e, id).unwrap());
+        // Strings of a's whose length is a multiple of 2 and 3, minus multiples of 6: empty.
+        let six = compile(&mut s, "(aaaaaa)*");
+        let two = compile(&mut s, "(aa)*");
+        let three = compile(&mut s, "(aaa)*");
+        let both = s.mk_and(&[two, three]).unwrap();
+        let ns = s.mk_not(six).unwrap();
+        let diff = s.mk_and(&[both, ns]).unwrap();
+        assert!(s.is_empty_language(diff).unwrap());
+        assert!(s.is_contained_in(both, six).unwrap());
+        assert!(s.is_contained_in(six, both).unwrap());
+        // Emptiness under a tiny fuel budget errors instead of lying.
+        let hard = compile(&mut s, "[ab]*a[ab]{12}");
+        let nh = s.mk_not(hard).unwrap();
+        let x = s.mk_and(&[nh, hard]).unwrap();
+        assert_eq!(x, ExprId::NOTHING);
+        let y = compile(&mut s, "[ab]*b[ab]{12}");
+        let z = s.mk_and(&[hard, y]).unwrap();
+        s.set_fuel(10);
+        assert_eq!(s.is_empty_language(z), Err(LimitKind::Fuel));
+        s.set_fuel(100_000_000);
+        assert!(s.is_empty_language(z).unwrap());
+    }
+
+    // ---- Differential test against a brute-force reference over a test AST. ----
+
+    #[derive(Debug, Clone)]
+    enum T {
+        Lit(Vec<u8>),
+        Class(Vec<u8>),
+        Cat(Vec<T>),
+        Alt(Vec<T>),
+        Rep(Box<T>, u32, Option<u32>),
+        And(Vec<T>),
+        Not(Box<T>),
+    }
+
+    /// `m[i][j]`: does `t` match `s[i..j]`?
+    fn reference(t: &T, s: &[u8]) -> Vec<Vec<bool>> {
+        let n = s.len() + 1;
+        let mut m = vec![vec![false; n]; n];
+        match t {
+            T::Lit(l) => {
+                for i in 0..n {
+                    if s[i..].starts_with(l) {
+                        m[i][i + l.len()] = true;
+                    }
+                }
+            }
+            T::Class(c) => {
+                for i in 0..s.len() {
+                    m[i][i + 1] = c.contains(&s[i]);
+                }
+            }
+            T::Cat(xs) => {
+                for (i, row) in m.iter_mut().enumerate() {
+                    row[i] = true;
+                }
+                for x in xs {
+                    m = compose(&m, &reference(x, s));
+                }
+            }
+            T::Alt(xs) => {
+                for x in xs {
+                    let r = reference(x, s);
+                    for i in 0..n {
+                        for j in 0..n {
+                            m[i][j] |= r[i][j];
+                        }
+                    }
+                }
+            }
+            T::And(xs) => {
+                for (i, row) in m.iter_mut().enumerate() {
+                    for x in row.iter_mut().skip(i) {
+                        *x = true;
+                    }
+                }
+                for x in xs {
+                    let r = reference(x, s);
+                    for i in 0..n {
+                        for j in 0..n {
+                            m[i][j] &= r[i][j];
+                        }
+                    }
+                }
+            }
+            T::Not(x) => {
+                let r = reference(x, s);
+                for i in 0..n {
+                    for j in i..n {
+                        m[i][j] = !r[i][j];
+                    }
+                }
+            }
+            T::Rep(x, min, max) => {
+                let r = reference(x, s);
+                let mut power = vec![vec![false; n]; n];
+                for (i, row) in power.iter_mut().enumerate() {
+                    row[i] = true;
+                }
+                let limit = max.unwrap_or(*min + n as u32 + 1);
+                for k in 0..=limit {
+                    if k >= *min {
+                        for i in 0..n {
+                            for j in 0..n {
+                                m[i][j] |= power[i][j];
+                            }
+                        }
+                    }
+                    power = compose(&power, &r);
+                }
+            }
+        }
+        m
+    }
+
+    fn compose(a: &[Vec<bool>], b: &[Vec<bool>]) -> Vec<Vec<bool>> {
+        let n = a.len();
+        let mut c = vec![vec![false; n]; n];
+        for i in 0..n {
+            for k in 0..n {
+                if a[i][k] {
+                    for j in 0..n {
+                        c[i][j] |= b[k][j];
+                    }
+                }
+            }
+        }
+        c
+    }
+
+    fn to_pattern(t: &T, out: &mut String) {
+        match t {
+            T::Lit(l) => {
+                out.push_str("(?:");
+                for &b in l {
+                    out.push(b as char);
+                }
+                out.push(')');
+            }
+            T::Class(c) => {
+                out.push('[');
+                for &b in c {
+                    out.push(b as char);
+                }
+                out.push(']');
+            }
+            T::Cat(xs) => {
+                out.push_str("(?:");
+                for x in xs {
+                    to_pattern(x, out);
+                }
+                out.push(')');
+            }
+            T::Alt(xs) => {
+                out.push('(');
+                for (i, x) in xs.iter().enumerate() {
+                    if i > 0 {
+                        out.push('|');
+                    }
+                    to_pattern(x, out);
+                }
+                out.push(')');
+            }
+            T::Rep(x, min, max) => {
+                out.push_str("(?:");
+                to_pattern(x, out);
+                out.push(')');
+                match (min, max) {
+                    (0, None) => out.push('*'),
+                    (1, None) => out.push('+'),
+                    (0, Some(1)) => out.push('?'),
+                    (m, None) => out.push_str(&alloc::format!("{{{m},}}")),
+                    (m, Some(n)) => out.push_str(&alloc::format!("{{{m},{n}}}")),
+                }
+            }
+            T::And(_) | T::Not(_) => unreachable!(),
+        }
+    }
+
+    fn to_ast(t: &T) -> RegexAst {
+        match t {
+            T::Lit(l) => RegexAst::Literal(l.clone()),
+            T::Class(c) => {
+                let mut set = [0u32; 8];
+                for &b in c {
+                    set[(b >> 5) as usize] |= 1 << (b & 31);
+                }
+                RegexAst::ByteSet(set)
+            }
+            T::Cat(xs) => RegexAst::Concat(xs.iter().map(to_ast).collect()),
+            T::Alt(xs) => RegexAst::Or(xs.iter().map(to_ast).collect()),
+            T::And(xs) => RegexAst::And(xs.iter().map(to_ast).collect()),
+            T::Not(x) => RegexAst::Not(Box::new(to_ast(x))),
+            T::Rep(x, min, max) => RegexAst::Repeat(Box::new(to_ast(x)), *min, *max),
+        }
+    }
+
+    fn arb_t(with_and_not: bool) -> impl Strategy<Value = T> {
+        let leaf = prop_oneof![
+            proptest::collection::vec(prop_oneof![Just(b'a'), Just(b'b'), Just(b'c')], 0..3)
+                .prop_map(T::Lit),
+            proptest::collection::vec(prop_oneof![Just(b'a'), Just(b'b'), Just(b'c')], 1..3)
+                .prop_map(T::Class),
+        ];
+        leaf.prop_recursive(4, 24, 3, move |inner| {
+            let rep = (
+                inner.clone(),
+                0u32..3,
+                prop_oneof![Just(None), (0u32..4).prop_map(Some)],
+            )
+                .prop_map(|(x, min, extra)| T::Rep(Box::new(x), min, extra.map(|e| min + e)));
+            if with_and_not {
+                prop_oneof![
+                    proptest::collection::vec(inner.clone(), 1..4).prop_map(T::Cat),
+                    proptest::collection::vec(inner.clone(), 1..4).prop_map(T::Alt),
+                    rep,
+                    proptest::collection::vec(inner.clone(), 1..3).prop_map(T::And),
+                    inner.prop_map(|x| T::Not(Box::new(x))),
+                ]
+                .boxed()
+            } else {
+                prop_oneof![
+                    proptest::collection::vec(inner.clone(), 1..4).prop_map(T::Cat),
+                    proptest::collection::vec(inner.clone(), 1..4).prop_map(T::Alt),
+                    rep,
+                ]
+                .boxed()
+            }
+        })
+    }
+
+    fn arb_input() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(prop_oneof![Just(b'a'), Just(b'b'), Just(b'c')], 0..7)
+    }
+
+    /// All strings over {a,b,c} of length <= 4.
+    fn all_short() -> Vec<Vec<u8>> {
+        let mut out = vec![Vec::new()];
+        let mut frontier = vec![Vec::new()];
+        for _ in 0..4 {
+            let mut next = Vec::new();
+            for s in &frontier {
+                for b in [b'a', b'b', b'c'] {
+                    let mut t: Vec<u8> = s.clone();
+                    t.push(b);
+                    next.push(t);
+                }
+            }
+            out.extend(next.iter().cloned());
+            frontier = next;
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        #[test]
+        fn pattern_matches_reference(t in arb_t(false), inputs in proptest::collection::vec(arb_input(), 8)) {
+            let mut p = String::new();
+            to_pattern(&t, &mut p);
+            let mut s = ExprSet::new(&Limits::default());
+            let e = s.compile(&pat(&p)).unwrap();
+            let direct = s.compile(&to_ast(&t)).unwrap();
+            // Both routes yield the same canonical node most of the time; the language is
+            // what must agree.
+            for input in &inputs {
+                let want = reference(&t, input)[0][input.len()];
+                prop_assert_eq!(s.matches(e, input).unwrap(), want, "{} on {:?}", p, input);
+                prop_assert_eq!(s.matches(direct, input).unwrap(), want);
+            }
+            // Without And/Not: empty iff NOTHING.
+            let nonempty = all_short().iter().any(|w| reference(&t, w)[0][w.len()]);
+            if nonempty {
+                prop_assert_ne!(e, ExprId::NOTHING);
+            }
+            prop_assert_eq!(s.is_empty_language(e).unwrap(), e == ExprId::NOTHING);
+        }
+
+        #[test]
+        fn and_not_matches_reference(t in arb_t(true), inputs in proptest::collection::vec(arb_input(), 8)) {
+            let mut s = ExprSet::new(&Limits::default());
+            let e = s.compile(&to_ast(&t)).unwrap();
+            for input in &inputs {
+                let want = reference(&t, input)[0][input.len()];
+                prop_assert_eq!(s.matches(e, input).unwrap(), want, "{} on {:?}", s.display(e), input);
+            }
+            let shorts = all_short();
+            let witness = shorts.iter().find(|w| reference(&t, w)[0][w.len()]);
+            let empty = s.is_empty_language(e).unwrap();
+            if witness.is_some() {
+                prop_assert!(!empty, "{}", s.display(e));
+            }
+            let fb = s.first_bytes(e).unwrap();
+            for w in &shorts {
+                if let Some(&b) = w.first()
+                    && reference(&t, w)[0][w.len()]
+                {
+                    prop_assert!(fb[(b >> 5) as usize] & (1 << (b & 31)) != 0);
+                }
+            }
+            if empty {
+                prop_assert_eq!(fb, [0u32; 8]);
+            }
+            // Containment agrees with the reference on short strings.
+            let ab = s.compile(&pat("[ab]*")).unwrap();
+            let contained = s.is_contained_in(e, ab).unwrap();
+            let violates = shorts.iter().any(|w| {
+                reference(&t, w)[0][w.len()] && w.contains(&b'c')
+            });
+            if violates {
+                prop_assert!(!contained);
+            }
+            // Byte classes: bytes of one class have equal derivatives.
+            let classes = s.byte_classes(&[e]);
+            for b in [b'a', b'b', b'c', b'd', 0, 0xff] {
+                let rep = classes.representative(classes.class_of(b));
+                prop_assert_eq!(s.derivative(e, b).unwrap(), s.derivative(e, rep).unwrap());
+            }
+        }
     }
 }

@@ -140,6 +140,13 @@ fn simple_walk_and_layout() {
     assert_eq!(trie.vocab_size(), 8);
     assert_eq!(trie.mask_words(), 1);
     assert_eq!(trie.dups, vec![(1, 5)]);
+    // The example table in README.md.
+    let sizes: Vec<usize> = trie.nodes.iter().map(|n| n.subtree_size()).collect();
+    let pops: Vec<usize> = trie.nodes[1..].iter().map(|n| n.pops()).collect();
+    let bytes: Vec<u8> = trie.nodes[1..].iter().map(|n| n.byte()).collect();
+    assert_eq!(sizes, [7, 3, 2, 1, 2, 1, 1]);
+    assert_eq!(pops, [1, 2, 3, 1, 2, 1]);
+    assert_eq!(bytes, *b"abcbac");
     let mut rec = PrefixRecognizer::new(&[b"abx".to_vec(), b"c".to_vec()]);
     let mut mask = vec![0u32; 1];
     trie.walk(&mut rec, &mut mask);
@@ -249,6 +256,53 @@ fn errors() {
         TokTrie::new(&refs(&tokens)).unwrap_err(),
         TrieError::TooManyNodes
     );
+}
+
+/// Accepts bytes of a fixed class; counts depth to check balance.
+struct ByteClass {
+    ok: [bool; 256],
+    depth: usize,
+}
+
+impl Recognizer for ByteClass {
+    fn push_byte(&mut self, byte: u8) -> bool {
+        self.depth += usize::from(self.ok[byte as usize]);
+        self.ok[byte as usize]
+    }
+    fn pop_bytes(&mut self, n: usize) {
+        assert!(n <= self.depth);
+        self.depth -= n;
+    }
+}
+
+#[test]
+fn synthetic_vocabulary_walk_matches_oracle() {
+    let vocab = crate::Vocabulary::synthetic(3000, 3);
+    let trie = vocab.trie();
+    check_invariants(trie);
+    assert!(
+        !trie.dups.is_empty(),
+        "expected some duplicate random words"
+    );
+    let tokens: Vec<Vec<u8>> = (0..trie.vocab_size() as u32)
+        .map(|id| trie.token_bytes(id).to_vec())
+        .collect();
+    let classes: [fn(u8) -> bool; 3] = [
+        |b| b >= 0x20 && b != b'"' && b != b'\\',
+        |b| b.is_ascii_lowercase() || b == b' ',
+        |b| b.is_ascii_digit() || b == 0xFF,
+    ];
+    for class in classes {
+        let mut rec = ByteClass {
+            ok: core::array::from_fn(|b| class(b as u8)),
+            depth: 0,
+        };
+        let want = oracle(&tokens, |t| t.iter().all(|&b| class(b)));
+        let mut mask = vec![0u32; trie.mask_words()];
+        trie.walk(&mut rec, &mut mask);
+        assert_eq!(mask, want);
+        assert_eq!(rec.depth, 0);
+    }
 }
 
 #[cfg(not(debug_assertions))]

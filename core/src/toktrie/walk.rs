@@ -7,6 +7,11 @@
 //! Nodes without a token must not set a bit. Instead of branching, the loop computes the
 //! write as `mask[w] |= bit` with `w = 0` and `bit = 0` for such nodes, a no-op store to a
 //! word that exists whenever the trie has any node below the root.
+//!
+//! Unchecked indexing runs about 8% fewer instructions per walk than safe indexing
+//! (callgrind: 11.8M vs 12.8M Ir per walk, averaged over three byte-class recognizers on
+//! `Vocabulary::synthetic(128_000, 42)`, 309k nodes; 2026-11-22). With a real lexer and
+//! parser behind `push_byte` the share is smaller.
 #![allow(unsafe_code)]
 
 use alloc::vec::Vec;

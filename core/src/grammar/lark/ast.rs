@@ -1,27 +1,28 @@
 //! The syntax tree of a Lark grammar, before name resolution and lowering.
 //!
-//! Every node records its byte range and its height; the parser rejects trees taller
-//! than the nesting budget, so the recursive passes over them are depth-bounded.
+//! Expressions live in one arena in *post-order*: a node's children are the subtrees
+//! immediately before it, and the subtree rooted at `r` is exactly `nodes[first..=r]`
+//! with `first = nodes[r].first`. Passes therefore walk a range left to right with a value
+//! stack (no recursion, whatever the nesting), and dropping the tree is flat.
 
-use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::token::RegexLit;
 
-/// An expression in a rule or terminal body.
+/// One expression node.
 #[derive(Debug, Clone)]
-pub(super) struct Expr {
-    pub(super) kind: ExprKind,
+pub(super) struct Node {
+    pub(super) kind: NodeKind,
     /// Source byte range.
     pub(super) start: usize,
     pub(super) end: usize,
-    /// 1 for leaves; 1 + the tallest child otherwise.
-    pub(super) height: usize,
+    /// Index of the first node of this node's subtree.
+    pub(super) first: usize,
 }
 
 #[derive(Debug, Clone)]
-pub(super) enum ExprKind {
+pub(super) enum NodeKind {
     /// A rule or terminal name.
     Name(String),
     /// `"text"` / `"text"i`.
@@ -32,32 +33,20 @@ pub(super) enum ExprKind {
     Range(char, char),
     /// `<|name|>` / `<[ids]>` (the source text).
     Special(String),
-    /// Juxtaposition (never of length 1).
-    Seq(Vec<Expr>),
-    /// `a | b` (never of length 1).
-    Alt(Vec<Expr>),
-    /// `x{min,max}`, `x*`, `x+`, `x?`, `[x]`, `x ~ n..m`.
-    Repeat(Box<Expr>, u32, Option<u32>),
-}
-
-impl Expr {
-    pub(super) fn leaf(kind: ExprKind, start: usize, end: usize) -> Expr {
-        Expr {
-            kind,
-            start,
-            end,
-            height: 1,
-        }
-    }
+    /// Juxtaposition of the preceding `n` subtrees (`n != 1`).
+    Seq(usize),
+    /// Alternation of the preceding `n` subtrees (`n >= 2`).
+    Alt(usize),
+    /// `{min,max}` of the preceding subtree (`*`, `+`, `?`, `[..]`, `~ n..m` included).
+    Repeat(u32, Option<u32>),
 }
 
 /// `[lazy, stop="..."]` on a definition.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Attrs {
     pub(super) lazy: bool,
-    pub(super) stop: Option<Expr>,
-    /// Byte range of the `[...]` list, if present.
-    pub(super) span: Option<(usize, usize)>,
+    /// Root of the stop expression.
+    pub(super) stop: Option<usize>,
 }
 
 impl Attrs {
@@ -75,7 +64,8 @@ pub(super) struct Def {
     /// Byte range of the name in the source.
     pub(super) name_span: (usize, usize),
     pub(super) attrs: Attrs,
-    pub(super) body: Expr,
+    /// Root of the body.
+    pub(super) body: usize,
 }
 
 /// One `%import` name.
@@ -93,8 +83,24 @@ pub(super) struct ImportName {
 pub(super) enum Item {
     Rule(Def),
     Term(Def),
-    Ignore(Expr),
+    /// Root of the ignored expression.
+    Ignore(usize),
     Import(Vec<ImportName>),
+}
+
+/// A parsed grammar: statements over one node arena.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Parsed {
+    pub(super) nodes: Vec<Node>,
+    pub(super) items: Vec<Item>,
+}
+
+impl Parsed {
+    /// The nodes of the subtree rooted at `root`, in post-order (empty if out of range).
+    pub(super) fn subtree(&self, root: usize) -> &[Node] {
+        let first = self.nodes.get(root).map_or(root, |n| n.first);
+        self.nodes.get(first..=root).unwrap_or(&[])
+    }
 }
 
 /// Whether a (marker-free) name denotes a terminal: it has no lowercase letters.

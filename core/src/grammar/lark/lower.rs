@@ -16,7 +16,7 @@ use alloc::vec::Vec;
 use hashbrown::HashMap;
 
 use super::SpecialTokens;
-use super::ast::{Def, Expr, ExprKind, Item, is_terminal_name};
+use super::ast::{Def, Item, NodeKind, Parsed, is_terminal_name};
 use super::span::LineIndex;
 use crate::Limits;
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind, Span};
@@ -24,6 +24,9 @@ use crate::grammar::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
 use crate::regex::{PatternFlags, RegexAst};
 
 type LResult<T> = Result<T, GrammarError>;
+
+/// A terminal referenced by another, with the byte range of the reference.
+type Dep = (usize, (usize, usize));
 
 /// A computed terminal regex with its node count and tree height.
 #[derive(Debug, Clone)]
@@ -91,6 +94,7 @@ pub(super) struct Terminals<'a, 's> {
     names: Vec<String>,
     done: Vec<Option<TermRegex>>,
     rules: &'a BTreeMap<String, (usize, &'a Def)>,
+    parsed: &'a Parsed,
 }
 
 impl<'a, 's> Terminals<'a, 's> {
@@ -102,21 +106,13 @@ impl<'a, 's> Terminals<'a, 's> {
         GrammarError::limit(kind).with_span(self.lines.span(span.0, span.1))
     }
 
-    /// Terminal names referenced by `e` (with their use spans), checking that each exists
-    /// and is a terminal.
-    fn deps(&self, e: &Expr, out: &mut Vec<(usize, (usize, usize))>) -> LResult<()> {
-        match &e.kind {
-            ExprKind::Name(n) => out.push((self.resolve(n, (e.start, e.end))?, (e.start, e.end))),
-            ExprKind::Seq(xs) | ExprKind::Alt(xs) => {
-                for x in xs {
-                    self.deps(x, out)?;
-                }
+    /// Terminals referenced in the subtree at `root` (with their use spans), checking that
+    /// each name exists and is a terminal.
+    fn deps(&self, root: usize, out: &mut Vec<Dep>) -> LResult<()> {
+        for n in self.parsed.subtree(root) {
+            if let NodeKind::Name(name) = &n.kind {
+                out.push((self.resolve(name, (n.start, n.end))?, (n.start, n.end)));
             }
-            ExprKind::Repeat(x, _, _) => self.deps(x, out)?,
-            ExprKind::Str(..)
-            | ExprKind::Regex(_)
-            | ExprKind::Range(..)
-            | ExprKind::Special(_) => {}
         }
         Ok(())
     }
@@ -154,7 +150,7 @@ impl<'a, 's> Terminals<'a, 's> {
             if state[root] != Visit::Todo {
                 continue;
             }
-            let mut stack: Vec<(usize, Vec<(usize, (usize, usize))>, usize)> = Vec::new();
+            let mut stack: Vec<(usize, Vec<Dep>, usize)> = Vec::new();
             state[root] = Visit::Active;
             stack.push((root, self.term_deps(root)?, 0));
             while let Some((t, deps, next)) = stack.last_mut() {
@@ -180,11 +176,7 @@ impl<'a, 's> Terminals<'a, 's> {
                     TermBody::Prebuilt(r, _) => r.clone(),
                     TermBody::Source(def) => {
                         let mut budget = 0;
-                        let r = self.regex(&def.body, &mut budget)?;
-                        if r.height > super::parser::max_height(self.limits) {
-                            return Err(self.limit(LimitKind::NestingDepth, def.name_span));
-                        }
-                        r
+                        self.regex(def.body, &mut budget)?
                     }
                 };
                 self.done[t] = Some(computed);
@@ -194,11 +186,11 @@ impl<'a, 's> Terminals<'a, 's> {
         Ok(())
     }
 
-    fn term_deps(&self, t: usize) -> LResult<Vec<(usize, (usize, usize))>> {
+    fn term_deps(&self, t: usize) -> LResult<Vec<Dep>> {
         let mut out = Vec::new();
         if let TermBody::Source(def) = &self.bodies[t] {
-            self.deps(&def.body, &mut out)?;
-            if let Some(stop) = &def.attrs.stop {
+            self.deps(def.body, &mut out)?;
+            if let Some(stop) = def.attrs.stop {
                 self.deps(stop, &mut out)?;
             }
         }
@@ -214,87 +206,117 @@ impl<'a, 's> Terminals<'a, 's> {
         }
     }
 
-    /// The regex of a terminal expression; referenced terminals must be computed.
-    pub(super) fn regex(&self, e: &Expr, budget: &mut usize) -> LResult<TermRegex> {
-        let span = (e.start, e.end);
-        let leaf = |ast| TermRegex {
-            ast,
-            size: 1,
-            height: 1,
-        };
-        match &e.kind {
-            ExprKind::Name(n) => {
-                let i = self.resolve(n, span)?;
-                let Some(r) = self.done.get(i).and_then(Option::as_ref) else {
-                    let msg = format!("terminal `{n}` refers to itself");
-                    return Err(self.err(GrammarErrorKind::Syntax, span, msg));
-                };
-                self.charge(budget, r.size, span)?;
-                Ok(r.clone())
-            }
-            ExprKind::Str(s, ci) => {
-                self.charge(budget, 1, span)?;
-                Ok(leaf(literal_regex(s, *ci)))
-            }
-            ExprKind::Regex(lit) => {
-                self.charge(budget, 1, span)?;
-                Ok(leaf(RegexAst::Pattern(lit.pattern.clone(), lit.flags)))
-            }
-            ExprKind::Range(a, b) => {
-                self.charge(budget, 1, span)?;
-                Ok(leaf(range_regex(*a, *b)))
-            }
-            ExprKind::Special(_) => Err(self.err(
-                GrammarErrorKind::Unsupported,
-                span,
-                "special tokens are only allowed in rules, not in terminals".to_string(),
-            )),
-            ExprKind::Seq(xs) | ExprKind::Alt(xs) => {
-                let is_seq = matches!(e.kind, ExprKind::Seq(_));
-                self.charge(budget, 1, span)?;
-                let mut parts = Vec::with_capacity(xs.len());
-                let (mut size, mut height) = (1usize, 1usize);
-                for x in xs {
-                    let r = self.regex(x, budget)?;
-                    size = size.saturating_add(r.size);
-                    // Splice same-kind children: chains of terminals do not grow the height.
-                    match (is_seq, r.ast) {
-                        (true, RegexAst::Concat(inner)) | (false, RegexAst::Or(inner)) => {
-                            height = height.max(r.height);
-                            parts.extend(inner);
-                        }
-                        (_, ast) => {
-                            height = height.max(r.height + 1);
-                            parts.push(ast);
+    /// The regex of the terminal expression at `root`; referenced terminals must be
+    /// computed. Walks the post-order subtree with a value stack.
+    pub(super) fn regex(&self, root: usize, budget: &mut usize) -> LResult<TermRegex> {
+        let mut vals: Vec<TermRegex> = Vec::new();
+        for n in self.parsed.subtree(root) {
+            let span = (n.start, n.end);
+            let leaf = |ast| TermRegex {
+                ast,
+                size: 1,
+                height: 1,
+            };
+            let v = match &n.kind {
+                NodeKind::Name(name) => {
+                    let i = self.resolve(name, span)?;
+                    let Some(r) = self.done.get(i).and_then(Option::as_ref) else {
+                        let msg = format!("terminal `{name}` refers to itself");
+                        return Err(self.err(GrammarErrorKind::Syntax, span, msg));
+                    };
+                    self.charge(budget, r.size, span)?;
+                    r.clone()
+                }
+                NodeKind::Str(s, ci) => {
+                    self.charge(budget, 1, span)?;
+                    leaf(literal_regex(s, *ci))
+                }
+                NodeKind::Regex(lit) => {
+                    self.charge(budget, 1, span)?;
+                    leaf(RegexAst::Pattern(lit.pattern.clone(), lit.flags))
+                }
+                NodeKind::Range(a, b) => {
+                    self.charge(budget, 1, span)?;
+                    leaf(range_regex(*a, *b))
+                }
+                NodeKind::Special(_) => {
+                    return Err(self.err(
+                        GrammarErrorKind::Unsupported,
+                        span,
+                        "special tokens are only allowed in rules, not in terminals".to_string(),
+                    ));
+                }
+                NodeKind::Seq(k) | NodeKind::Alt(k) => {
+                    let is_seq = matches!(n.kind, NodeKind::Seq(_));
+                    self.charge(budget, 1, span)?;
+                    let children = pop_n(&mut vals, *k)?;
+                    let (mut size, mut height) = (1usize, 1usize);
+                    let mut parts = Vec::with_capacity(children.len());
+                    for r in children {
+                        size = size.saturating_add(r.size);
+                        // Splice same-kind children: terminal chains do not grow the height.
+                        match (is_seq, r.ast) {
+                            (true, RegexAst::Concat(inner)) | (false, RegexAst::Or(inner)) => {
+                                height = height.max(r.height);
+                                parts.extend(inner);
+                            }
+                            (_, ast) => {
+                                height = height.max(r.height + 1);
+                                parts.push(ast);
+                            }
                         }
                     }
+                    let ast = match (is_seq, parts.len()) {
+                        (true, 0) => RegexAst::Epsilon,
+                        (false, 0) => RegexAst::Nothing,
+                        (_, 1) => parts.pop().unwrap_or(RegexAst::Epsilon),
+                        (true, _) => RegexAst::Concat(parts),
+                        (false, _) => RegexAst::Or(parts),
+                    };
+                    TermRegex { ast, size, height }
                 }
-                let ast = match (is_seq, parts.len()) {
-                    (true, 0) => RegexAst::Epsilon,
-                    (false, 0) => RegexAst::Nothing,
-                    (_, 1) => parts.pop().unwrap_or(RegexAst::Epsilon),
-                    (true, _) => RegexAst::Concat(parts),
-                    (false, _) => RegexAst::Or(parts),
-                };
-                Ok(TermRegex { ast, size, height })
+                NodeKind::Repeat(min, max) => {
+                    check_repeat(self.lines, self.limits, *min, *max, span)?;
+                    self.charge(budget, 1, span)?;
+                    let mut children = pop_n(&mut vals, 1)?;
+                    let r = children.pop().ok_or_else(internal)?;
+                    TermRegex {
+                        ast: RegexAst::Repeat(Box::new(r.ast), *min, *max),
+                        size: r.size.saturating_add(1),
+                        height: r.height + 1,
+                    }
+                }
+            };
+            if v.height > super::parser::max_height(self.limits) {
+                return Err(self.limit(LimitKind::NestingDepth, span));
             }
-            ExprKind::Repeat(x, min, max) => {
-                check_repeat(self.lines, self.limits, *min, *max, span)?;
-                self.charge(budget, 1, span)?;
-                let r = self.regex(x, budget)?;
-                Ok(TermRegex {
-                    ast: RegexAst::Repeat(Box::new(r.ast), *min, *max),
-                    size: r.size.saturating_add(1),
-                    height: r.height + 1,
-                })
-            }
+            vals.push(v);
         }
+        let r = vals.pop().ok_or_else(internal)?;
+        if !vals.is_empty() {
+            return Err(internal());
+        }
+        Ok(r)
     }
 
     /// The regex of a computed terminal.
     fn get(&self, i: usize) -> Option<&TermRegex> {
         self.done.get(i).and_then(Option::as_ref)
     }
+}
+
+/// An "impossible" inconsistency in the node arena, reported instead of panicking.
+fn internal() -> GrammarError {
+    GrammarError::new(
+        GrammarErrorKind::Syntax,
+        "internal error: malformed expression",
+    )
+}
+
+/// The last `k` values, in order.
+fn pop_n<T>(vals: &mut Vec<T>, k: usize) -> LResult<Vec<T>> {
+    let at = vals.len().checked_sub(k).ok_or_else(internal)?;
+    Ok(vals.split_off(at))
 }
 
 fn check_repeat(
@@ -305,7 +327,9 @@ fn check_repeat(
     span: (usize, usize),
 ) -> LResult<()> {
     if min > limits.max_repeat || max.is_some_and(|n| n > limits.max_repeat) {
-        return Err(GrammarError::limit(LimitKind::RepeatCount).with_span(lines.span(span.0, span.1)));
+        return Err(
+            GrammarError::limit(LimitKind::RepeatCount).with_span(lines.span(span.0, span.1))
+        );
     }
     Ok(())
 }
@@ -334,7 +358,7 @@ fn common_terminals(limits: &Limits) -> LResult<BTreeMap<String, TermRegex>> {
     let src = super::common::COMMON;
     let lines = LineIndex::new(src);
     let toks = super::token::tokenize(src, &lines)?;
-    let items = super::parser::Parser::new(src, toks, &lines, limits).parse_items()?;
+    let parsed = super::parser::Parser::new(src, toks, &lines, limits).parse_items()?;
     let no_rules = BTreeMap::new();
     let mut terms = Terminals {
         lines: &lines,
@@ -344,8 +368,9 @@ fn common_terminals(limits: &Limits) -> LResult<BTreeMap<String, TermRegex>> {
         names: Vec::new(),
         done: Vec::new(),
         rules: &no_rules,
+        parsed: &parsed,
     };
-    for item in &items {
+    for item in &parsed.items {
         if let Item::Term(def) = item {
             terms.index.insert(def.name.clone(), terms.bodies.len());
             terms.bodies.push(TermBody::Source(def));
@@ -364,7 +389,7 @@ fn common_terminals(limits: &Limits) -> LResult<BTreeMap<String, TermRegex>> {
 
 /// Lower parsed items to the IR.
 pub(super) fn lower(
-    items: &[Item],
+    parsed: &Parsed,
     lines: &LineIndex<'_>,
     specials: &dyn SpecialTokens,
     limits: &Limits,
@@ -374,7 +399,7 @@ pub(super) fn lower(
     let mut rule_order: Vec<&Def> = Vec::new();
     let mut term_defs: Vec<(String, (usize, usize), Option<&Def>)> = Vec::new();
     let mut term_spans: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut ignores: Vec<&Expr> = Vec::new();
+    let mut ignores: Vec<usize> = Vec::new();
     let mut imports = Vec::new();
     let duplicate = |name: &str, span: (usize, usize), first: (usize, usize)| {
         let mut e = lines.error(
@@ -386,11 +411,15 @@ pub(super) fn lower(
         e.aux_span = Some(lines.span(first.0, first.1));
         e
     };
-    for item in items {
+    for item in &parsed.items {
         match item {
             Item::Rule(def) => {
                 if let Some((i, _)) = rules.get(&def.name) {
-                    return Err(duplicate(&def.name, def.name_span, rule_order[*i].name_span));
+                    return Err(duplicate(
+                        &def.name,
+                        def.name_span,
+                        rule_order[*i].name_span,
+                    ));
                 }
                 rules.insert(def.name.clone(), (rule_order.len(), def));
                 rule_order.push(def);
@@ -402,7 +431,7 @@ pub(super) fn lower(
                 term_spans.insert(def.name.clone(), def.name_span);
                 term_defs.push((def.name.clone(), def.name_span, Some(def)));
             }
-            Item::Ignore(e) => ignores.push(e),
+            Item::Ignore(e) => ignores.push(*e),
             Item::Import(names) => {
                 for n in names {
                     if let Some(&first) = term_spans.get(&n.local) {
@@ -444,6 +473,7 @@ pub(super) fn lower(
         names: Vec::new(),
         done: Vec::new(),
         rules: &rules,
+        parsed,
     };
     let mut import_iter = imports.iter();
     for (name, span, def) in &term_defs {
@@ -475,7 +505,10 @@ pub(super) fn lower(
     // 4. Rules.
     let mut ir = GrammarIr::default();
     for def in &rule_order {
-        ir.add_nonterminal(def.name.clone(), Some(lines.span(def.name_span.0, def.name_span.1)));
+        ir.add_nonterminal(
+            def.name.clone(),
+            Some(lines.span(def.name_span.0, def.name_span.1)),
+        );
     }
     ir.start = u32::try_from(start_index).unwrap_or(0);
     let mut lw = Lowerer {
@@ -498,9 +531,13 @@ pub(super) fn lower(
             lw.add_rule(lhs, alloc::vec![IrSymbol::Lexeme(lexeme)], def.name_span)?;
             continue;
         }
-        let alts = lw.alternatives(&def.body, &def.name)?;
+        let alts = lw.alternatives(def.body, &def.name)?;
+        let span = parsed
+            .nodes
+            .get(def.body)
+            .map_or(def.name_span, |n| (n.start, n.end));
         for alt in alts {
-            lw.add_rule(lhs, alt, (def.body.start, def.body.end))?;
+            lw.add_rule(lhs, alt, span)?;
         }
     }
 
@@ -509,31 +546,44 @@ pub(super) fn lower(
         let mut parts = Vec::new();
         let mut budget = lw.size;
         let mut names = Vec::new();
-        for e in &ignores {
+        let mut first_span = (0, 0);
+        for &e in &ignores {
             let r = terms.regex(e, &mut budget)?;
             parts.push(r.ast);
-            names.push(lines_text(lines, e));
+            if let Some(n) = parsed.nodes.get(e) {
+                let start = parsed
+                    .nodes
+                    .get(n.first)
+                    .map_or(n.start, |f| f.start.min(n.start));
+                if names.is_empty() {
+                    first_span = (start, n.end);
+                }
+                names.push(lines.text(start, n.end).to_string());
+            }
         }
-        lw.size = budget;
+        lw.charge(budget.saturating_sub(lw.size), first_span)?;
         let regex = if parts.len() == 1 {
             parts.pop().unwrap_or(RegexAst::Nothing)
         } else {
             RegexAst::Or(parts)
         };
-        let first = ignores.first().map_or((0, 0), |e| (e.start, e.end));
         lw.ir.add_lexeme(IrLexeme {
             name: format!("%ignore {}", names.join(" | ")),
             regex,
             mode: LexemeMode::Greedy,
             ignore: true,
-            span: Some(lines.span(first.0, first.1)),
+            span: Some(lines.span(first_span.0, first_span.1)),
         });
     }
     Ok(lw.ir)
 }
 
-fn lines_text(lines: &LineIndex<'_>, e: &Expr) -> String {
-    lines.text(e.start, e.end).to_string()
+/// A lowered rule subexpression.
+enum Val {
+    /// One symbol sequence.
+    Seq(Vec<IrSymbol>),
+    /// Two or more alternatives.
+    Alts(Vec<Vec<IrSymbol>>),
 }
 
 struct Lowerer<'a, 's> {
@@ -592,9 +642,9 @@ impl Lowerer<'_, '_> {
 
     /// A rule or terminal with `lazy` / `stop`: one lazy lexeme.
     fn lexeme_from_def(&mut self, def: &Def) -> LResult<u32> {
-        let mut budget = self.size;
-        let body = self.terms.regex(&def.body, &mut budget)?;
-        let r = match &def.attrs.stop {
+        let mut budget = 0;
+        let body = self.terms.regex(def.body, &mut budget)?;
+        let r = match def.attrs.stop {
             None => body,
             Some(stop) => {
                 let s = self.terms.regex(stop, &mut budget)?;
@@ -613,25 +663,21 @@ impl Lowerer<'_, '_> {
         if let Some(&id) = self.term_lexemes.get(&i) {
             return Ok(id);
         }
-        let id = match &self.terms.bodies[i] {
-            TermBody::Source(def) if def.attrs.makes_lexeme() => self.lexeme_from_def(def)?,
-            body => {
+        let id = match self.terms.bodies.get(i) {
+            Some(TermBody::Source(def)) if def.attrs.makes_lexeme() => self.lexeme_from_def(def)?,
+            Some(body) => {
                 let span = body.span();
-                let Some(r) = self.terms.get(i).cloned() else {
-                    return Err(GrammarError::new(
-                        GrammarErrorKind::Syntax,
-                        "terminal was not computed",
-                    ));
-                };
-                let name = self.terms.names[i].clone();
+                let r = self.terms.get(i).cloned().ok_or_else(internal)?;
+                let name = self.terms.names.get(i).cloned().unwrap_or_default();
                 self.add_lexeme(name, r, LexemeMode::Greedy, span)?
             }
+            None => return Err(internal()),
         };
         self.term_lexemes.insert(i, id);
         Ok(id)
     }
 
-    fn anon_lexeme(&mut self, key: AnonKey, ast: RegexAst, e: &Expr) -> LResult<u32> {
+    fn anon_lexeme(&mut self, key: AnonKey, ast: RegexAst, span: (usize, usize)) -> LResult<u32> {
         if let Some(&id) = self.anon.get(&key) {
             return Ok(id);
         }
@@ -640,15 +686,16 @@ impl Lowerer<'_, '_> {
             size: 1,
             height: 1,
         };
-        let name = self.lines.text(e.start, e.end).to_string();
-        let id = self.add_lexeme(name, r, LexemeMode::Greedy, (e.start, e.end))?;
+        let name = self.lines.text(span.0, span.1).to_string();
+        let id = self.add_lexeme(name, r, LexemeMode::Greedy, span)?;
         self.anon.insert(key, id);
         Ok(id)
     }
 
-    fn special(&mut self, text: &str, e: &Expr) -> LResult<u32> {
-        let span = (e.start, e.end);
-        let unknown = |lines: &LineIndex<'_>, what: String| {
+    /// `<|name|>` or `<[ids]>` as a lexeme.
+    fn special(&mut self, text: &str, span: (usize, usize)) -> LResult<u32> {
+        let lines = self.lines;
+        let unknown = |what: String| {
             lines.error(
                 GrammarErrorKind::UnknownSpecialToken,
                 span.0,
@@ -656,25 +703,25 @@ impl Lowerer<'_, '_> {
                 format!("unknown special token {what}"),
             )
         };
+        let bad = || {
+            lines.error(
+                GrammarErrorKind::Unsupported,
+                span.0,
+                span.1,
+                "expected token ids like `<[128009]>` or `<[1,5-7]>`",
+            )
+        };
         let mut alts: Vec<Vec<u8>> = Vec::new();
         if text.starts_with("<|") {
             match self.specials.by_name(text) {
                 Some(b) => alts.push(b),
-                None => return Err(unknown(self.lines, format!("`{text}`"))),
+                None => return Err(unknown(format!("`{text}`"))),
             }
         } else {
             let inner = text
                 .strip_prefix("<[")
                 .and_then(|t| t.strip_suffix("]>"))
                 .unwrap_or("");
-            let bad = |lines: &LineIndex<'_>| {
-                lines.error(
-                    GrammarErrorKind::Unsupported,
-                    span.0,
-                    span.1,
-                    "expected token ids like `<[128009]>`, `<[1,5-7]>`",
-                )
-            };
             for part in inner.split(',') {
                 let part = part.trim();
                 let (lo, hi) = match part.split_once('-') {
@@ -682,28 +729,27 @@ impl Lowerer<'_, '_> {
                     None => (part, part),
                 };
                 let (Ok(lo), Ok(hi)) = (lo.parse::<u32>(), hi.parse::<u32>()) else {
-                    return Err(bad(self.lines));
+                    return Err(bad());
                 };
                 if lo > hi {
-                    return Err(bad(self.lines));
+                    return Err(bad());
                 }
                 self.charge((hi - lo) as usize + 1, span)?;
                 for id in lo..=hi {
                     match self.specials.by_id(id) {
                         Some(b) => alts.push(b),
-                        None => return Err(unknown(self.lines, format!("id {id}"))),
+                        None => return Err(unknown(format!("id {id}"))),
                     }
                 }
             }
         }
         alts.sort();
         alts.dedup();
-        let ast = if alts.len() == 1 {
-            RegexAst::Literal(alts[0].clone())
-        } else {
-            RegexAst::Or(alts.iter().cloned().map(RegexAst::Literal).collect())
+        let ast = match alts.as_slice() {
+            [one] => RegexAst::Literal(one.clone()),
+            _ => RegexAst::Or(alts.iter().cloned().map(RegexAst::Literal).collect()),
         };
-        self.anon_lexeme(AnonKey::Special(alts), ast, e)
+        self.anon_lexeme(AnonKey::Special(alts), ast, span)
     }
 
     /// A fresh helper nonterminal name.
@@ -739,194 +785,219 @@ impl Lowerer<'_, '_> {
         Ok(id)
     }
 
-    /// The alternatives of `e`, each a symbol sequence.
-    fn alternatives(&mut self, e: &Expr, base: &str) -> LResult<Vec<Vec<IrSymbol>>> {
-        match &e.kind {
-            ExprKind::Alt(xs) => {
-                let mut out = Vec::with_capacity(xs.len());
-                for x in xs {
-                    let mut seq = Vec::new();
-                    self.sequence_into(x, base, &mut seq)?;
-                    out.push(seq);
-                }
-                Ok(out)
-            }
-            _ => {
-                let mut seq = Vec::new();
-                self.sequence_into(e, base, &mut seq)?;
-                Ok(alloc::vec![seq])
+    /// `v` as one symbol sequence (alternatives become a `group` helper).
+    fn operand(&mut self, v: Val, base: &str, span: (usize, usize)) -> LResult<Vec<IrSymbol>> {
+        match v {
+            Val::Seq(s) => Ok(s),
+            Val::Alts(alts) => {
+                let key = HelperKey::Alts(alts.clone());
+                let id = self.helper(key, base, "group", span, |_| alts)?;
+                self.charge(1, span)?;
+                Ok(alloc::vec![IrSymbol::Nonterminal(id)])
             }
         }
     }
 
-    /// `e` as one symbol sequence (alternatives become a helper).
-    fn operand(&mut self, e: &Expr, base: &str) -> LResult<Vec<IrSymbol>> {
-        let mut alts = self.alternatives(e, base)?;
-        if alts.len() == 1 {
-            return Ok(alts.pop().unwrap_or_default());
-        }
-        let id = self.helper(HelperKey::Alts(alts.clone()), base, "group", (e.start, e.end), |_| alts)?;
-        Ok(alloc::vec![IrSymbol::Nonterminal(id)])
-    }
-
-    fn push(&mut self, out: &mut Vec<IrSymbol>, sym: IrSymbol, span: (usize, usize)) -> LResult<()> {
+    fn leaf(&mut self, sym: IrSymbol, span: (usize, usize)) -> LResult<Val> {
         self.charge(1, span)?;
-        out.push(sym);
+        Ok(Val::Seq(alloc::vec![sym]))
+    }
+
+    /// The alternatives of the rule expression at `root` (post-order walk, value stack).
+    fn alternatives(&mut self, root: usize, rule: &str) -> LResult<Vec<Vec<IrSymbol>>> {
+        let parsed: &Parsed = self.terms.parsed;
+        let nodes = parsed.subtree(root);
+        let mut vals: Vec<Val> = Vec::new();
+        for (k, n) in nodes.iter().enumerate() {
+            let span = (n.start, n.end);
+            let v = match &n.kind {
+                NodeKind::Name(name) => {
+                    let sym = self.name(name, span)?;
+                    self.leaf(sym, span)?
+                }
+                NodeKind::Str(s, ci) => {
+                    let key = AnonKey::Str(s.clone(), *ci);
+                    let id = self.anon_lexeme(key, literal_regex(s, *ci), span)?;
+                    self.leaf(IrSymbol::Lexeme(id), span)?
+                }
+                NodeKind::Regex(lit) => {
+                    let key = AnonKey::Regex(lit.pattern.clone(), flag_bits(lit.flags));
+                    let ast = RegexAst::Pattern(lit.pattern.clone(), lit.flags);
+                    let id = self.anon_lexeme(key, ast, span)?;
+                    self.leaf(IrSymbol::Lexeme(id), span)?
+                }
+                NodeKind::Range(a, b) => {
+                    let id = self.anon_lexeme(AnonKey::Range(*a, *b), range_regex(*a, *b), span)?;
+                    self.leaf(IrSymbol::Lexeme(id), span)?
+                }
+                NodeKind::Special(text) => {
+                    let id = self.special(text, span)?;
+                    self.leaf(IrSymbol::Lexeme(id), span)?
+                }
+                NodeKind::Seq(count) => {
+                    let mut out = Vec::new();
+                    for c in pop_n(&mut vals, *count)? {
+                        out.extend(self.operand(c, rule, span)?);
+                    }
+                    Val::Seq(out)
+                }
+                NodeKind::Alt(count) => {
+                    let mut alts = Vec::new();
+                    for c in pop_n(&mut vals, *count)? {
+                        match c {
+                            Val::Seq(s) => alts.push(s),
+                            Val::Alts(a) => alts.extend(a),
+                        }
+                    }
+                    Val::Alts(alts)
+                }
+                NodeKind::Repeat(min, max) => {
+                    let child = pop_n(&mut vals, 1)?.pop().ok_or_else(internal)?;
+                    // Helpers are named after a repeated name, else after the rule.
+                    let child_node = k.checked_sub(1).and_then(|c| nodes.get(c));
+                    let base = match child_node.map(|c| &c.kind) {
+                        Some(NodeKind::Name(name)) => {
+                            name.trim_start_matches('_').to_ascii_lowercase()
+                        }
+                        _ => rule.trim_start_matches('_').to_string(),
+                    };
+                    let base = if base.is_empty() {
+                        String::from("rule")
+                    } else {
+                        base
+                    };
+                    Val::Seq(self.repeat(child, *min, *max, span, &base, rule)?)
+                }
+            };
+            vals.push(v);
+        }
+        let v = vals.pop().ok_or_else(internal)?;
+        if !vals.is_empty() {
+            return Err(internal());
+        }
+        Ok(match v {
+            Val::Seq(s) => alloc::vec![s],
+            Val::Alts(a) => a,
+        })
+    }
+
+    /// A rule or terminal name used in a rule.
+    fn name(&mut self, name: &str, span: (usize, usize)) -> LResult<IrSymbol> {
+        if is_terminal_name(name) {
+            let Some(&i) = self.terms.index.get(name) else {
+                return Err(self.lines.error(
+                    GrammarErrorKind::UndefinedSymbol,
+                    span.0,
+                    span.1,
+                    format!("undefined terminal `{name}`"),
+                ));
+            };
+            Ok(IrSymbol::Lexeme(self.terminal_lexeme(i)?))
+        } else {
+            let Some(&(i, _)) = self.terms.rules.get(name) else {
+                return Err(self.lines.error(
+                    GrammarErrorKind::UndefinedSymbol,
+                    span.0,
+                    span.1,
+                    format!("undefined rule `{name}`"),
+                ));
+            };
+            Ok(IrSymbol::Nonterminal(u32::try_from(i).unwrap_or(u32::MAX)))
+        }
+    }
+
+    fn push_copies(
+        &mut self,
+        out: &mut Vec<IrSymbol>,
+        op: &[IrSymbol],
+        copies: u32,
+        span: (usize, usize),
+    ) -> LResult<()> {
+        for _ in 0..copies {
+            self.charge(op.len(), span)?;
+            out.extend_from_slice(op);
+        }
         Ok(())
     }
 
-    fn sequence_into(&mut self, e: &Expr, base: &str, out: &mut Vec<IrSymbol>) -> LResult<()> {
-        let span = (e.start, e.end);
-        match &e.kind {
-            ExprKind::Seq(xs) => {
-                for x in xs {
-                    self.sequence_into(x, base, out)?;
-                }
-                Ok(())
-            }
-            ExprKind::Alt(_) => {
-                let op = self.operand(e, base)?;
-                for s in op {
-                    self.push(out, s, span)?;
-                }
-                Ok(())
-            }
-            ExprKind::Name(name) => {
-                let sym = if is_terminal_name(name) {
-                    let Some(&i) = self.terms.index.get(name) else {
-                        return Err(self.lines.error(
-                            GrammarErrorKind::UndefinedSymbol,
-                            span.0,
-                            span.1,
-                            format!("undefined terminal `{name}`"),
-                        ));
-                    };
-                    IrSymbol::Lexeme(self.terminal_lexeme(i)?)
-                } else {
-                    let Some(&(i, _)) = self.terms.rules.get(name) else {
-                        return Err(self.lines.error(
-                            GrammarErrorKind::UndefinedSymbol,
-                            span.0,
-                            span.1,
-                            format!("undefined rule `{name}`"),
-                        ));
-                    };
-                    IrSymbol::Nonterminal(u32::try_from(i).unwrap_or(u32::MAX))
-                };
-                self.push(out, sym, span)
-            }
-            ExprKind::Str(s, ci) => {
-                let id = self.anon_lexeme(AnonKey::Str(s.clone(), *ci), literal_regex(s, *ci), e)?;
-                self.push(out, IrSymbol::Lexeme(id), span)
-            }
-            ExprKind::Regex(lit) => {
-                let key = AnonKey::Regex(lit.pattern.clone(), flag_bits(lit.flags));
-                let ast = RegexAst::Pattern(lit.pattern.clone(), lit.flags);
-                let id = self.anon_lexeme(key, ast, e)?;
-                self.push(out, IrSymbol::Lexeme(id), span)
-            }
-            ExprKind::Range(a, b) => {
-                let id = self.anon_lexeme(AnonKey::Range(*a, *b), range_regex(*a, *b), e)?;
-                self.push(out, IrSymbol::Lexeme(id), span)
-            }
-            ExprKind::Special(text) => {
-                let id = self.special(text, e)?;
-                self.push(out, IrSymbol::Lexeme(id), span)
-            }
-            ExprKind::Repeat(x, min, max) => self.repeat_into(x, *min, *max, span, base, out),
-        }
-    }
-
-    fn repeat_into(
+    /// `child{min,max}` as a symbol sequence.
+    fn repeat(
         &mut self,
-        x: &Expr,
+        child: Val,
         min: u32,
         max: Option<u32>,
         span: (usize, usize),
+        base: &str,
         rule: &str,
-        out: &mut Vec<IrSymbol>,
-    ) -> LResult<()> {
+    ) -> LResult<Vec<IrSymbol>> {
         check_repeat(self.lines, self.limits, min, max, span)?;
-        // Helpers are named after a repeated name, else after the enclosing rule.
-        let base_owned = match &x.kind {
-            ExprKind::Name(n) => n.trim_start_matches('_').to_ascii_lowercase(),
-            _ => rule.trim_start_matches('_').to_string(),
-        };
-        let base = if base_owned.is_empty() { "rule" } else { base_owned.as_str() };
+        let mut out = Vec::new();
         if min == 0 && max == Some(1) {
-            let mut alts = self.alternatives(x, rule)?;
+            let mut alts = match child {
+                Val::Seq(s) => alloc::vec![s],
+                Val::Alts(a) => a,
+            };
             if alts.iter().all(|a| !a.is_empty()) {
                 alts.insert(0, Vec::new());
             }
-            if alts.len() == 1 {
-                return Ok(()); // `[]`: epsilon
+            if alts.len() > 1 {
+                let id = self.helper(HelperKey::Alts(alts.clone()), base, "opt", span, |_| alts)?;
+                self.charge(1, span)?;
+                out.push(IrSymbol::Nonterminal(id));
             }
-            let id = self.helper(HelperKey::Alts(alts.clone()), base, "opt", span, |_| alts)?;
-            return self.push(out, IrSymbol::Nonterminal(id), span);
+            return Ok(out);
         }
-        let mut op = self.operand(x, rule)?;
+        let mut op = self.operand(child, rule, span)?;
         if op.is_empty() || max == Some(0) {
-            return Ok(());
+            return Ok(out);
         }
         // Copies of a multi-symbol operand go through one helper to keep expansions small.
-        let copies = match max {
-            None => min.saturating_sub(1),
-            Some(n) => n,
-        };
+        let copies = max.unwrap_or(min);
         if op.len() > 1 && copies > 1 {
-            let alts = alloc::vec![op.clone()];
-            let id = self.helper(HelperKey::Alts(alts.clone()), base, "group", span, |_| alts)?;
-            op = alloc::vec![IrSymbol::Nonterminal(id)];
+            op = self.operand(Val::Alts(alloc::vec![op]), rule, span)?;
         }
         match max {
             None if min == 0 => {
                 let op2 = op.clone();
-                let id = self.helper(HelperKey::Star(op.clone()), base, "star", span, |id| {
+                let id = self.helper(HelperKey::Star(op), base, "star", span, |id| {
                     let mut rec = alloc::vec![IrSymbol::Nonterminal(id)];
                     rec.extend(op2);
                     alloc::vec![Vec::new(), rec]
                 })?;
-                self.push(out, IrSymbol::Nonterminal(id), span)
+                self.charge(1, span)?;
+                out.push(IrSymbol::Nonterminal(id));
             }
             None => {
-                for _ in 1..min {
-                    for &s in &op {
-                        self.push(out, s, span)?;
-                    }
-                }
+                self.push_copies(&mut out, &op, min - 1, span)?;
                 let op2 = op.clone();
-                let id = self.helper(HelperKey::Plus(op.clone()), base, "plus", span, |id| {
+                let id = self.helper(HelperKey::Plus(op), base, "plus", span, |id| {
                     let mut rec = alloc::vec![IrSymbol::Nonterminal(id)];
                     rec.extend(op2.iter().copied());
                     alloc::vec![op2, rec]
                 })?;
-                self.push(out, IrSymbol::Nonterminal(id), span)
+                self.charge(1, span)?;
+                out.push(IrSymbol::Nonterminal(id));
             }
             Some(n) => {
-                for _ in 0..min {
-                    for &s in &op {
-                        self.push(out, s, span)?;
-                    }
-                }
-                if n > min {
-                    // tail_k: ε | op tail_{k-1}; tail_1: ε | op.
-                    let mut prev: Option<u32> = None;
-                    for k in 1..=(n - min) {
-                        let mut rhs = op.clone();
-                        if let Some(p) = prev {
-                            rhs.push(IrSymbol::Nonterminal(p));
-                        }
-                        let id = self.helper(HelperKey::Tail(op.clone(), k), base, "rep", span, |_| {
-                            alloc::vec![Vec::new(), rhs]
-                        })?;
-                        prev = Some(id);
-                    }
+                self.push_copies(&mut out, &op, min, span)?;
+                // tail_k: ε | op tail_{k-1}; tail_1: ε | op.
+                let mut prev: Option<u32> = None;
+                for k in 1..=n.saturating_sub(min) {
+                    let mut rhs = op.clone();
                     if let Some(p) = prev {
-                        self.push(out, IrSymbol::Nonterminal(p), span)?;
+                        rhs.push(IrSymbol::Nonterminal(p));
                     }
+                    let key = HelperKey::Tail(op.clone(), k);
+                    let id =
+                        self.helper(key, base, "rep", span, |_| alloc::vec![Vec::new(), rhs])?;
+                    prev = Some(id);
                 }
-                Ok(())
+                if let Some(p) = prev {
+                    self.charge(1, span)?;
+                    out.push(IrSymbol::Nonterminal(p));
+                }
             }
         }
+        Ok(out)
     }
 }

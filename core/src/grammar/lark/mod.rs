@@ -5,15 +5,17 @@
 //! `+` `[..]` `~ n..m` `{m,n}`, special tokens `<|name|>` / `<[id]>`, `%ignore`,
 //! `%import common...`, and the `lazy` / `stop` attributes.
 //!
-//! Pipeline: [`token`] (text → tokens) → [`parser`] (tokens → items) → [`lower`] (items →
+//! Pipeline: `token` (text → tokens) → `parser` (tokens → items) → `lower` (items →
 //! IR). Terminals become one [`crate::regex::RegexAst`] each (references inlined);
 //! literals in rules become deduplicated anonymous lexemes; rule operators become helper
 //! nonterminals such as `item_star_3`.
 //!
-//! Invariants: never panics; recursion is bounded by
-//! [`Limits::max_nesting_depth`](crate::Limits::max_nesting_depth); everything created is
-//! counted against [`Limits::max_grammar_size`](crate::Limits::max_grammar_size). Cost is
-//! linear in the source size plus the size of the lowered grammar.
+//! Invariants: never panics; no recursion over the input (expressions are parsed with an
+//! explicit stack into a post-order arena and lowered with value stacks); group nesting is
+//! limited by [`Limits::max_nesting_depth`](crate::Limits::max_nesting_depth) and
+//! everything created is counted against
+//! [`Limits::max_grammar_size`](crate::Limits::max_grammar_size). Cost is linear in the
+//! source size plus the size of the lowered grammar.
 
 use alloc::vec::Vec;
 

@@ -1,26 +1,59 @@
-//! Tokens → [`Item`]s: a recursive-descent parser whose recursion is bounded by
-//! [`crate::Limits::max_nesting_depth`] (checked before descending into a group), and
-//! whose trees are at most `2 * max_nesting_depth + 2` tall.
+//! Tokens → [`Parsed`] items over a post-order node arena.
+//!
+//! Statements are parsed by recursive descent (they do not nest); expressions by a loop
+//! over an explicit stack of open groups, so no input can exhaust the call stack. Group
+//! nesting beyond [`crate::Limits::max_nesting_depth`] is a limit error.
 //!
 //! A definition ends at a line break, unless the next non-blank line starts with `|`;
 //! inside parentheses and brackets line breaks are ignored.
 
-use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use super::ast::{Attrs, Def, Expr, ExprKind, ImportName, Item, is_terminal_name};
+use super::ast::{Attrs, Def, ImportName, Item, Node, NodeKind, Parsed, is_terminal_name};
 use super::span::LineIndex;
-use super::token::{TokKind, Token};
+use super::token::{RegexLit, TokKind, Token};
 use crate::Limits;
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
 
-/// The tallest expression tree a limit allows.
+/// The tallest terminal regex tree a limit allows (regex trees are cloned and dropped
+/// recursively by derived impls, so their height is bounded).
 pub(super) fn max_height(limits: &Limits) -> usize {
     limits.max_nesting_depth.saturating_mul(2).saturating_add(2)
 }
 
+/// An open group (or the whole expression) while parsing an expression.
+struct Frame {
+    /// The closing token and whether the group is `[...]`; `None` at top level.
+    close: Option<(TokKind, bool)>,
+    /// Byte offset of the opening delimiter.
+    open_start: usize,
+    /// First node of the group.
+    first_node: usize,
+    /// First node of the current alternative.
+    seq_first: usize,
+    /// Items in the current alternative.
+    items: usize,
+    /// Byte offset where the current alternative starts.
+    seq_start: usize,
+    /// Finished alternatives.
+    alts: usize,
+}
+
+impl Frame {
+    fn new(close: Option<(TokKind, bool)>, open_start: usize, first_node: usize) -> Frame {
+        Frame {
+            close,
+            open_start,
+            first_node,
+            seq_first: first_node,
+            items: 0,
+            seq_start: open_start,
+            alts: 0,
+        }
+    }
+}
 pub(super) struct Parser<'s, 'i> {
     src: &'s str,
     toks: Vec<Token>,
@@ -29,6 +62,7 @@ pub(super) struct Parser<'s, 'i> {
     limits: &'i Limits,
     /// Current group nesting (line breaks are insignificant when > 0).
     depth: usize,
+    nodes: Vec<Node>,
 }
 
 type PResult<T> = Result<T, GrammarError>;
@@ -47,18 +81,24 @@ impl<'s, 'i> Parser<'s, 'i> {
             lines,
             limits,
             depth: 0,
+            nodes: Vec::new(),
         }
     }
 
     /// Parse the whole grammar.
-    pub(super) fn parse_items(mut self) -> PResult<Vec<Item>> {
+    pub(super) fn parse_items(mut self) -> PResult<Parsed> {
         let mut items = Vec::new();
         loop {
             while self.kind() == &TokKind::Newline {
                 self.pos += 1;
             }
             match self.kind() {
-                TokKind::Eof => return Ok(items),
+                TokKind::Eof => {
+                    return Ok(Parsed {
+                        nodes: self.nodes,
+                        items,
+                    });
+                }
                 TokKind::Directive => self.directive(&mut items)?,
                 TokKind::Ident => items.push(self.definition()?),
                 _ => return Err(self.unexpected("a rule, a terminal or a directive")),
@@ -151,7 +191,7 @@ impl<'s, 'i> Parser<'s, 'i> {
         let t = self.bump();
         match self.text(&t) {
             "%ignore" => {
-                let e = self.alternatives()?;
+                let e = self.expression()?;
                 items.push(Item::Ignore(e));
             }
             "%import" => items.push(Item::Import(self.import()?)),
@@ -297,7 +337,7 @@ impl<'s, 'i> Parser<'s, 'i> {
             return Err(self.unsupported(b.start, b.end, "templates are not supported"));
         }
         self.expect(&TokKind::Colon, "`:`")?;
-        let body = self.alternatives()?;
+        let body = self.expression()?;
         let def = Def {
             name,
             name_span,
@@ -313,7 +353,7 @@ impl<'s, 'i> Parser<'s, 'i> {
 
     /// `[lazy, stop="...", capture]`.
     fn attributes(&mut self) -> PResult<Attrs> {
-        let open = self.bump();
+        self.bump();
         let mut attrs = Attrs::default();
         loop {
             while self.kind() == &TokKind::Newline {
@@ -321,6 +361,13 @@ impl<'s, 'i> Parser<'s, 'i> {
             }
             let t = self.expect(&TokKind::Ident, "an attribute name")?;
             let key = self.text(&t);
+            if !matches!(key, "lazy" | "stop" | "capture") {
+                return Err(self.unsupported(
+                    t.start,
+                    t.end,
+                    format!("unsupported attribute `{key}`"),
+                ));
+            }
             let value = if self.kind() == &TokKind::Equals {
                 self.bump();
                 Some(self.attribute_value()?)
@@ -331,9 +378,13 @@ impl<'s, 'i> Parser<'s, 'i> {
                 ("lazy", None) => attrs.lazy = true,
                 ("stop", Some(v)) => attrs.stop = Some(v),
                 ("capture", None) => {}
-                ("capture", Some(v)) if matches!(v.kind, ExprKind::Str(..)) => {}
+                ("capture", Some(v))
+                    if matches!(self.nodes.get(v).map(|n| &n.kind), Some(NodeKind::Str(..))) => {}
                 _ => {
-                    let end = self.toks.get(self.pos.saturating_sub(1)).map_or(t.end, |p| p.end);
+                    let end = self
+                        .toks
+                        .get(self.pos.saturating_sub(1))
+                        .map_or(t.end, |p| p.end);
                     return Err(self.unsupported(
                         t.start,
                         end,
@@ -350,106 +401,146 @@ impl<'s, 'i> Parser<'s, 'i> {
                 break;
             }
         }
-        let close = self.expect(&TokKind::RBracket, "`]`")?;
-        attrs.span = Some((open.start, close.end));
+        self.expect(&TokKind::RBracket, "`]`")?;
         Ok(attrs)
     }
 
-    fn attribute_value(&mut self) -> PResult<Expr> {
-        let t = self.tok().clone();
-        match &t.kind {
-            TokKind::Str(..) | TokKind::Regex(_) | TokKind::Ident => self.atom(),
-            TokKind::Number(n) => {
-                self.bump();
-                Ok(Expr::leaf(ExprKind::Name(n.to_string()), t.start, t.end))
-            }
-            _ => Err(self.unexpected("an attribute value")),
+    fn attribute_value(&mut self) -> PResult<usize> {
+        match self.kind() {
+            TokKind::Str(..) | TokKind::Regex(_) | TokKind::Ident => self.leaf(),
+            _ => Err(self.unexpected("a string, regex or terminal")),
         }
     }
 
     // ----- expressions -----
 
-    fn check_height(&self, e: &Expr) -> PResult<()> {
-        if e.height > max_height(self.limits) {
-            Err(self.limit(LimitKind::NestingDepth, e.start, e.end))
-        } else {
-            Ok(())
-        }
-    }
-
-    fn node(&self, kind: ExprKind, start: usize, end: usize, height: usize) -> PResult<Expr> {
-        let e = Expr {
+    fn emit(&mut self, kind: NodeKind, start: usize, end: usize, first: usize) -> usize {
+        self.nodes.push(Node {
             kind,
             start,
             end,
-            height,
-        };
-        self.check_height(&e)?;
-        Ok(e)
+            first,
+        });
+        self.nodes.len() - 1
     }
 
-    /// `seq (-> alias)? ('|' seq (-> alias)?)*`.
-    fn alternatives(&mut self) -> PResult<Expr> {
+    /// Close the current alternative of `f` (emitting its `Seq` node if needed).
+    fn finish_seq(&mut self, f: &mut Frame) {
+        let at = self.tok().start;
+        match f.items {
+            0 => {
+                let idx = self.nodes.len();
+                self.emit(NodeKind::Seq(0), at, at, idx);
+            }
+            1 => {}
+            k => {
+                let end = self.nodes.last().map_or(at, |n| n.end);
+                self.emit(NodeKind::Seq(k), f.seq_start, end, f.seq_first);
+            }
+        }
+        f.alts += 1;
+        f.items = 0;
+        f.seq_first = self.nodes.len();
+    }
+
+    /// Close `f`; returns the root of its expression.
+    fn finish_frame(&mut self, mut f: Frame) -> usize {
+        self.finish_seq(&mut f);
+        if f.alts >= 2 {
+            let start = self
+                .nodes
+                .get(f.first_node)
+                .map_or(f.open_start, |n| n.start);
+            let end = self.nodes.last().map_or(start, |n| n.end);
+            self.emit(NodeKind::Alt(f.alts), start, end, f.first_node);
+        }
+        self.nodes.len() - 1
+    }
+
+    /// An expression: alternatives of sequences of postfixed atoms and groups.
+    fn expression(&mut self) -> PResult<usize> {
+        let first = self.nodes.len();
         let start = self.tok().start;
-        let mut alts = Vec::new();
+        let mut stack: Vec<Frame> = alloc::vec![Frame::new(None, start, first)];
         loop {
-            alts.push(self.sequence()?);
+            self.depth = stack.len() - 1;
             self.skip_soft_newlines();
-            if self.kind() == &TokKind::Arrow {
-                // Lark tree-shaping alias: no effect on the language.
-                self.bump();
-                self.expect(&TokKind::Ident, "an alias name")?;
-                self.skip_soft_newlines();
-            }
-            if self.kind() == &TokKind::Pipe {
-                self.bump();
-            } else {
-                break;
+            let t = self.tok().clone();
+            let open_groups = stack.len() - 1;
+            let Some(top) = stack.last_mut() else {
+                return Err(self.unexpected("an expression"));
+            };
+            match &t.kind {
+                TokKind::LParen | TokKind::LBracket => {
+                    if open_groups >= self.limits.max_nesting_depth {
+                        return Err(self.limit(LimitKind::NestingDepth, t.start, t.end));
+                    }
+                    if top.items == 0 {
+                        top.seq_start = t.start;
+                    }
+                    self.bump();
+                    let close = if t.kind == TokKind::LParen {
+                        (TokKind::RParen, false)
+                    } else {
+                        (TokKind::RBracket, true)
+                    };
+                    stack.push(Frame::new(Some(close), t.start, self.nodes.len()));
+                }
+                TokKind::Pipe => {
+                    self.bump();
+                    self.finish_seq(top);
+                }
+                TokKind::Arrow => {
+                    // Lark tree-shaping alias: no effect on the language.
+                    self.bump();
+                    self.expect(&TokKind::Ident, "an alias name")?;
+                }
+                TokKind::RParen | TokKind::RBracket | TokKind::Newline | TokKind::Eof => {
+                    let Some(f) = stack.pop() else {
+                        return Err(self.unexpected("an expression"));
+                    };
+                    let Some((close, optional)) = f.close.clone() else {
+                        // Top level: the caller checks what follows.
+                        return Ok(self.finish_frame(f));
+                    };
+                    if t.kind != close {
+                        let what = if optional { "`]`" } else { "`)`" };
+                        return Err(self.unexpected(what));
+                    }
+                    self.bump();
+                    let group_first = f.first_node;
+                    let open_start = f.open_start;
+                    self.finish_frame(f);
+                    if optional {
+                        self.emit(NodeKind::Repeat(0, Some(1)), open_start, t.end, group_first);
+                    }
+                    self.postfix(group_first, open_start)?;
+                    if let Some(parent) = stack.last_mut() {
+                        parent.items += 1;
+                    }
+                }
+                _ => {
+                    if top.items == 0 {
+                        top.seq_start = t.start;
+                    }
+                    let item_first = self.nodes.len();
+                    self.leaf()?;
+                    self.postfix(item_first, t.start)?;
+                    if let Some(top) = stack.last_mut() {
+                        top.items += 1;
+                    }
+                }
             }
         }
-        if alts.len() == 1 {
-            if let Some(e) = alts.pop() {
-                return Ok(e);
-            }
-        }
-        let end = alts.last().map_or(start, |e| e.end);
-        let height = 1 + alts.iter().map(|e| e.height).max().unwrap_or(0);
-        self.node(ExprKind::Alt(alts), start, end, height)
     }
 
-    fn sequence(&mut self) -> PResult<Expr> {
-        self.skip_soft_newlines();
-        let start = self.tok().start;
-        let mut items = Vec::new();
-        loop {
-            self.skip_soft_newlines();
-            match self.kind() {
-                TokKind::Pipe
-                | TokKind::RParen
-                | TokKind::RBracket
-                | TokKind::Newline
-                | TokKind::Eof
-                | TokKind::Arrow => break,
-                _ => items.push(self.postfix()?),
-            }
-        }
-        if items.len() == 1 {
-            if let Some(e) = items.pop() {
-                return Ok(e);
-            }
-        }
-        let end = items.last().map_or(start, |e| e.end);
-        let height = 1 + items.iter().map(|e| e.height).max().unwrap_or(0);
-        self.node(ExprKind::Seq(items), start, end, height)
-    }
-
-    fn count(&mut self) -> PResult<(u32, usize, usize)> {
+    fn count(&mut self) -> PResult<u32> {
         let t = self.tok().clone();
         match t.kind {
             TokKind::Number(n) => {
                 self.bump();
                 match u32::try_from(n) {
-                    Ok(n) if n <= self.limits.max_repeat => Ok((n, t.start, t.end)),
+                    Ok(n) if n <= self.limits.max_repeat => Ok(n),
                     _ => Err(self.limit(LimitKind::RepeatCount, t.start, t.end)),
                 }
             }
@@ -462,63 +553,69 @@ impl<'s, 'i> Parser<'s, 'i> {
         }
     }
 
-    fn postfix(&mut self) -> PResult<Expr> {
-        let mut e = self.atom()?;
+    /// Postfix operators on the subtree starting at node `first` (source offset `start`).
+    fn postfix(&mut self, first: usize, start: usize) -> PResult<()> {
         loop {
             let t = self.tok().clone();
-            let (min, max, end) = match t.kind {
+            let (min, max) = match t.kind {
                 TokKind::Question => {
                     self.bump();
-                    (0, Some(1), t.end)
+                    (0, Some(1))
                 }
                 TokKind::Star => {
                     self.bump();
-                    (0, None, t.end)
+                    (0, None)
                 }
                 TokKind::Plus => {
                     self.bump();
-                    (1, None, t.end)
+                    (1, None)
                 }
                 TokKind::Tilde => {
                     // Lark: `x ~ n` or `x ~ n..m`.
                     self.bump();
-                    let (m, _, m_end) = self.count()?;
+                    let m = self.count()?;
                     if self.kind() == &TokKind::DotDot {
                         self.bump();
-                        let (n, _, n_end) = self.count()?;
-                        self.check_range(m, n, t.start, n_end)?;
-                        (m, Some(n), n_end)
+                        let n = self.count()?;
+                        self.check_range(m, n, t.start)?;
+                        (m, Some(n))
                     } else {
-                        (m, Some(m), m_end)
+                        (m, Some(m))
                     }
                 }
                 TokKind::LBrace => {
                     // `x{m}`, `x{m,}`, `x{m,n}`.
                     self.bump();
-                    let (m, _, _) = self.count()?;
+                    let m = self.count()?;
                     let mut max = Some(m);
                     if self.kind() == &TokKind::Comma {
                         self.bump();
                         max = None;
                         if self.kind() != &TokKind::RBrace {
-                            let (n, _, n_end) = self.count()?;
-                            self.check_range(m, n, t.start, n_end)?;
+                            let n = self.count()?;
+                            self.check_range(m, n, t.start)?;
                             max = Some(n);
                         }
                     }
-                    let close = self.expect(&TokKind::RBrace, "`}`")?;
-                    (m, max, close.end)
+                    self.expect(&TokKind::RBrace, "`}`")?;
+                    (m, max)
                 }
-                _ => return Ok(e),
+                _ => return Ok(()),
             };
-            let start = e.start;
-            let height = e.height + 1;
-            e = self.node(ExprKind::Repeat(Box::new(e), min, max), start, end, height)?;
+            let end = self
+                .toks
+                .get(self.pos.saturating_sub(1))
+                .map_or(t.end, |p| p.end);
+            self.emit(NodeKind::Repeat(min, max), start, end, first);
         }
     }
 
-    fn check_range(&self, m: u32, n: u32, start: usize, end: usize) -> PResult<()> {
+    fn check_range(&self, m: u32, n: u32, start: usize) -> PResult<()> {
         if m > n {
+            let end = self
+                .toks
+                .get(self.pos.saturating_sub(1))
+                .map_or(start, |p| p.end);
             Err(self
                 .lines
                 .syntax(start, end, format!("repeat range {m}..{n} is empty")))
@@ -527,45 +624,15 @@ impl<'s, 'i> Parser<'s, 'i> {
         }
     }
 
-    fn group(&mut self, close: TokKind, what: &str) -> PResult<Expr> {
-        let open = self.bump();
-        if self.depth >= self.limits.max_nesting_depth {
-            return Err(self.limit(LimitKind::NestingDepth, open.start, open.end));
-        }
-        self.depth += 1;
-        let inner = self.alternatives();
-        self.depth -= 1;
-        let mut inner = inner?;
-        self.skip_soft_newlines();
-        let close = self.expect(&close, what)?;
-        // The group's range includes its delimiters (used for helper spans).
-        inner.start = open.start;
-        inner.end = close.end;
-        Ok(inner)
-    }
-
-    fn atom(&mut self) -> PResult<Expr> {
+    /// A leaf: string, range, regex, special token or name. Returns its node.
+    fn leaf(&mut self) -> PResult<usize> {
         let t = self.tok().clone();
+        let idx = self.nodes.len();
         match t.kind {
-            TokKind::LParen => {
-                // Nested depth is tracked in `group`; newlines inside are insignificant.
-                self.group(TokKind::RParen, "`)`")
-            }
-            TokKind::LBracket => {
-                let inner = self.group(TokKind::RBracket, "`]`")?;
-                let (start, end) = (inner.start, inner.end);
-                let height = inner.height + 1;
-                self.node(
-                    ExprKind::Repeat(Box::new(inner), 0, Some(1)),
-                    start,
-                    end,
-                    height,
-                )
-            }
             TokKind::Str(value, ci) => {
                 self.bump();
                 if self.kind() != &TokKind::DotDot {
-                    return Ok(Expr::leaf(ExprKind::Str(value, ci), t.start, t.end));
+                    return Ok(self.emit(NodeKind::Str(value, ci), t.start, t.end, idx));
                 }
                 self.bump();
                 let hi_tok = self.tok().clone();
@@ -582,10 +649,12 @@ impl<'s, 'i> Parser<'s, 'i> {
                 };
                 match (single(&value), single(&hi)) {
                     (Some(a), Some(b)) if a <= b => {
-                        Ok(Expr::leaf(ExprKind::Range(a, b), t.start, hi_tok.end))
+                        Ok(self.emit(NodeKind::Range(a, b), t.start, hi_tok.end, idx))
                     }
                     (Some(_), Some(_)) => {
-                        Err(self.lines.syntax(t.start, hi_tok.end, "empty character range"))
+                        Err(self
+                            .lines
+                            .syntax(t.start, hi_tok.end, "empty character range"))
                     }
                     _ => Err(self.lines.syntax(
                         t.start,
@@ -597,12 +666,7 @@ impl<'s, 'i> Parser<'s, 'i> {
             TokKind::Regex(lit) => {
                 self.bump();
                 if let Err(err) = crate::regex::check_pattern(&lit.pattern, lit.flags) {
-                    let at = |i: usize| {
-                        let last = lit.offsets.last().copied().unwrap_or(t.start);
-                        lit.offsets.get(i).copied().unwrap_or(last)
-                    };
-                    let start = at(err.start);
-                    let end = at(err.end).max(start);
+                    let (start, end) = regex_error_range(&lit, err.start, err.end, t.start);
                     return Err(self.lines.error(
                         GrammarErrorKind::InvalidRegex,
                         start,
@@ -610,12 +674,12 @@ impl<'s, 'i> Parser<'s, 'i> {
                         err.message,
                     ));
                 }
-                Ok(Expr::leaf(ExprKind::Regex(lit), t.start, t.end))
+                Ok(self.emit(NodeKind::Regex(lit), t.start, t.end, idx))
             }
             TokKind::Special => {
                 self.bump();
                 let text = self.text(&t).to_string();
-                Ok(Expr::leaf(ExprKind::Special(text), t.start, t.end))
+                Ok(self.emit(NodeKind::Special(text), t.start, t.end, idx))
             }
             TokKind::Ident => {
                 self.bump();
@@ -623,7 +687,7 @@ impl<'s, 'i> Parser<'s, 'i> {
                 if !text.bytes().any(|b| b.is_ascii_alphabetic()) {
                     return Err(self.lines.syntax(t.start, t.end, "a name needs a letter"));
                 }
-                Ok(Expr::leaf(ExprKind::Name(text.to_string()), t.start, t.end))
+                Ok(self.emit(NodeKind::Name(text.to_string()), t.start, t.end, idx))
             }
             TokKind::Directive => Err(self.unsupported(
                 t.start,
@@ -633,4 +697,17 @@ impl<'s, 'i> Parser<'s, 'i> {
             _ => Err(self.unexpected("an expression")),
         }
     }
+}
+
+/// The source range of pattern bytes `start..end` of `lit` (clamped to the literal).
+pub(super) fn regex_error_range(
+    lit: &RegexLit,
+    start: usize,
+    end: usize,
+    fallback: usize,
+) -> (usize, usize) {
+    let last = lit.offsets.last().copied().unwrap_or(fallback);
+    let at = |i: usize| lit.offsets.get(i).copied().unwrap_or(last);
+    let s = at(start);
+    (s, at(end).max(s))
 }

@@ -1,6 +1,7 @@
 //! Tests of the Lark front end: IR shapes, error kinds and positions, limits, and
 //! no-panic fuzzing.
 
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
@@ -217,7 +218,10 @@ atom: CNAME | INT | CNAME "(" [expr ("," expr)*] ")" | "(" expr ")"
     );
     assert_eq!(
         shown_rules(&ir, "block"),
-        vec![format!("\"{{\" statement_star_{} \"}}\"", find_suffix(&ir, "statement_star_"))]
+        vec![format!(
+            "\"{{\" statement_star_{} \"}}\"",
+            find_suffix(&ir, "statement_star_")
+        )]
     );
 }
 
@@ -232,7 +236,9 @@ fn find_suffix(ir: &GrammarIr, prefix: &str) -> String {
 
 #[test]
 fn operators_lower_to_helpers() {
-    let ir = ok("start: a* b+ c? [d] \"x\"~2 \"y\"~1..3 \"z\"{2,} \"w\"{0,2}\na: \"a\"\nb: \"b\"\nc: \"c\"\nd: \"d\"");
+    let ir = ok(
+        "start: a* b+ c? [d] \"x\"~2 \"y\"~1..3 \"z\"{2,} \"w\"{0,2}\na: \"a\"\nb: \"b\"\nc: \"c\"\nd: \"d\"",
+    );
     check_invariants(&ir);
     let start = shown_rules(&ir, "start");
     assert_eq!(start.len(), 1);
@@ -292,16 +298,19 @@ fn groups_and_empty_alternatives() {
 
 #[test]
 fn continuation_lines_and_comments() {
-    let ir = ok("start: a // comment\n  // only a comment\n\n  | b # hash comment\na: \"a\"\nb: \"b\"\n");
+    let ir = ok(
+        "start: a // comment\n  // only a comment\n\n  | b # hash comment\na: \"a\"\nb: \"b\"\n",
+    );
     assert_eq!(shown_rules(&ir, "start"), vec!["a", "b"]);
     // Newlines inside groups are insignificant.
     let ir = ok("start: (\"a\"\n  \"b\"\n | \"c\")\n");
-    assert_eq!(shown_rules(&ir, "start").len(), 1);
+    assert_eq!(shown_rules(&ir, "start"), vec!["\"a\" \"b\"", "\"c\""]);
 }
 
 #[test]
 fn literals_dedupe_and_flags() {
-    let ir = ok(r#"start: "ab" "ab" "ab"i /x+/ /x+/ /x+/i "a".."f" "\n\t\x41\u00e9\U0001F600\"\\""#);
+    let ir =
+        ok(r#"start: "ab" "ab" "ab"i /x+/ /x+/ /x+/i "a".."f" "\n\t\x41\u00e9\U0001F600\"\\""#);
     check_invariants(&ir);
     assert_eq!(ir.lexemes.len(), 6);
     assert_eq!(ir.lexemes[0].regex, RegexAst::literal("ab"));
@@ -319,7 +328,10 @@ fn literals_dedupe_and_flags() {
         ir.lexemes[4].regex,
         RegexAst::Pattern("[\\x{61}-\\x{66}]".into(), PatternFlags::default())
     );
-    assert_eq!(ir.lexemes[5].regex, RegexAst::literal("\n\tA\u{e9}\u{1F600}\"\\"));
+    assert_eq!(
+        ir.lexemes[5].regex,
+        RegexAst::literal("\n\tA\u{e9}\u{1F600}\"\\")
+    );
     assert_eq!(ir.lexemes[2].name, "/x+/");
     // Regex escapes: `\/` is a slash; other escapes pass through.
     let ir = ok(r"start: /a\/b\d\\/smx");
@@ -329,7 +341,10 @@ fn literals_dedupe_and_flags() {
         ignore_whitespace: true,
         multi_line: true,
     };
-    assert_eq!(ir.lexemes[0].regex, RegexAst::Pattern(r"a/b\d\\".into(), flags));
+    assert_eq!(
+        ir.lexemes[0].regex,
+        RegexAst::Pattern(r"a/b\d\\".into(), flags)
+    );
 }
 
 #[test]
@@ -364,8 +379,6 @@ DIGIT: /[0-9]/
     let ir = ok("start: A A b\nb: A\nA: \"a\"");
     assert_eq!(ir.lexemes.len(), 1);
 }
-
-use alloc::boxed::Box;
 
 #[test]
 fn terminal_chains_flatten() {
@@ -405,7 +418,10 @@ empty[stop=""]: /a*/
     let tail = &ir.lexemes[lexeme(&ir, "tail") as usize];
     assert_eq!(tail.mode, LexemeMode::Lazy);
     assert!(matches!(&tail.regex, RegexAst::Concat(p) if p.len() == 2));
-    assert_eq!(ir.lexemes[lexeme(&ir, "NOTE") as usize].mode, LexemeMode::Lazy);
+    assert_eq!(
+        ir.lexemes[lexeme(&ir, "NOTE") as usize].mode,
+        LexemeMode::Lazy
+    );
     // Attributes: capture is accepted and ignored; others are unsupported.
     ok("start: a\na[capture]: \"x\"\nb[capture=\"n\"]: \"y\"");
     let e = err("start: a\na[max_tokens=5]: \"x\"");
@@ -417,7 +433,8 @@ empty[stop=""]: /a*/
 
 #[test]
 fn ignore_variants() {
-    let ir = ok("start: \"a\"\n%ignore \" \"\n%ignore /\\t/\n%ignore (A | B)\nA: \"\\n\"\nB: \"\\r\"");
+    let ir =
+        ok("start: \"a\"\n%ignore \" \"\n%ignore /\\t/\n%ignore (A | B)\nA: \"\\n\"\nB: \"\\r\"");
     let ign: Vec<_> = ir.lexemes.iter().filter(|l| l.ignore).collect();
     assert_eq!(ign.len(), 1);
     match &ign[0].regex {
@@ -429,7 +446,9 @@ fn ignore_variants() {
 
 #[test]
 fn import_common() {
-    let ir = ok("start: NUMBER WORD X\n%import common.NUMBER\n%import common (WORD)\n%import common.ESCAPED_STRING -> X");
+    let ir = ok(
+        "start: NUMBER WORD X\n%import common.NUMBER\n%import common (WORD)\n%import common.ESCAPED_STRING -> X",
+    );
     assert_eq!(ir.lexemes.len(), 3);
     assert_eq!(ir.lexemes[2].name, "X");
     let all = "DIGIT HEXDIGIT INT SIGNED_INT DECIMAL _EXP FLOAT SIGNED_FLOAT NUMBER \
@@ -514,7 +533,7 @@ fn special_tokens() {
 
 #[test]
 fn markers_priorities_aliases() {
-    let ir = ok("?start: _item.2 | !bang -> alias\n_item: \"a\"\n!bang.-1: \"b\"\nT.3: \"t\"");
+    let ir = ok("?start: _item | bang -> alias\n_item: \"a\"\n!bang.-1: \"b\"\nT.3: \"t\"");
     assert_eq!(shown_rules(&ir, "start"), vec!["_item", "bang"]);
     ok("%llguidance {\"x\": \"}\"}\nstart: \"a\"");
     ok("%llguidance {}\nstart: \"a\"");
@@ -587,22 +606,48 @@ fn error_cycle() {
 
 #[test]
 fn error_bad_regex_span() {
-    // With the real regex checker, the error points inside the pattern; with the stub the
-    // grammar is accepted. Either way there is no panic, and an error lies within.
-    let src = "start: x\nx: \"a\" /ab(c/";
-    match parse(src, &NoSpecialTokens, &Limits::default()) {
-        Ok(_) => {}
-        Err(e) => {
-            assert_eq!(e.kind, GrammarErrorKind::InvalidRegex);
-            let s = e.span.map(|s| (s.start.line, s.start.column));
-            let (line, col) = s.unwrap_or((0, 0));
-            assert_eq!(line, 2);
-            assert!((8..=13).contains(&col), "column {col}");
-        }
-    }
+    let e = err("start: x\nx: \"a\" /ab(c/");
+    assert_eq!(e.kind, GrammarErrorKind::InvalidRegex);
+    // regex-syntax reports the unclosed `(`: line 2, column 11.
+    assert_eq!(line_col(&e), (2, 11));
+    let e = err("start: x\nx: /\\d\\/+[/");
+    assert_eq!(e.kind, GrammarErrorKind::InvalidRegex);
+    assert_eq!(line_col(&e).0, 2);
+    assert!(line_col(&e).1 >= 4, "{e}");
     let e = err("start: /a/q");
     assert_eq!(e.kind, GrammarErrorKind::Syntax);
     assert_eq!(line_col(&e), (1, 11));
+}
+
+#[test]
+fn regex_error_offsets_map_into_source() {
+    use super::span::LineIndex;
+    use super::token::{TokKind, tokenize};
+    let src = "start: x\nx: /a\\/b(c/i";
+    let lines = LineIndex::new(src);
+    let toks = match tokenize(src, &lines) {
+        Ok(t) => t,
+        Err(e) => panic!("{e}"),
+    };
+    let lit = toks
+        .iter()
+        .find_map(|t| match &t.kind {
+            TokKind::Regex(l) => Some(l.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no regex token"));
+    assert_eq!(lit.pattern, "a/b(c");
+    // Pattern byte 3 is `(`, at line 2, column 9.
+    let (s, e) = super::parser::regex_error_range(&lit, 3, 4, 0);
+    assert_eq!(&src[s..e], "(");
+    assert_eq!(lines.position(s).column, 9);
+    // Pattern byte 1 is the unescaped `/`, which is the `/` of `\/` in the source.
+    let (s, _) = super::parser::regex_error_range(&lit, 1, 2, 0);
+    assert_eq!(&src[s..s + 1], "/");
+    assert_eq!(&src[s - 1..s], "\\");
+    // Out-of-range offsets clamp to the closing slash.
+    let (s, e) = super::parser::regex_error_range(&lit, 99, 100, 0);
+    assert_eq!((&src[s..e + 1], s), ("/", src.len() - 2));
 }
 
 #[test]
@@ -631,6 +676,44 @@ fn error_misc_syntax() {
     }
 }
 
+/// Run `f` on a thread with a small stack (as FFI callers may have).
+fn on_small_stack(bytes: usize, f: impl FnOnce() + Send + 'static) {
+    extern crate std;
+    let h = std::thread::Builder::new().stack_size(bytes).spawn(f);
+    match h.map(|h| h.join()) {
+        Ok(Ok(())) => {}
+        _ => panic!("thread failed"),
+    }
+}
+
+#[test]
+fn default_depth_fits_small_stack() {
+    // Rules never recurse: 64 KiB is plenty even in debug builds.
+    on_small_stack(64 * 1024, || {
+        let n = Limits::default().max_nesting_depth;
+        let deep = format!("start: {}\"a\"{}", "(\"b\" ".repeat(n), ")*".repeat(n));
+        assert!(parse(&deep, &NoSpecialTokens, &Limits::default()).is_ok());
+        let deep = format!("start: {}\"a\"{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(parse(&deep, &NoSpecialTokens, &Limits::default()).is_err());
+    });
+    // Terminal regex trees are as tall as 2 * max_nesting_depth + 2; the derived
+    // `Clone`/`Drop` of `RegexAst` recurse over them (about 1 KiB per level in debug).
+    on_small_stack(512 * 1024, || {
+        let n = Limits::default().max_nesting_depth;
+        let deep = format!("start: {}\"a\"{}", "(\"b\" ".repeat(n), ")*".repeat(n));
+        let ir = ok(&deep);
+        check_invariants(&ir);
+        let deep = format!(
+            "start: A\nA: {}\"a\"{}",
+            "(\"b\" ".repeat(n),
+            ")*".repeat(n)
+        );
+        ok(&deep);
+        let deep = format!("start: {}\"a\"{}", "[".repeat(n + 1), "]".repeat(n + 1));
+        assert!(parse(&deep, &NoSpecialTokens, &Limits::default()).is_err());
+    });
+}
+
 #[test]
 fn limits_nesting_depth() {
     let limits = Limits {
@@ -646,8 +729,11 @@ fn limits_nesting_depth() {
     let deep = format!("start: {}\"a\"{}", "[".repeat(100_000), "]".repeat(100_000));
     let e = err(&deep);
     assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::NestingDepth));
-    // Stacked postfix operators count too.
-    let e = err(&format!("start: \"a\"{}", "?".repeat(100_000)));
+    // Stacked postfix operators in rules nest helpers, not the call stack.
+    let ir = ok(&format!("start: \"a\"{}", "?".repeat(10_000)));
+    check_invariants(&ir);
+    // In terminals they build a regex tree, whose height is bounded.
+    let e = err(&format!("start: A\nA: \"a\"{}", "?".repeat(100_000)));
     assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::NestingDepth));
     // Deep terminals too.
     let e = err_with(&format!("start: A\nA: \"a\"{}", "*".repeat(50)), &limits);
@@ -665,10 +751,17 @@ fn limits_repeat_and_size() {
     assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::RepeatCount));
     let e = err_with("start: A\nA: \"a\"~5..101", &limits);
     assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::RepeatCount));
-    let e = err_with("start: ((\"a\"{100}){100}){100}", &limits);
+    let small = Limits {
+        max_grammar_size: 250,
+        ..limits.clone()
+    };
+    let e = err_with("start: ((\"a\"{100}){100}){100}", &small);
     assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::GrammarSize));
-    let e = err("start: ((\"a\" \"b\"){10000}){10000}");
+    let e = err_with(&format!("start: {}", "\"a\"{100} ".repeat(11)), &limits);
     assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::GrammarSize));
+    // Nested counted repeats of a sequence stay linear (each level is one helper).
+    let ir = ok("start: ((\"a\" \"b\"){10000}){10000}");
+    assert!(ir.rules.iter().map(|r| r.rhs.len()).sum::<usize>() < 30_000);
     let e = err("start: \"a\"{99999999999}");
     assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::RepeatCount));
     // Exponential terminal inlining is caught.
@@ -723,10 +816,9 @@ mod fuzz {
     use proptest::prelude::*;
 
     const ALPHABET: &[&str] = &[
-        "start", ":", " ", "\n", "|", "(", ")", "[", "]", "{", "}", "*", "+", "?", "~", "..",
-        ".", ",", "\"a\"", "\"", "/", "/x/", "A", "a", "_b", "%ignore", "%import", "common",
-        "WS", "->", "<|", "|>", "<[", "]>", "1", "2", "é", "\\", "#", "//", "=", "lazy",
-        "stop", "-", "i",
+        "start", ":", " ", "\n", "|", "(", ")", "[", "]", "{", "}", "*", "+", "?", "~", "..", ".",
+        ",", "\"a\"", "\"", "/", "/x/", "A", "a", "_b", "%ignore", "%import", "common", "WS", "->",
+        "<|", "|>", "<[", "]>", "1", "2", "é", "\\", "#", "//", "=", "lazy", "stop", "-", "i",
     ];
 
     fn check(src: &str) {

@@ -422,7 +422,9 @@ impl Tokenizer<'_, '_> {
     fn directive(&mut self, start: usize) -> Result<(), GrammarError> {
         let end = self.ident_end(start + 1);
         if end == start + 1 {
-            return Err(self.lines.syntax(start, start + 1, "expected a directive name"));
+            return Err(self
+                .lines
+                .syntax(start, start + 1, "expected a directive name"));
         }
         self.push(TokKind::Directive, start, end);
         if self.src.get(start..end) != Some("%llguidance") {

@@ -1,0 +1,140 @@
+//! `sieve demo` and `sieve mask` logic on the embedded cl100k_base vocabulary (no files
+//! needed), plus the binary's handling of bad input.
+#![cfg(feature = "cli-wip")]
+
+use std::process::Command;
+
+use sieve_bench::demo::{self, DemoConfig};
+use sieve_bench::mask_cmd::{self, GrammarSource, MaskConfig};
+use sieve_bench::rng::SplitMix64;
+use sieve_bench::tokenizer::LoadedTokenizer;
+
+fn cl100k() -> LoadedTokenizer {
+    LoadedTokenizer::load("cl100k_base").unwrap()
+}
+
+fn json() -> GrammarSource<'static> {
+    GrammarSource::Lark {
+        name: demo::JSON_LARK_NAME,
+        src: demo::JSON_LARK,
+    }
+}
+
+#[test]
+fn demo_output_is_valid_json() {
+    let tok = cl100k();
+    for seed in 0..4 {
+        let cfg = DemoConfig {
+            max_tokens: 12,
+            seed,
+            ..DemoConfig::default()
+        };
+        let r = demo::run(&tok, demo::JSON_LARK_NAME, demo::JSON_LARK, &cfg).unwrap();
+        let text = String::from_utf8_lossy(&r.text);
+        assert!(r.valid, "seed {seed}: {text}");
+        assert!(r.ended_by_eos, "seed {seed}: {text}");
+        assert_eq!(r.mask_times.len(), r.tokens.len());
+        assert!(r.first_mask >= r.compile);
+        let mut printed = Vec::new();
+        r.print(&tok, &mut printed).unwrap();
+        let printed = String::from_utf8(printed).unwrap();
+        assert!(printed.contains("\nvalid: "), "{printed}");
+        assert!(printed.contains("time to first mask"), "{printed}");
+        // Same seed, same output.
+        let again = demo::run(&tok, demo::JSON_LARK_NAME, demo::JSON_LARK, &cfg).unwrap();
+        assert_eq!(again.tokens, r.tokens);
+    }
+}
+
+#[test]
+fn demo_reports_grammar_errors_with_the_file_name() {
+    let tok = cl100k();
+    let err = demo::run(
+        &tok,
+        "bad.lark",
+        "start: \"a\" syntax error (",
+        &DemoConfig::default(),
+    )
+    .unwrap_err();
+    assert!(format!("{err:#}").starts_with("bad.lark:"), "{err:#}");
+}
+
+#[test]
+fn wind_down_prefers_eos_then_closers() {
+    let tok = cl100k();
+    let vocab = &tok.vocab;
+    let id = |s: &str| {
+        let ids = tok.encode(s);
+        assert_eq!(ids.len(), 1, "{s:?}");
+        ids[0]
+    };
+    let (quote, brace, comma, eos) = (id("\""), id("}"), id(","), 100_257);
+    let mut rng = SplitMix64::new(0);
+    let mut allowed = vec![quote, brace, comma, eos];
+    allowed.sort_unstable();
+    assert_eq!(demo::choose(vocab, &allowed, true, &mut rng), Some(eos));
+    allowed.retain(|&t| t != eos);
+    assert_eq!(demo::choose(vocab, &allowed, true, &mut rng), Some(quote));
+    assert_eq!(
+        demo::choose(vocab, &[comma, brace], true, &mut rng),
+        Some(brace)
+    );
+    // Free phase: never EOS while content is allowed; EOS rather than whitespace.
+    for _ in 0..20 {
+        let t = demo::choose(vocab, &[quote, eos], false, &mut rng);
+        assert_eq!(t, Some(quote));
+    }
+    let space = id(" ");
+    assert_eq!(
+        demo::choose(vocab, &[space, eos], false, &mut rng),
+        Some(eos)
+    );
+    assert_eq!(demo::choose(vocab, &[], true, &mut rng), None);
+}
+
+#[test]
+fn mask_after_prefix() {
+    let tok = cl100k();
+    let cfg = |prefix: &str| MaskConfig {
+        prefix: prefix.to_owned(),
+        sample: 5,
+        ..MaskConfig::default()
+    };
+    let open = mask_cmd::run(&tok, json(), &cfg(r#"{"a": [1, "#)).unwrap();
+    assert!(!open.eos_allowed);
+    assert!(!open.allowed.is_empty());
+    assert_eq!(open.sample.len(), 5);
+    assert!(open.sample.iter().all(|t| open.allowed.contains(t)));
+
+    let done = mask_cmd::run(&tok, json(), &cfg(r#"{"a": 1}"#)).unwrap();
+    assert!(done.eos_allowed);
+    let mut printed = Vec::new();
+    done.print(&tok, &mut printed).unwrap();
+    assert!(
+        String::from_utf8(printed)
+            .unwrap()
+            .contains("EOS allowed: yes")
+    );
+
+    let err = mask_cmd::run(&tok, json(), &cfg(r#"{"a": 1}}"#)).unwrap_err();
+    assert!(format!("{err:#}").contains("rejected"), "{err:#}");
+
+    let digits = mask_cmd::run(&tok, GrammarSource::Regex("[0-9]+"), &cfg("12")).unwrap();
+    assert!(digits.eos_allowed);
+}
+
+#[test]
+fn binary_rejects_bad_input_without_panicking() {
+    let sieve = env!("CARGO_BIN_EXE_sieve");
+    let out = Command::new(sieve)
+        .args(["mask", "--regex", "a", "--tokenizer", "/nonexistent.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("/nonexistent.json"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    let out = Command::new(sieve).args(["mask"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
