@@ -226,7 +226,10 @@ impl fmt::Display for MatcherError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             MatcherError::TokenOutOfRange { token, vocab_size } => {
-                write!(f, "token id {token} out of range (vocabulary size {vocab_size})")
+                write!(
+                    f,
+                    "token id {token} out of range (vocabulary size {vocab_size})"
+                )
             }
             MatcherError::TokenRejected { token, position } => {
                 write!(f, "token {token} not allowed at token position {position}")
@@ -237,7 +240,10 @@ impl fmt::Display for MatcherError {
             MatcherError::RollbackTooFar {
                 requested,
                 available,
-            } => write!(f, "cannot roll back {requested} tokens; only {available} consumed"),
+            } => write!(
+                f,
+                "cannot roll back {requested} tokens; only {available} consumed"
+            ),
             MatcherError::Stopped => f.write_str("matcher already stopped"),
             MatcherError::Limit(k) => write!(f, "{k}"),
         }

@@ -1,10 +1,11 @@
-use std::sync::Arc;
 use sieve_core::{Grammar, Limits, Matcher, Vocabulary};
+use std::sync::Arc;
 
 #[test]
 fn smoke() {
     let vocab = Arc::new(Vocabulary::synthetic(100, 1));
-    let g = Grammar::from_lark("start: \"a\" B\nB: /[0-9]+/\n", &vocab, &Limits::default()).unwrap();
+    let g =
+        Grammar::from_lark("start: \"a\" B\nB: /[0-9]+/\n", &vocab, &Limits::default()).unwrap();
     let mut m = Matcher::new(&g);
     let mut mask = vec![0u32; vocab.mask_words()];
     m.compute_mask(&mut mask).unwrap();

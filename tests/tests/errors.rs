@@ -12,7 +12,9 @@ fn lark_err(src: &str) -> sieve_core::GrammarError {
 }
 
 fn line_col(e: &sieve_core::GrammarError) -> (u32, u32) {
-    let span = e.span.unwrap_or_else(|| panic!("error without a span: {e}"));
+    let span = e
+        .span
+        .unwrap_or_else(|| panic!("error without a span: {e}"));
     (span.start.line, span.start.column)
 }
 
@@ -49,7 +51,10 @@ fn bad_regex_is_located() {
 fn missing_start() {
     let e = lark_err("a: \"x\"\n");
     assert!(
-        matches!(e.kind, GrammarErrorKind::UndefinedSymbol | GrammarErrorKind::Syntax),
+        matches!(
+            e.kind,
+            GrammarErrorKind::UndefinedSymbol | GrammarErrorKind::Syntax
+        ),
         "{e}"
     );
 }
@@ -71,7 +76,11 @@ fn unproductive_start() {
 fn huge_repetition_is_a_limit() {
     let vocab = synthetic_vocab();
     let e = Grammar::from_regex("a{1000000}", &vocab, &Limits::default()).unwrap_err();
-    assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::RepeatCount), "{e}");
+    assert_eq!(
+        e.kind,
+        GrammarErrorKind::Limit(LimitKind::RepeatCount),
+        "{e}"
+    );
     let e = lark_err("start: \"a\"~1000000\n");
     assert!(matches!(e.kind, GrammarErrorKind::Limit(_)), "{e}");
 }
@@ -81,9 +90,23 @@ fn deep_nesting_is_a_limit() {
     let vocab = synthetic_vocab();
     let deep = format!("{}a{}", "(".repeat(5000), ")".repeat(5000));
     let e = Grammar::from_regex(&deep, &vocab, &Limits::default()).unwrap_err();
-    assert!(matches!(e.kind, GrammarErrorKind::Limit(_) | GrammarErrorKind::InvalidRegex), "{e}");
-    let e = lark_err(&format!("start: {}\"a\"{}\n", "(".repeat(5000), ")".repeat(5000)));
-    assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::NestingDepth), "{e}");
+    assert!(
+        matches!(
+            e.kind,
+            GrammarErrorKind::Limit(_) | GrammarErrorKind::InvalidRegex
+        ),
+        "{e}"
+    );
+    let e = lark_err(&format!(
+        "start: {}\"a\"{}\n",
+        "(".repeat(5000),
+        ")".repeat(5000)
+    ));
+    assert_eq!(
+        e.kind,
+        GrammarErrorKind::Limit(LimitKind::NestingDepth),
+        "{e}"
+    );
 }
 
 #[test]
@@ -153,11 +176,15 @@ fn bad_tokens_and_buffers() {
 fn random_garbage_never_panics() {
     let vocab = synthetic_vocab();
     let mut rng = sieve_tests::Rng::new(1);
-    let alphabet: Vec<char> = "ab:|()[]{}*+?~\"/\\%.,<>-_ \nAZstart%ignore%import".chars().collect();
+    let alphabet: Vec<char> = "ab:|()[]{}*+?~\"/\\%.,<>-_ \nAZstart%ignore%import"
+        .chars()
+        .collect();
     let (mut ok, mut err) = (0, 0);
     for _ in 0..2000 {
         let len = rng.below(40);
-        let src: String = (0..len).map(|_| alphabet[rng.below(alphabet.len())]).collect();
+        let src: String = (0..len)
+            .map(|_| alphabet[rng.below(alphabet.len())])
+            .collect();
         for res in [
             Grammar::from_lark(&src, &vocab, &Limits::default()),
             Grammar::from_regex(&src, &vocab, &Limits::default()),

@@ -74,7 +74,12 @@ const CASES: &[Case] = &[
             "int x = 1; while (x < 10) { x = x + 1; } return x;",
             "if (a == b) { return 1; } else { return 2; }",
         ],
-        reject: &["int x = ;", "while (x) x = 1;", "int x = 1", "if (a) {} else"],
+        reject: &[
+            "int x = ;",
+            "while (x) x = 1;",
+            "int x = 1",
+            "if (a) {} else",
+        ],
     },
     Case {
         name: "lazy lexeme ends at the first match",
@@ -176,7 +181,9 @@ fn prefixes_of_accepted_texts_are_valid() {
 fn special_tokens_by_name_and_id() {
     let vocab = synthetic_vocab();
     let eos = vocab.eos_tokens()[0];
-    let tool = vocab.special_by_name("<|tool|>").expect("synthetic vocab has <|tool|>");
+    let tool = vocab
+        .special_by_name("<|tool|>")
+        .expect("synthetic vocab has <|tool|>");
     let g = lark(
         &format!("start: \"call\" <|tool|> \"x\" <[{eos}]>\n"),
         &vocab,

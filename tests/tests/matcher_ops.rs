@@ -115,8 +115,14 @@ KIND: "1" | "2"
     let ff = m.compute_ff_tokens().unwrap();
     assert!(!ff.is_empty());
     let bytes = vocab.tokens_to_bytes(&ff);
-    assert!(forced.starts_with(&bytes), "{ff:?} is not a prefix of the forced bytes");
-    assert!(bytes.len() < forced.len(), "the last forced token is held back");
+    assert!(
+        forced.starts_with(&bytes),
+        "{ff:?} is not a prefix of the forced bytes"
+    );
+    assert!(
+        bytes.len() < forced.len(),
+        "the last forced token is held back"
+    );
     for &t in &ff {
         assert!(m.is_allowed(t).unwrap());
         m.consume_token(t).unwrap();
@@ -146,7 +152,10 @@ fn eos_only_when_accepting_and_stops() {
     assert!(sieve_tests::bit(&mask_of(&mut m), eos as usize));
     m.consume_token(eos).unwrap();
     assert!(m.is_stopped());
-    assert_eq!(allowed_tokens(&mask_of(&mut m)), vocab.eos_tokens().to_vec());
+    assert_eq!(
+        allowed_tokens(&mask_of(&mut m)),
+        vocab.eos_tokens().to_vec()
+    );
     assert_eq!(m.consume_token(eos), Err(MatcherError::Stopped));
     m.reset();
     m.consume_token(eos).unwrap_err();

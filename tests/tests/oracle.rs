@@ -11,9 +11,9 @@ use proptest::prelude::*;
 use regex_automata::dfa::{Automaton, StartKind, dense};
 use regex_automata::util::{primitives::StateID, start};
 use regex_automata::{Anchored, MatchKind};
-use std::collections::{HashMap, HashSet};
 use sieve_core::{Grammar, GrammarErrorKind, Limits, Matcher, Vocabulary};
 use sieve_tests::{check_walk, oracle_mask, oracle_mask_is_allowed, synthetic_vocab};
+use std::collections::{HashMap, HashSet};
 
 /// The DFA oracle for `pattern`: a prefix is viable iff the DFA state after it can still
 /// reach a full match at the end of input. (regex-automata reports matches one byte late,
@@ -174,7 +174,11 @@ fn lark_strategy() -> impl Strategy<Value = String> {
     (prop::collection::vec(rule, 4), any::<bool>()).prop_map(|(rules, ignore)| {
         let mut src = String::new();
         for (i, r) in rules.iter().enumerate() {
-            let name = if i == 0 { "start".to_string() } else { format!("r{i}") };
+            let name = if i == 0 {
+                "start".to_string()
+            } else {
+                format!("r{i}")
+            };
             src.push_str(&format!("{name}: {r}\n"));
         }
         src.push_str("NUM: /[0-9]+/\nWORD: /[a-z]+/\nLZ[lazy]: /q[a-z]*e/\n");

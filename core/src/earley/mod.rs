@@ -109,7 +109,10 @@ impl Parser {
         };
         p.start_step();
         let start = p.rules.start;
-        p.items.push(item(p.rules.rules_of(start).first().copied().unwrap_or(0), 0));
+        p.items.push(item(
+            p.rules.rules_of(start).first().copied().unwrap_or(0),
+            0,
+        ));
         p.close_row(0, u32::MAX)?;
         let first = p.rows.first().map_or(StateId::DEAD, |r| r.lexer_start);
         p.stack.push(Entry {
@@ -192,10 +195,8 @@ impl Parser {
     /// Build (or reuse) the row after `row` for the lexemes of accept set `set`.
     fn scan(&mut self, row: u32, set: u32) -> Result<Option<u32>, LimitKind> {
         let next = row as usize + 1;
-        if let Some(r) = self.rows.get(next) {
-            if r.scan_key == set {
-                return Ok(Some(next as u32));
-            }
+        if self.rows.get(next).is_some_and(|r| r.scan_key == set) {
+            return Ok(Some(next as u32));
         }
         let Some(&from) = self.rows.get(row as usize) else {
             return Ok(None);

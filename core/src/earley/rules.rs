@@ -96,7 +96,9 @@ impl Rules {
                 if lhs < n
                     && !nullable[lhs]
                     && r.rhs.iter().all(|s| match *s {
-                        IrSymbol::Nonterminal(x) => nullable.get(x as usize).copied().unwrap_or(false),
+                        IrSymbol::Nonterminal(x) => {
+                            nullable.get(x as usize).copied().unwrap_or(false)
+                        }
                         IrSymbol::Lexeme(_) => false,
                     })
                 {

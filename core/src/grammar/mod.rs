@@ -140,7 +140,9 @@ impl Grammar {
                     .rhs
                     .iter()
                     .enumerate()
-                    .filter(|(_, s)| matches!(s, IrSymbol::Lexeme(l) if nullable_lexemes.contains(l)))
+                    .filter(
+                        |(_, s)| matches!(s, IrSymbol::Lexeme(l) if nullable_lexemes.contains(l)),
+                    )
                     .map(|(i, _)| i)
                     .collect();
                 if uses.len() > 8 {
