@@ -18,7 +18,6 @@
 //! hot path.
 
 use std::path::Path;
-#[cfg(feature = "cli-wip")]
 use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -83,7 +82,6 @@ pub struct LoadedTokenizer {
     /// The canonical name (`o200k_base`, `cl100k_base`) or the path it was loaded from.
     pub name: String,
     /// The vocabulary handed to grammars and matchers.
-    #[cfg(feature = "cli-wip")]
     pub vocab: Arc<sieve_core::Vocabulary>,
     kind: TokenizerKind,
     table: TokenTable,
@@ -125,14 +123,12 @@ impl LoadedTokenizer {
                 (path.to_owned(), kind, table, encoder)
             }
         };
-        #[cfg(feature = "cli-wip")]
         let vocab = Arc::new(
             sieve_core::Vocabulary::new(table.tokens.clone(), &table.special, &table.eos)
                 .map_err(|e| anyhow!("building the vocabulary of {name}: {e}"))?,
         );
         Ok(LoadedTokenizer {
             name,
-            #[cfg(feature = "cli-wip")]
             vocab,
             kind,
             table,

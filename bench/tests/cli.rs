@@ -1,6 +1,5 @@
 //! `sieve demo` and `sieve mask` logic on the embedded cl100k_base vocabulary (no files
 //! needed), plus the binary's handling of bad input.
-#![cfg(feature = "cli-wip")]
 
 use std::process::Command;
 

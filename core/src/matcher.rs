@@ -335,3 +335,11 @@ impl Matcher {
         self.parser.bytes_used()
     }
 }
+
+// A compiled grammar is shared across threads; a matcher moves between them.
+const _: () = {
+    const fn shareable<T: Send + Sync>() {}
+    shareable::<Grammar>();
+    shareable::<Matcher>();
+    shareable::<crate::Vocabulary>();
+};

@@ -1,0 +1,606 @@
+//! ECMA-262 patterns (JSON Schema `pattern`, `patternProperties`) as regexes over the
+//! *encoded* body of a JSON string.
+//!
+//! Three steps: (1) [`translate`] rewrites ECMA syntax into `regex-syntax` syntax (ASCII
+//! `\d`/`\w`, ECMA `\s` and `.`, literal `{`, class quirks); (2) the pattern is parsed and its
+//! top-level alternatives are split at `^`/`$` anchors, turning ECMA's unanchored *search*
+//! into a full match with `.*` where unanchored; (3) every character class or literal that
+//! can match `"`, `\` or a control character is rewritten to match that character's JSON
+//! escape instead, so the regex applies to the encoded text exactly (for the canonical
+//! escapes that `json.dumps` writes). Look-arounds, back-references and inner anchors are
+//! reported as unsupported.
+
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use regex_syntax::ParserBuilder;
+use regex_syntax::hir::{
+    Capture, Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Look, Repetition,
+};
+
+use crate::regex::RegexAst;
+
+/// One encoded character of a string body, canonical escapes only (what `json.dumps` writes).
+pub(crate) const CANON_CHAR: &str = r#"(?:[^"\\\x00-\x1F]|\\["\\bfnrt]|\\u00[01][0-9a-fA-F])"#;
+
+/// Why a pattern cannot be compiled exactly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PatternError {
+    /// A feature with no regular equivalent here (look-around, back-reference, ...).
+    Unsupported(String),
+    /// The pattern does not parse.
+    Invalid(String),
+}
+
+const ECMA_SPACE: &str = r"\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
+
+fn push_escaped_char(out: &mut String, c: char) {
+    if c.is_ascii_alphanumeric() || (c as u32) > 0x7F && !c.is_whitespace() {
+        out.push(c);
+    } else {
+        out.push_str(&format!(r"\x{{{:X}}}", c as u32));
+    }
+}
+
+fn hex_value(s: &[char]) -> Option<u32> {
+    let mut v: u32 = 0;
+    for c in s {
+        v = v.checked_mul(16)?.checked_add(c.to_digit(16)?)?;
+    }
+    Some(v)
+}
+
+/// Parse an escape after `\` at `chars[i]` that denotes one character (shared by classes and
+/// atoms). Returns the char and the index after the escape.
+fn char_escape(chars: &[char], i: usize, in_class: bool) -> Result<Option<(char, usize)>, PatternError> {
+    let Some(&c) = chars.get(i) else {
+        return Err(PatternError::Invalid("trailing backslash".into()));
+    };
+    let simple = |ch: char| Ok(Some((ch, i + 1)));
+    match c {
+        'n' => simple('\n'),
+        'r' => simple('\r'),
+        't' => simple('\t'),
+        'f' => simple('\x0C'),
+        'v' => simple('\x0B'),
+        'b' if in_class => simple('\x08'),
+        '0' if !chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()) => simple('\0'),
+        'c' => match chars.get(i + 1) {
+            Some(l) if l.is_ascii_alphabetic() => {
+                Ok(Some((char::from((*l as u8) % 32), i + 2)))
+            }
+            _ => simple('\\'),
+        },
+        'x' => {
+            let h = chars.get(i + 1..i + 3);
+            match h.and_then(hex_value) {
+                Some(v) => Ok(char::from_u32(v).map(|ch| (ch, i + 3))),
+                None => simple('x'),
+            }
+        }
+        'u' => {
+            if chars.get(i + 1) == Some(&'{') {
+                let end = chars[i + 2..].iter().position(|&ch| ch == '}');
+                if let Some(e) = end {
+                    let v = hex_value(&chars[i + 2..i + 2 + e]);
+                    if let Some(ch) = v.and_then(char::from_u32) {
+                        return Ok(Some((ch, i + 3 + e)));
+                    }
+                }
+                return Err(PatternError::Invalid("bad \\u{...} escape".into()));
+            }
+            match chars.get(i + 1..i + 5).and_then(hex_value) {
+                Some(v) => {
+                    if (0xD800..0xDC00).contains(&v) {
+                        // A surrogate pair written as two escapes.
+                        if chars.get(i + 5) == Some(&'\\') && chars.get(i + 6) == Some(&'u') {
+                            if let Some(lo) = chars.get(i + 7..i + 11).and_then(hex_value) {
+                                if (0xDC00..0xE000).contains(&lo) {
+                                    let cp = 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00);
+                                    if let Some(ch) = char::from_u32(cp) {
+                                        return Ok(Some((ch, i + 11)));
+                                    }
+                                }
+                            }
+                        }
+                        return Err(PatternError::Unsupported("lone surrogate escape".into()));
+                    }
+                    match char::from_u32(v) {
+                        Some(ch) => Ok(Some((ch, i + 5))),
+                        None => Err(PatternError::Unsupported("surrogate escape".into())),
+                    }
+                }
+                None => simple('u'),
+            }
+        }
+        _ if c.is_ascii_alphanumeric() => Ok(None),
+        _ => simple(c),
+    }
+}
+
+/// A shorthand class escape (`\d` ...) as the inside of a bracket class, plus negation.
+fn class_shorthand(c: char) -> Option<(&'static str, bool)> {
+    match c {
+        'd' => Some(("0-9", false)),
+        'D' => Some(("0-9", true)),
+        'w' => Some(("0-9A-Za-z_", false)),
+        'W' => Some(("0-9A-Za-z_", true)),
+        's' => Some((ECMA_SPACE, false)),
+        'S' => Some((ECMA_SPACE, true)),
+        _ => None,
+    }
+}
+
+/// Is `{` at `chars[i]` the start of a valid quantifier `{n}`, `{n,}` or `{n,m}`?
+fn quantifier_end(chars: &[char], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    let start = j;
+    while chars.get(j).is_some_and(|c| c.is_ascii_digit()) {
+        j += 1;
+    }
+    if j == start {
+        return None;
+    }
+    if chars.get(j) == Some(&',') {
+        j += 1;
+        while chars.get(j).is_some_and(|c| c.is_ascii_digit()) {
+            j += 1;
+        }
+    }
+    (chars.get(j) == Some(&'}')).then_some(j)
+}
+
+/// Rewrite an ECMA-262 pattern into `regex-syntax` syntax with the same meaning.
+pub(crate) fn translate(src: &str) -> Result<String, PatternError> {
+    let chars: Vec<char> = src.chars().collect();
+    let mut out = String::with_capacity(src.len() + 8);
+    let mut i = 0;
+    // Whether the previous token can take a quantifier.
+    let mut quantifiable = false;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\\' => {
+                let Some(&n) = chars.get(i + 1) else {
+                    return Err(PatternError::Invalid("trailing backslash".into()));
+                };
+                if let Some((set, neg)) = class_shorthand(n) {
+                    out.push_str(if neg { "[^" } else { "[" });
+                    out.push_str(set);
+                    out.push(']');
+                    i += 2;
+                } else if n == 'b' || n == 'B' {
+                    return Err(PatternError::Unsupported(format!("word boundary \\{n}")));
+                } else if n.is_ascii_digit() && n != '0' || n == 'k' {
+                    return Err(PatternError::Unsupported("back-reference".into()));
+                } else if n == 'p' || n == 'P' {
+                    let end = chars[i..].iter().position(|&ch| ch == '}');
+                    let Some(e) = end else {
+                        return Err(PatternError::Invalid("bad \\p escape".into()));
+                    };
+                    out.extend(&chars[i..i + e + 1]);
+                    i += e + 1;
+                } else {
+                    match char_escape(&chars, i + 1, false)? {
+                        Some((ch, next)) => {
+                            push_escaped_char(&mut out, ch);
+                            i = next;
+                        }
+                        None => {
+                            return Err(PatternError::Invalid(format!("unknown escape \\{n}")));
+                        }
+                    }
+                }
+                quantifiable = true;
+            }
+            '.' => {
+                out.push_str(r"[^\n\r\x{2028}\x{2029}]");
+                quantifiable = true;
+                i += 1;
+            }
+            '(' => {
+                if chars.get(i + 1) == Some(&'?') {
+                    match chars.get(i + 2) {
+                        Some(':') => {
+                            out.push_str("(?:");
+                            i += 3;
+                        }
+                        Some('<') if !matches!(chars.get(i + 3), Some('=') | Some('!')) => {
+                            // Named group: drop the name.
+                            let end = chars[i..].iter().position(|&ch| ch == '>');
+                            let Some(e) = end else {
+                                return Err(PatternError::Invalid("bad group name".into()));
+                            };
+                            out.push('(');
+                            i += e + 1;
+                        }
+                        _ => return Err(PatternError::Unsupported("look-around".into())),
+                    }
+                } else {
+                    out.push('(');
+                    i += 1;
+                }
+                quantifiable = false;
+            }
+            ')' => {
+                out.push(')');
+                quantifiable = true;
+                i += 1;
+            }
+            '{' => {
+                match quantifier_end(&chars, i) {
+                    Some(e) if quantifiable => {
+                        out.extend(&chars[i..=e]);
+                        i = e + 1;
+                        if chars.get(i) == Some(&'?') {
+                            i += 1;
+                        }
+                    }
+                    _ => {
+                        out.push_str(r"\{");
+                        i += 1;
+                        quantifiable = true;
+                    }
+                }
+            }
+            '}' => {
+                out.push_str(r"\}");
+                quantifiable = true;
+                i += 1;
+            }
+            '*' | '+' | '?' => {
+                out.push(c);
+                i += 1;
+                // Lazy quantifiers match the same language.
+                if chars.get(i) == Some(&'?') {
+                    i += 1;
+                }
+                quantifiable = false;
+            }
+            '[' => {
+                i = translate_class(&chars, i, &mut out)?;
+                quantifiable = true;
+            }
+            '^' | '$' | '|' => {
+                out.push(c);
+                quantifiable = false;
+                i += 1;
+            }
+            _ => {
+                push_escaped_char(&mut out, c);
+                quantifiable = true;
+                i += 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Translate the class starting at `chars[i] == '['`; returns the index after `]`.
+fn translate_class(chars: &[char], mut i: usize, out: &mut String) -> Result<usize, PatternError> {
+    i += 1;
+    let negated = chars.get(i) == Some(&'^');
+    if negated {
+        i += 1;
+    }
+    if chars.get(i) == Some(&']') {
+        // `[]` matches nothing, `[^]` any character.
+        out.push_str(if negated { r"[\x{0}-\x{10FFFF}]" } else { r"[^\x{0}-\x{10FFFF}]" });
+        return Ok(i + 1);
+    }
+    out.push_str(if negated { "[^" } else { "[" });
+    // Previous single char (range start candidate).
+    let mut prev_single = false;
+    let mut pending_range = false;
+    loop {
+        let Some(&c) = chars.get(i) else {
+            return Err(PatternError::Invalid("unclosed character class".into()));
+        };
+        if c == ']' {
+            if pending_range {
+                out.push_str(r"\-");
+            }
+            out.push(']');
+            return Ok(i + 1);
+        }
+        // Parse one class atom.
+        let (atom, single, next): (String, bool, usize) = if c == '\\' {
+            let Some(&n) = chars.get(i + 1) else {
+                return Err(PatternError::Invalid("trailing backslash".into()));
+            };
+            if let Some((set, neg)) = class_shorthand(n) {
+                let s = if neg { format!("[^{set}]") } else { set.to_string() };
+                (s, false, i + 2)
+            } else if n.is_ascii_digit() && n != '0' {
+                return Err(PatternError::Unsupported("back-reference in class".into()));
+            } else if n == 'p' || n == 'P' {
+                let end = chars[i..].iter().position(|&ch| ch == '}');
+                let Some(e) = end else {
+                    return Err(PatternError::Invalid("bad \\p escape".into()));
+                };
+                (chars[i..i + e + 1].iter().collect(), false, i + e + 1)
+            } else {
+                match char_escape(chars, i + 1, true)? {
+                    Some((ch, next)) => {
+                        let mut s = String::new();
+                        push_escaped_char(&mut s, ch);
+                        (s, true, next)
+                    }
+                    None => return Err(PatternError::Invalid(format!("unknown escape \\{n}"))),
+                }
+            }
+        } else if c == '-' && prev_single && !pending_range && chars.get(i + 1) != Some(&']') {
+            pending_range = true;
+            i += 1;
+            continue;
+        } else {
+            let mut s = String::new();
+            push_escaped_char(&mut s, c);
+            (s, true, i + 1)
+        };
+        if pending_range {
+            if single {
+                out.push('-');
+                out.push_str(&atom);
+                prev_single = false;
+            } else {
+                // `[a-\d]`: the hyphen is literal.
+                out.push_str(r"\-");
+                out.push_str(&atom);
+                prev_single = false;
+            }
+            pending_range = false;
+        } else {
+            out.push_str(&atom);
+            prev_single = single;
+        }
+        i = next;
+    }
+}
+
+/// Parse translated pattern text.
+fn parse(pattern: &str, nest: u32) -> Result<Hir, PatternError> {
+    ParserBuilder::new()
+        .utf8(true)
+        .unicode(true)
+        .nest_limit(nest)
+        .build()
+        .parse(pattern)
+        .map_err(|e| PatternError::Invalid(e.to_string()))
+}
+
+fn escape_hir(c: char) -> Hir {
+    let short = match c {
+        '"' => Some("\\\""),
+        '\\' => Some("\\\\"),
+        '\x08' => Some("\\b"),
+        '\x0C' => Some("\\f"),
+        '\n' => Some("\\n"),
+        '\r' => Some("\\r"),
+        '\t' => Some("\\t"),
+        _ => None,
+    };
+    if let Some(s) = short {
+        return Hir::literal(s.as_bytes());
+    }
+    let v = c as u32;
+    let hex = |d: u32| -> Hir {
+        let ch = char::from_digit(d, 16).unwrap_or('0');
+        let up = ch.to_ascii_uppercase();
+        let mut ranges = alloc::vec![ClassUnicodeRange::new(ch, ch)];
+        if up != ch {
+            ranges.push(ClassUnicodeRange::new(up, up));
+        }
+        Hir::class(Class::Unicode(ClassUnicode::new(ranges)))
+    };
+    Hir::concat(alloc::vec![
+        Hir::literal(b"\\u00".as_slice()),
+        hex(v >> 4),
+        hex(v & 15)
+    ])
+}
+
+fn specials() -> ClassUnicode {
+    ClassUnicode::new([
+        ClassUnicodeRange::new('\0', '\x1F'),
+        ClassUnicodeRange::new('"', '"'),
+        ClassUnicodeRange::new('\\', '\\'),
+    ])
+}
+
+/// Rewrite classes and literals to match the JSON encoding of their characters.
+fn encode(h: &Hir, depth: u32) -> Result<Hir, PatternError> {
+    if depth > 500 {
+        return Err(PatternError::Unsupported("pattern nests too deeply".into()));
+    }
+    Ok(match h.kind() {
+        HirKind::Empty => Hir::empty(),
+        HirKind::Literal(lit) => {
+            let s = core::str::from_utf8(&lit.0)
+                .map_err(|_| PatternError::Unsupported("non-UTF-8 literal".into()))?;
+            let mut parts = Vec::new();
+            let mut run = String::new();
+            for c in s.chars() {
+                if c < ' ' || c == '"' || c == '\\' {
+                    if !run.is_empty() {
+                        parts.push(Hir::literal(run.as_bytes()));
+                        run.clear();
+                    }
+                    parts.push(escape_hir(c));
+                } else {
+                    run.push(c);
+                }
+            }
+            if !run.is_empty() {
+                parts.push(Hir::literal(run.as_bytes()));
+            }
+            Hir::concat(parts)
+        }
+        HirKind::Class(Class::Unicode(cls)) => {
+            let mut special = cls.clone();
+            special.intersect(&specials());
+            if special.ranges().is_empty() {
+                h.clone()
+            } else {
+                let mut rest = cls.clone();
+                rest.difference(&specials());
+                let mut alts = Vec::new();
+                if !rest.ranges().is_empty() {
+                    alts.push(Hir::class(Class::Unicode(rest)));
+                }
+                for r in special.ranges() {
+                    for cp in (r.start() as u32)..=(r.end() as u32) {
+                        if let Some(c) = char::from_u32(cp) {
+                            alts.push(escape_hir(c));
+                        }
+                    }
+                }
+                Hir::alternation(alts)
+            }
+        }
+        HirKind::Class(Class::Bytes(_)) => {
+            return Err(PatternError::Unsupported("byte class".into()));
+        }
+        HirKind::Look(_) => {
+            return Err(PatternError::Unsupported("anchor or look-around inside the pattern".into()));
+        }
+        HirKind::Repetition(rep) => Hir::repetition(Repetition {
+            min: rep.min,
+            max: rep.max,
+            greedy: true,
+            sub: Box::new(encode(&rep.sub, depth + 1)?),
+        }),
+        HirKind::Capture(cap) => Hir::capture(Capture {
+            index: cap.index,
+            name: None,
+            sub: Box::new(encode(&cap.sub, depth + 1)?),
+        }),
+        HirKind::Concat(subs) => {
+            let mut v = Vec::with_capacity(subs.len());
+            for s in subs {
+                v.push(encode(s, depth + 1)?);
+            }
+            Hir::concat(v)
+        }
+        HirKind::Alternation(subs) => {
+            let mut v = Vec::with_capacity(subs.len());
+            for s in subs {
+                v.push(encode(s, depth + 1)?);
+            }
+            Hir::alternation(v)
+        }
+    })
+}
+
+fn is_start(h: &Hir) -> bool {
+    matches!(h.kind(), HirKind::Look(Look::Start | Look::StartLF))
+}
+
+fn is_end(h: &Hir) -> bool {
+    matches!(h.kind(), HirKind::Look(Look::End | Look::EndLF))
+}
+
+/// Split `h` into top-level alternatives with their anchoring: (start, end, body).
+fn split_alternatives(h: &Hir, out: &mut Vec<(bool, bool, Hir)>, depth: u32) -> Result<(), PatternError> {
+    if depth > 100 {
+        return Err(PatternError::Unsupported("pattern nests too deeply".into()));
+    }
+    match h.kind() {
+        HirKind::Alternation(subs) => {
+            for s in subs {
+                split_alternatives(s, out, depth + 1)?;
+            }
+        }
+        HirKind::Capture(cap) => split_alternatives(&cap.sub, out, depth + 1)?,
+        HirKind::Concat(subs) => {
+            let lead = subs.iter().take_while(|s| is_start(s)).count();
+            let trail = subs[lead..].iter().rev().take_while(|s| is_end(s)).count();
+            let body = &subs[lead..subs.len() - trail];
+            if body.len() == 1 && (lead > 0 || trail > 0) {
+                // `^(a|b)$`: a single group between anchors may hold alternatives.
+                let mut inner = Vec::new();
+                split_alternatives(&body[0], &mut inner, depth + 1)?;
+                for (s, e, b) in inner {
+                    out.push((s || lead > 0, e || trail > 0, b));
+                }
+            } else {
+                out.push((lead > 0, trail > 0, Hir::concat(body.to_vec())));
+            }
+        }
+        _ if is_start(h) => out.push((true, false, Hir::empty())),
+        _ if is_end(h) => out.push((false, true, Hir::empty())),
+        _ => out.push((false, false, h.clone())),
+    }
+    Ok(())
+}
+
+/// The ECMA `pattern` as a regex over the encoded string body (search semantics).
+pub(crate) fn pattern_regex(src: &str, nest: u32) -> Result<RegexAst, PatternError> {
+    let text = translate(src)?;
+    let hir = parse(&text, nest)?;
+    let mut alts = Vec::new();
+    split_alternatives(&hir, &mut alts, 0)?;
+    let any = RegexAst::Repeat(
+        Box::new(RegexAst::Pattern(CANON_CHAR.into(), Default::default())),
+        0,
+        None,
+    );
+    let mut out = Vec::with_capacity(alts.len());
+    for (start, end, body) in alts {
+        let enc = encode(&body, 0)?;
+        let mut parts = Vec::with_capacity(3);
+        if !start {
+            parts.push(any.clone());
+        }
+        parts.push(RegexAst::Pattern(enc.to_string(), Default::default()));
+        if !end {
+            parts.push(any.clone());
+        }
+        out.push(RegexAst::Concat(parts));
+    }
+    Ok(RegexAst::Or(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matches(pattern: &str, body: &str) -> bool {
+        let limits = crate::Limits::default();
+        let mut set = crate::regex::ExprSet::new(&limits);
+        let ast = pattern_regex(pattern, 100).unwrap();
+        let e = set.compile(&ast).unwrap();
+        let d = set.derivative_bytes(e, body.as_bytes()).unwrap();
+        set.is_nullable(d)
+    }
+
+    #[test]
+    fn translation() {
+        assert_eq!(translate(r"\d+").unwrap(), "[0-9]+");
+        assert_eq!(translate(r"a{").unwrap(), r"a\{");
+        assert!(translate(r"(?=a)").is_err());
+        assert!(translate(r"(a)\1").is_err());
+    }
+
+    #[test]
+    fn search_semantics() {
+        assert!(matches("^a+$", "aaa"));
+        assert!(!matches("^a+$", "aab"));
+        assert!(matches("a+", "xxaxx"));
+        assert!(!matches("a+", "xxx"));
+        assert!(matches("^ab|cd$", "abzz"));
+        assert!(matches("^ab|cd$", "zzcd"));
+        assert!(!matches("^ab|cd$", "zabz"));
+        assert!(matches(r"^[\w.-]+@x\.com$", "a.b-c@x.com"));
+        assert!(matches(r"^\d{3}$", "123"));
+        assert!(!matches(r"^\d{3}$", "1234"));
+        assert!(matches(r"^[^a]$", "\\\""));
+        assert!(matches(r"^.$", "\\t"));
+        assert!(!matches(r"^.$", "\\n"));
+        assert!(matches(r#"^\"$"#, "\\\""));
+        assert!(matches(r"^[{}]+$", "{}"));
+        assert!(matches(r"^é+$", "éé"));
+    }
+}

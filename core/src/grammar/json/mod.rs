@@ -1,0 +1,257 @@
+//! JSON Schema → [`GrammarIr`]: the grammar of the JSON texts that a schema accepts.
+//!
+//! [`compile`] walks the schema once (with an explicit work list for `$ref` targets, so
+//! recursive schemas become recursive nonterminals) and lowers every value to lexemes: one per
+//! string, number and punctuation token, so adjacent lexemes never swallow each other's
+//! bytes. Whitespace is folded into the punctuation lexemes ([`Whitespace`]).
+//!
+//! **Exact or reported.** Every keyword is compiled exactly, approximated in a documented
+//! direction, or rejected; the [`CoverageReport`] lists each approximated, unknown or
+//! unsupported keyword with its JSON pointer. [`JsonOptions::strict`] turns any
+//! approximation (and any unsupported keyword) into a [`GrammarErrorKind::Unsupported`] error
+//! whose message starts with `at <pointer>:`.
+//!
+//! # Coverage
+//!
+//! | keyword | status |
+//! |:--|:--|
+//! | `type` (string or array), `enum`, `const` | exact (enum values are filtered by `type`) |
+//! | `properties`, `required`, `additionalProperties`, `patternProperties` | exact; a key matching several patterns must match their schemas' union (superset, reported, when patterns overlap) |
+//! | property order | [`PropertyOrder::AnyOrder`]: any order, each required key exactly once (tracked as a subset when there are at most 10 required keys; beyond, schema order: subset, reported). [`PropertyOrder::SchemaOrder`]: schema order, extra keys last |
+//! | `propertyNames` | exact for string keywords (`pattern`, lengths, `enum`, `const`, `format`); other forms ignored (superset, reported) |
+//! | `minProperties`, `maxProperties` | exact (counted up to 64; beyond: superset, reported) |
+//! | `dependentRequired`, draft-7 `dependencies` (arrays) | superset, reported (ignored) |
+//! | `items`, `prefixItems`, draft-7 `items` array + `additionalItems`, `minItems`, `maxItems` | exact (`maxItems` above 1000 is dropped: superset, reported) |
+//! | `anyOf` | exact (sibling keywords are merged into every branch) |
+//! | `oneOf` | exact when branches are provably disjoint (types, `const`/`enum`, a required discriminator property); otherwise `anyOf` (superset, reported) |
+//! | `allOf` | merged (exact for the keywords above; conflicting `format`/`multipleOf`/`not` keep the first: superset, reported) |
+//! | `$ref` | local JSON pointers (`~0`, `~1`, percent escapes), `$defs`, `definitions`, `$id`/`id`, `$anchor`; recursion becomes nonterminals; draft 4–7 ignore `$ref` siblings as the spec says. Remote references: error |
+//! | `minLength`, `maxLength` | exact, one escape sequence = one character (a surrogate pair escape = one); a `maxLength` above `max_repeat` is dropped (superset, reported); a `minLength` above it is an error |
+//! | `pattern` | ECMA-262, unanchored search, ASCII `\d`/`\w`; exact for canonical (`json.dumps`-style) escapes; look-around, back-references and word boundaries are ignored (superset, reported) |
+//! | `format` | date-time, date, time, duration, email, hostname, ipv4, ipv6, uuid, uri, uri-reference enforced (see `formats.rs` for their documented looseness); other formats are unknown (ignored, reported) |
+//! | `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` (number or draft-4 bool) | exact for integers and decimals written without exponent; a bounded `number` does not accept exponent notation (subset, reported) |
+//! | `multipleOf` | exact for integer divisors up to 1000 on integers and for `10^-k` on numbers; otherwise superset, reported |
+//! | `not`, `if`/`then`/`else`, `uniqueItems`, `contains`, `dependentSchemas`, `unevaluated*` | unsupported: ignored (superset, reported) |
+//! | annotations (`title`, `description`, `default`, `examples`, `$comment`, ...) | ignored |
+//! | other keywords | unknown: ignored (reported as [`CoverageStatus::Unknown`]; never an error) |
+//!
+//! Encoding: literal keys, `const` and `enum` strings are matched in their canonical
+//! (`json.dumps(ensure_ascii=False)`) spelling; generic strings accept every JSON escape;
+//! strings under `pattern` accept the canonical escapes only; an `integer` is written without
+//! fraction or exponent. Duplicate object keys (undefined in RFC 8259) are accepted for
+//! optional properties in [`PropertyOrder::AnyOrder`].
+
+mod compiler;
+mod ecma;
+mod formats;
+mod numeric;
+#[cfg(test)]
+mod tests;
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use serde_json::Value;
+
+use super::ir::GrammarIr;
+use crate::error::{GrammarError, GrammarErrorKind, Position, Span};
+use crate::limits::Limits;
+
+/// Whitespace allowed between tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Whitespace {
+    /// No whitespace at all: `{"a":1,"b":[1,2]}`.
+    Compact,
+    /// Exactly Python's `json.dumps` default: `{"a": 1, "b": [1, 2]}`.
+    Python,
+    /// Up to `max` whitespace characters (space, tab, CR, LF) before and after each of
+    /// `{ } [ ] , :` (none before the first or after the last token).
+    Flexible {
+        /// Most whitespace characters on each side of a punctuation token.
+        max: u32,
+    },
+}
+
+/// The order of object keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PropertyOrder {
+    /// `properties` in schema order, then other keys in any order.
+    SchemaOrder,
+    /// Any order; each required key must appear.
+    AnyOrder,
+}
+
+/// Options for [`compile`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonOptions {
+    /// Whitespace between tokens.
+    pub whitespace: Whitespace,
+    /// Order of object keys.
+    pub property_order: PropertyOrder,
+    /// What an object without `additionalProperties` allows for keys not in `properties`
+    /// (the spec says `true`).
+    pub additional_properties_default: bool,
+    /// Make every approximation and unsupported keyword an error.
+    pub strict: bool,
+}
+
+impl Default for JsonOptions {
+    /// `Flexible { max: 2 }` whitespace accepts both compact JSON and the `", "`/`": "`
+    /// separators that `json.dumps` writes (how MaskBench and most Python clients serialize),
+    /// while the bound keeps a model from emitting unbounded runs of whitespace.
+    /// `AnyOrder` accepts the keys of real documents, which do not always follow the
+    /// schema's order, while still enforcing `required`.
+    fn default() -> Self {
+        JsonOptions {
+            whitespace: Whitespace::Flexible { max: 2 },
+            property_order: PropertyOrder::AnyOrder,
+            additional_properties_default: true,
+            strict: false,
+        }
+    }
+}
+
+/// In which direction an approximation errs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// The grammar accepts more texts than the schema (some invalid ones).
+    Superset,
+    /// The grammar accepts fewer texts than the schema (some valid ones are rejected).
+    Subset,
+}
+
+/// How one keyword was handled, when not exactly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CoverageStatus {
+    /// Compiled approximately.
+    Approximated {
+        /// The direction of the error.
+        direction: Direction,
+        /// Why.
+        why: String,
+    },
+    /// A keyword this compiler does not know; ignored (validators ignore it too).
+    Unknown,
+    /// A known validation keyword that is not supported; ignored (a superset).
+    Unsupported,
+}
+
+/// One reported keyword.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoverageEntry {
+    /// JSON pointer of the schema object holding the keyword.
+    pub pointer: String,
+    /// The keyword.
+    pub keyword: String,
+    /// How it was handled.
+    pub status: CoverageStatus,
+}
+
+/// Every keyword not compiled exactly.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CoverageReport {
+    /// The entries, in discovery order, without duplicates.
+    pub entries: Vec<CoverageEntry>,
+}
+
+impl CoverageReport {
+    /// Is every keyword compiled exactly (unknown keywords aside)?
+    pub fn is_exact(&self) -> bool {
+        self.entries
+            .iter()
+            .all(|e| e.status == CoverageStatus::Unknown)
+    }
+
+    /// Entries that make the grammar accept a superset of the schema.
+    pub fn supersets(&self) -> impl Iterator<Item = &CoverageEntry> {
+        self.entries.iter().filter(|e| {
+            matches!(
+                e.status,
+                CoverageStatus::Unsupported
+                    | CoverageStatus::Approximated {
+                        direction: Direction::Superset,
+                        ..
+                    }
+            )
+        })
+    }
+
+    /// Entries that make the grammar reject some valid documents.
+    pub fn subsets(&self) -> impl Iterator<Item = &CoverageEntry> {
+        self.entries.iter().filter(|e| {
+            matches!(
+                e.status,
+                CoverageStatus::Approximated {
+                    direction: Direction::Subset,
+                    ..
+                }
+            )
+        })
+    }
+}
+
+impl fmt::Display for CoverageEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at {}/{}: ", self.pointer, self.keyword)?;
+        match &self.status {
+            CoverageStatus::Approximated { direction, why } => {
+                let d = match direction {
+                    Direction::Superset => "superset",
+                    Direction::Subset => "subset",
+                };
+                write!(f, "approximated ({d}): {why}")
+            }
+            CoverageStatus::Unknown => f.write_str("unknown keyword, ignored"),
+            CoverageStatus::Unsupported => f.write_str("unsupported keyword, ignored"),
+        }
+    }
+}
+
+/// Compile a JSON Schema into grammar IR plus the coverage report.
+pub fn compile(
+    schema: &Value,
+    opts: &JsonOptions,
+    limits: &Limits,
+) -> Result<(GrammarIr, CoverageReport), GrammarError> {
+    compiler::Compiler::new(schema, opts, limits).run()
+}
+
+/// Parse schema text with serde_json; a parse error becomes [`GrammarErrorKind::Syntax`]
+/// located at its line and column.
+pub fn parse_schema(text: &str) -> Result<Value, GrammarError> {
+    serde_json::from_str(text).map_err(|e| {
+        let line = e.line() as u32;
+        let column = e.column() as u32;
+        let pos = line_col_position(text, line, column);
+        GrammarError::new(
+            GrammarErrorKind::Syntax,
+            alloc::format!("invalid JSON schema text: {e}"),
+        )
+        .with_span(Span {
+            start: pos,
+            end: pos,
+        })
+    })
+}
+
+fn line_col_position(text: &str, line: u32, column: u32) -> Position {
+    let mut offset = 0;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i + 1 == line as usize {
+            let col_bytes: usize = l
+                .chars()
+                .take(column.saturating_sub(1) as usize)
+                .map(char::len_utf8)
+                .sum();
+            offset += col_bytes;
+            break;
+        }
+        offset += l.len();
+    }
+    Position {
+        offset,
+        line: line.max(1),
+        column: column.max(1),
+    }
+}
