@@ -36,6 +36,9 @@ pub struct Matcher {
     consumed: Vec<Consumed>,
     stopped: bool,
     error: Option<MatcherError>,
+    /// The last mask computed and the parser state it was computed in.
+    cached_mask: Vec<u32>,
+    cached_key: Option<(u64, u32)>,
 }
 
 impl Matcher {
@@ -47,6 +50,8 @@ impl Matcher {
             consumed: Vec::new(),
             stopped: false,
             error: None,
+            cached_mask: Vec::new(),
+            cached_key: None,
         }
     }
 
@@ -88,23 +93,31 @@ impl Matcher {
                 given: mask.len(),
             });
         }
-        mask.fill(0);
         let vocab = self.grammar.vocab().clone();
-        if !self.stopped {
-            self.parser.start_step();
-            vocab.trie().walk(&mut self.parser, mask);
-            if let Some(kind) = self.parser.error() {
-                mask.fill(0);
-                return self.fail(MatcherError::Limit(kind));
-            }
+        let (mask, rest) = mask.split_at_mut(needed);
+        rest.fill(0);
+        mask.fill(0);
+        if self.stopped {
+            set_bits(mask, vocab.eos_tokens());
+            return Ok(());
         }
-        if self.stopped || self.parser.is_accepting() {
-            for &eos in vocab.eos_tokens() {
-                if let Some(w) = mask.get_mut(eos as usize / 32) {
-                    *w |= 1 << (eos % 32);
-                }
-            }
+        let key = self.parser.state_key();
+        if self.cached_key == Some(key) && self.cached_mask.len() == needed {
+            mask.copy_from_slice(&self.cached_mask);
+            return Ok(());
         }
+        self.parser.start_step();
+        vocab.trie().walk(&mut self.parser, mask);
+        if let Some(kind) = self.parser.error() {
+            mask.fill(0);
+            return self.fail(MatcherError::Limit(kind));
+        }
+        if self.parser.is_accepting() {
+            set_bits(mask, vocab.eos_tokens());
+        }
+        self.cached_mask.clear();
+        self.cached_mask.extend_from_slice(mask);
+        self.cached_key = Some(key);
         Ok(())
     }
 
@@ -333,6 +346,14 @@ impl Matcher {
     /// Bytes held by this matcher's tables.
     pub fn bytes_used(&self) -> usize {
         self.parser.bytes_used()
+    }
+}
+
+fn set_bits(mask: &mut [u32], tokens: &[u32]) {
+    for &t in tokens {
+        if let Some(w) = mask.get_mut(t as usize / 32) {
+            *w |= 1 << (t % 32);
+        }
     }
 }
 

@@ -49,6 +49,9 @@ struct Row {
     scan_key: u32,
     /// Contains the completed start item.
     accepting: bool,
+    /// Unique per row built: names the whole row stack up to this row, since rebuilding a
+    /// lower row discards every row above it.
+    serial: u64,
 }
 
 #[inline(always)]
@@ -81,6 +84,7 @@ pub struct Parser {
     max_items_per_mask: usize,
     items_this_step: usize,
     error: Option<LimitKind>,
+    next_serial: u64,
 }
 
 impl Parser {
@@ -106,6 +110,7 @@ impl Parser {
             max_items_per_mask: limits.max_items_per_mask,
             items_this_step: 0,
             error: None,
+            next_serial: 0,
         };
         p.start_step();
         let start = p.rules.start;
@@ -137,6 +142,17 @@ impl Parser {
     /// Bytes pushed since the start (the byte stack depth).
     pub fn depth(&self) -> usize {
         self.stack.len() - 1
+    }
+
+    /// A key that determines the mask: equal keys (within one parser) mean equal parser
+    /// states as far as any continuation is concerned.
+    pub fn state_key(&self) -> (u64, u32) {
+        let top = self.stack.last().copied().unwrap_or(Entry {
+            row: 0,
+            state: StateId::DEAD,
+        });
+        let serial = self.rows.get(top.row as usize).map_or(0, |r| r.serial);
+        (serial, top.state.0)
     }
 
     /// Drop back to `depth` bytes.
@@ -278,12 +294,14 @@ impl Parser {
         self.lexeme_scratch.sort_unstable();
         self.lexeme_scratch.dedup();
         let lexer_start = self.lexer.initial_state(&self.lexeme_scratch)?;
+        self.next_serial += 1;
         self.rows.push(Row {
             start: start as u32,
             end: self.items.len() as u32,
             lexer_start,
             scan_key,
             accepting,
+            serial: self.next_serial,
         });
         Ok(())
     }
