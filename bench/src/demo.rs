@@ -239,10 +239,17 @@ pub fn choose(
     if !wind_down {
         let content: Vec<u32> = allowed.iter().copied().filter(is_content).collect();
         if rng.below(2) == 0 {
+            // Closing brackets end structures early; let only one structural pick in four
+            // close anything, so the output grows some depth before the budget runs out.
+            let may_close = rng.below(4) == 0;
             let structural: Vec<u32> = content
                 .iter()
                 .copied()
-                .filter(|&t| vocab.token_text(t).iter().any(|b| STRUCTURAL.contains(b)))
+                .filter(|&t| {
+                    let text = vocab.token_text(t);
+                    text.iter().any(|b| STRUCTURAL.contains(b))
+                        && (may_close || !text.iter().any(|b| b"}]".contains(b)))
+                })
                 .collect();
             if !structural.is_empty() {
                 return Some(structural[rng.below(structural.len())]);

@@ -4,11 +4,20 @@
 //!   `tokenizer.json`) into a vocabulary plus an encoder.
 //! - [`demo`] and [`mask_cmd`]: the logic of `sieve demo` and `sieve mask` (the binary only
 //!   parses arguments and prints).
+//! - [`maskbench`] and [`schema_suite`]: `sieve maskbench` (MaskBench conformance and timing,
+//!   llgbench's methodology) and `sieve schema-suite` (the JSON-Schema-Test-Suite); both
+//!   return report structs that the ratchet tests in `sieve-tests` also use.
+//! - [`ratchet`]: committed expected-outcome files (regressions fail, improvements ask for
+//!   an update with `SIEVE_BLESS=1`).
 //! - [`stats`], [`rng`], [`util`]: timing summaries, a seeded PRNG, mask and text helpers.
 
 pub mod demo;
 pub mod mask_cmd;
+pub mod maskbench;
+pub mod ratchet;
+pub mod pyjson;
 pub mod rng;
+pub mod schema_suite;
 pub mod stats;
 pub mod tokenizer;
 pub mod util;

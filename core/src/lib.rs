@@ -39,11 +39,12 @@ pub mod lexer;
 pub mod limits;
 pub mod matcher;
 pub mod regex;
+pub mod slicer;
 pub mod toktrie;
 pub mod vocab;
 
 pub use error::{GrammarError, GrammarErrorKind, LimitKind, MatcherError, Position, Span};
 pub use grammar::Grammar;
 pub use limits::Limits;
-pub use matcher::Matcher;
+pub use matcher::{MaskStats, Matcher};
 pub use vocab::Vocabulary;

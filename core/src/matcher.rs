@@ -27,6 +27,17 @@ struct Consumed {
     depth_before: usize,
 }
 
+/// Counters of how masks were computed (for benchmarks and tuning).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MaskStats {
+    /// Masks computed.
+    pub masks: u64,
+    /// Masks copied from the previous one (same parser state).
+    pub cached: u64,
+    /// Masks where a slice was OR-ed in and only the rest of the trie walked.
+    pub sliced: u64,
+}
+
 /// Per-sequence constraint state. Cheap to create from a [`Grammar`]; `Send`, used from one
 /// thread at a time.
 #[derive(Debug, Clone)]
@@ -39,6 +50,7 @@ pub struct Matcher {
     /// The last mask computed and the parser state it was computed in.
     cached_mask: Vec<u32>,
     cached_key: Option<(u64, u32)>,
+    stats: MaskStats,
 }
 
 impl Matcher {
@@ -52,6 +64,7 @@ impl Matcher {
             error: None,
             cached_mask: Vec::new(),
             cached_key: None,
+            stats: MaskStats::default(),
         }
     }
 
@@ -101,13 +114,24 @@ impl Matcher {
             set_bits(mask, vocab.eos_tokens());
             return Ok(());
         }
+        self.stats.masks += 1;
         let key = self.parser.state_key();
         if self.cached_key == Some(key) && self.cached_mask.len() == needed {
             mask.copy_from_slice(&self.cached_mask);
+            self.stats.cached += 1;
             return Ok(());
         }
         self.parser.start_step();
-        vocab.trie().walk(&mut self.parser, mask);
+        let slice = self.parser.top_slice().and_then(|k| vocab.slices().get(k));
+        self.parser.start_step();
+        match slice {
+            Some(slice) => {
+                mask.copy_from_slice(slice.mask());
+                slice.rest().walk(&mut self.parser, mask);
+                self.stats.sliced += 1;
+            }
+            None => vocab.trie().walk(&mut self.parser, mask),
+        }
         if let Some(kind) = self.parser.error() {
             mask.fill(0);
             return self.fail(MatcherError::Limit(kind));
@@ -341,6 +365,11 @@ impl Matcher {
         self.consumed.clear();
         self.stopped = false;
         self.error = None;
+    }
+
+    /// How masks have been computed so far.
+    pub fn stats(&self) -> MaskStats {
+        self.stats
     }
 
     /// Bytes held by this matcher's tables.

@@ -11,7 +11,9 @@
 use alloc::vec::Vec;
 use core::fmt;
 
+use crate::slicer::Slice;
 use crate::toktrie::{TokTrie, TrieError};
+use alloc::string::String;
 
 /// Why a [`Vocabulary`] could not be built.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,6 +40,11 @@ pub enum VocabError {
     },
     /// The token trie could not be built.
     Trie(TrieError),
+    /// A slice regex does not compile.
+    InvalidSlice {
+        /// Its index in the list given.
+        index: usize,
+    },
 }
 
 impl fmt::Display for VocabError {
@@ -55,6 +62,7 @@ impl fmt::Display for VocabError {
             ),
             VocabError::EmptySpecial { id } => write!(f, "special token {id} has an empty name"),
             VocabError::Trie(e) => write!(f, "token trie: {e}"),
+            VocabError::InvalidSlice { index } => write!(f, "slice regex {index} does not compile"),
         }
     }
 }
@@ -86,6 +94,8 @@ pub struct Vocabulary {
     special_bits: Vec<u32>,
     /// EOS ids in the order given, duplicates removed.
     eos: Vec<u32>,
+    /// Token slices, largest first.
+    slices: Vec<Slice>,
 }
 
 impl Vocabulary {
@@ -101,9 +111,23 @@ impl Vocabulary {
     /// An EOS or special id out of range, a special token with an empty name, or a
     /// [`TrieError`] (token too long, too many tokens or nodes).
     pub fn new(
+        tokens: Vec<Vec<u8>>,
+        special: &[u32],
+        eos: &[u32],
+    ) -> Result<Vocabulary, VocabError> {
+        Vocabulary::with_slices(tokens, special, eos, &crate::slicer::default_slices())
+    }
+
+    /// Like [`Vocabulary::new`], with caller-chosen slice regexes (see [`crate::slicer`];
+    /// an empty list disables slicing).
+    ///
+    /// # Errors
+    /// As [`Vocabulary::new`], and [`VocabError::InvalidSlice`].
+    pub fn with_slices(
         mut tokens: Vec<Vec<u8>>,
         special: &[u32],
         eos: &[u32],
+        slices: &[String],
     ) -> Result<Vocabulary, VocabError> {
         let vocab_size = tokens.len();
         let mut specials = special.to_vec();
@@ -133,12 +157,20 @@ impl Vocabulary {
         }
         let refs: Vec<&[u8]> = tokens.iter().map(Vec::as_slice).collect();
         let trie = TokTrie::new(&refs)?;
+        let slices = crate::slicer::build(&refs, slices)
+            .map_err(|index| VocabError::InvalidSlice { index })?;
         Ok(Vocabulary {
             trie,
             specials,
             special_bits,
             eos: eos_ids,
+            slices,
         })
+    }
+
+    /// The token slices, largest first.
+    pub fn slices(&self) -> &[Slice] {
+        &self.slices
     }
 
     /// Number of token ids, used or not.
@@ -351,6 +383,7 @@ impl Vocabulary {
                 specials: Vec::new(),
                 special_bits: Vec::new(),
                 eos: Vec::new(),
+                slices: Vec::new(),
             },
         }
     }

@@ -39,7 +39,19 @@ pub fn popcount(words: &[u32]) -> u64 {
 /// `Some(bit index)` if exactly one bit is set, else `None`.
 #[inline]
 pub fn single_set_bit(words: &[u32]) -> Option<usize> {
-    let mut found = None;
+    single_bit_step(None, 0, words).flatten()
+}
+
+/// One step of a single-bit scan, shared with the vector kernels (which call it only on
+/// blocks that are not all zero). `found` is the bit seen in earlier words and `base` the word
+/// index of `words[0]`. Returns `None` as soon as a second set bit shows up, else
+/// `Some(found)` updated with the bits of `words`.
+#[inline]
+pub(crate) fn single_bit_step(
+    mut found: Option<usize>,
+    base: usize,
+    words: &[u32],
+) -> Option<Option<usize>> {
     for (i, &w) in words.iter().enumerate() {
         if w == 0 {
             continue;
@@ -47,9 +59,9 @@ pub fn single_set_bit(words: &[u32]) -> Option<usize> {
         if found.is_some() || !w.is_power_of_two() {
             return None;
         }
-        found = Some(i * 32 + w.trailing_zeros() as usize);
+        found = Some((base + i) * 32 + w.trailing_zeros() as usize);
     }
-    found
+    Some(found)
 }
 
 /// Sets every logit whose bit is clear (or lies beyond the mask) to `neg_inf`.
@@ -81,6 +93,32 @@ fn apply_mask<T: Copy>(logits: &mut [T], mask: &[u32], neg_inf: T) {
 #[inline]
 pub fn apply_mask_f32(logits: &mut [f32], mask: &[u32]) {
     apply_mask(logits, mask, f32::NEG_INFINITY);
+}
+
+/// [`apply_mask_f32`] on each row of a batch; see [`crate::apply_mask_f32_batch`].
+#[inline]
+pub fn apply_mask_f32_batch(logits: &mut [f32], row_len: usize, masks: &[u32], mask_words: usize) {
+    for_each_row(logits, row_len, masks, mask_words, apply_mask_f32);
+}
+
+/// Calls `f(row, mask)` for each row of a batch, with the row/mask pairing documented at
+/// [`crate::apply_mask_f32_batch`]. Shared with the vector kernels.
+#[inline]
+pub(crate) fn for_each_row<T>(
+    logits: &mut [T],
+    row_len: usize,
+    masks: &[u32],
+    mask_words: usize,
+    mut f: impl FnMut(&mut [T], &[u32]),
+) {
+    if row_len == 0 {
+        return;
+    }
+    for (i, row) in logits.chunks_mut(row_len).enumerate() {
+        let start = i.saturating_mul(mask_words).min(masks.len());
+        let end = start.saturating_add(mask_words).min(masks.len());
+        f(row, &masks[start..end]);
+    }
 }
 
 /// Like [`apply_mask_f32`] on raw IEEE binary16 bit patterns (`-inf` = `0xFC00`).

@@ -1,11 +1,39 @@
-//! Differential tests: every kernel level against naive bit-by-bit loops, for slice lengths
-//! 0..200 at every starting offset 0..8 (so vector kernels see every alignment).
+//! Differential tests.
+//!
+//! - Every available level against naive bit-by-bit loops, for random slice lengths 0..200
+//!   at every starting offset 0..8.
+//! - Every available vector level against [`crate::scalar`], exhaustively for every length
+//!   0..=4W+3 (W = 8 words, the widest level, which also covers NEON's W = 4) at every offset
+//!   0..8 of a larger buffer, with proptest choosing the contents. Logits include NaNs (quiet,
+//!   signaling, with payloads), infinities, `-0.0` and subnormals; results must be
+//!   bit-identical.
 
-use crate::{BF16_NEG_INFINITY, F16_NEG_INFINITY, Kernel};
+use crate::{BF16_NEG_INFINITY, F16_NEG_INFINITY, Kernel, scalar};
 use proptest::prelude::*;
 use std::vec::Vec;
 
-const LEVELS: &[Kernel] = &[Kernel::Scalar];
+/// Every level that can run here, scalar included.
+fn levels() -> Vec<Kernel> {
+    Kernel::ALL
+        .into_iter()
+        .filter(|k| k.is_available())
+        .collect()
+}
+
+/// Every vector level that can run here (compared against scalar).
+fn vector_levels() -> Vec<Kernel> {
+    levels()
+        .into_iter()
+        .filter(|&k| k != Kernel::Scalar)
+        .collect()
+}
+
+/// The widest vector, in words.
+const W: usize = 8;
+/// The longest exhaustively tested slice, in words: 4 vectors (one unrolled block) plus 3.
+const MAX_WORDS: usize = 4 * W + 3;
+/// Starting offsets tested inside a larger buffer.
+const OFFSETS: usize = 8;
 
 fn bit(words: &[u32], i: usize) -> bool {
     (words[i / 32] >> (i % 32)) & 1 == 1
@@ -43,6 +71,46 @@ fn word() -> impl Strategy<Value = u32> {
     ]
 }
 
+/// Mostly zero words with a few single bits: inputs where `single_set_bit` can succeed.
+fn sparse_word() -> impl Strategy<Value = u32> {
+    prop_oneof![
+        12 => Just(0u32),
+        1 => (0u32..32).prop_map(|b| 1 << b),
+        1 => any::<u32>(),
+    ]
+}
+
+/// `f32` bit patterns, biased towards the values a blend must not disturb.
+fn logit_bits() -> impl Strategy<Value = u32> {
+    prop_oneof![
+        any::<u32>(),
+        Just(f32::NAN.to_bits()),
+        Just(0x7FC0_1234), // quiet NaN with a payload
+        Just(0x7F80_0001), // signaling NaN
+        Just(0xFFC0_0000), // negative NaN
+        Just(f32::INFINITY.to_bits()),
+        Just(f32::NEG_INFINITY.to_bits()),
+        Just((-0.0f32).to_bits()),
+        Just(0x0000_0001), // smallest subnormal
+        Just(1.5f32.to_bits()),
+    ]
+}
+
+/// 16-bit logit patterns (valid for both f16 and bf16 views), with their specials.
+fn logit16() -> impl Strategy<Value = u16> {
+    prop_oneof![
+        any::<u16>(),
+        Just(0x7E00u16), // f16 quiet NaN
+        Just(0x7C01),    // f16 signaling NaN
+        Just(0x7FC1),    // bf16 NaN with payload
+        Just(F16_NEG_INFINITY),
+        Just(BF16_NEG_INFINITY),
+        Just(0x7C00), // f16 +inf
+        Just(0x8000), // -0.0
+        Just(0x0001), // subnormal
+    ]
+}
+
 /// A vector plus an offset into it: the tested slice is `v[off..]`.
 fn words_at_offset() -> impl Strategy<Value = (Vec<u32>, usize)> {
     (0usize..8, prop::collection::vec(word(), 0..200)).prop_map(|(off, mut v)| {
@@ -56,10 +124,20 @@ fn pad(n: usize) -> Vec<u32> {
     (0..n).map(|i| 0xA5A5_0000 | i as u32).collect()
 }
 
+/// Mask length for a row of `n` logits, cycling through short, exact and long masks.
+fn mask_len_for(n: usize, salt: usize) -> usize {
+    let exact = n.div_ceil(32);
+    match (n + salt) % 3 {
+        0 => exact.saturating_sub(1),
+        1 => exact,
+        _ => exact + 1,
+    }
+}
+
 proptest! {
     #[test]
     fn binops_match_naive((dst, doff) in words_at_offset(), (src, soff) in words_at_offset()) {
-        for &k in LEVELS {
+        for k in levels() {
             let s = &src[soff..];
             let mut d = dst.clone();
             k.or_into(&mut d[doff..], s);
@@ -76,7 +154,7 @@ proptest! {
 
     #[test]
     fn counts_match_naive((v, off) in words_at_offset()) {
-        for &k in LEVELS {
+        for k in levels() {
             prop_assert_eq!(k.popcount(&v[off..]), naive_popcount(&v[off..]));
             prop_assert_eq!(k.single_set_bit(&v[off..]), naive_single(&v[off..]));
         }
@@ -87,7 +165,7 @@ proptest! {
         let mut v = std::vec![0u32; len];
         let pos = pos % (len * 32);
         v[pos / 32] |= 1 << (pos % 32);
-        for &k in LEVELS {
+        for k in levels() {
             prop_assert_eq!(k.single_set_bit(&v), Some(pos));
         }
     }
@@ -101,7 +179,7 @@ proptest! {
         let mask = &mask[moff..];
         let base: Vec<f32> = (0..n_logits + loff).map(|i| i as f32 * 0.25 - 3.0).collect();
         let base16: Vec<u16> = (0..n_logits + loff).map(|i| (i as u16) & 0x7BFF).collect();
-        for &k in LEVELS {
+        for k in levels() {
             let mut l = base.clone();
             k.apply_mask_f32(&mut l[loff..], mask);
             prop_assert_eq!(&l[..loff], &base[..loff]);
@@ -132,7 +210,7 @@ proptest! {
     ) {
         let mask = &mask[moff..];
         let base: Vec<f32> = (0..n_logits).map(|i| i as f32).collect();
-        for &k in LEVELS {
+        for k in levels() {
             let mut l = base.clone();
             k.apply_mask_sparse_f32(&mut l, &ids, mask);
             for i in 0..n_logits {
@@ -144,21 +222,253 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// OR/AND/AND-NOT: every length 0..=MAX_WORDS at every offset, with `src` shorter, equal
+    /// and longer; words outside the slice must be untouched.
+    #[test]
+    fn binops_vs_scalar(
+        dst in prop::collection::vec(word(), MAX_WORDS + 3 + OFFSETS),
+        src in prop::collection::vec(word(), MAX_WORDS + 3 + OFFSETS),
+    ) {
+        type Op = fn(Kernel, &mut [u32], &[u32]);
+        let ops: [(Op, fn(&mut [u32], &[u32])); 3] = [
+            (Kernel::or_into, scalar::or_into),
+            (Kernel::and_into, scalar::and_into),
+            (Kernel::andnot_into, scalar::andnot_into),
+        ];
+        for k in vector_levels() {
+            for off in 0..OFFSETS {
+                let soff = (off + 3) % OFFSETS;
+                for len in 0..=MAX_WORDS {
+                    for slen in [len.saturating_sub(1), len, len + 3] {
+                        let s = &src[soff..soff + slen];
+                        for (op, reference) in ops {
+                            let mut got = dst.clone();
+                            op(k, &mut got[off..off + len], s);
+                            let mut want = dst.clone();
+                            reference(&mut want[off..off + len], s);
+                            prop_assert_eq!(&got, &want, "{:?} off {} len {} slen {}", k, off, len, slen);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// popcount and single_set_bit: every length at every offset, dense and sparse contents.
+    #[test]
+    fn counts_vs_scalar(
+        dense in prop::collection::vec(word(), MAX_WORDS + OFFSETS),
+        sparse in prop::collection::vec(sparse_word(), MAX_WORDS + OFFSETS),
+    ) {
+        for k in vector_levels() {
+            for v in [&dense, &sparse] {
+                for off in 0..OFFSETS {
+                    for len in 0..=MAX_WORDS {
+                        let s = &v[off..off + len];
+                        prop_assert_eq!(k.popcount(s), scalar::popcount(s), "{:?} {:?}", k, s);
+                        prop_assert_eq!(
+                            k.single_set_bit(s),
+                            scalar::single_set_bit(s),
+                            "{:?} {:?}",
+                            k,
+                            s
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Dense masking in all three formats: every logit count 0..=32 * MAX_WORDS + 31 at every
+    /// offset, with masks shorter than, equal to and longer than the row.
+    #[test]
+    fn apply_mask_vs_scalar(
+        mask in prop::collection::vec(word(), MAX_WORDS + 2 + OFFSETS),
+        bits in prop::collection::vec(logit_bits(), 32 * MAX_WORDS + 32 + OFFSETS),
+        bits16 in prop::collection::vec(logit16(), 32 * MAX_WORDS + 32 + OFFSETS),
+    ) {
+        let logits: Vec<f32> = bits.iter().map(|&b| f32::from_bits(b)).collect();
+        type Op16 = fn(Kernel, &mut [u16], &[u32]);
+        let ops16: [(Op16, fn(&mut [u16], &[u32])); 2] = [
+            (Kernel::apply_mask_f16, scalar::apply_mask_f16),
+            (Kernel::apply_mask_bf16, scalar::apply_mask_bf16),
+        ];
+        for k in vector_levels() {
+            for off in 0..OFFSETS {
+                let moff = (off * 5) % OFFSETS;
+                for n in 0..=32 * MAX_WORDS + 31 {
+                    let m = &mask[moff..moff + mask_len_for(n, off)];
+                    let mut got = logits.clone();
+                    k.apply_mask_f32(&mut got[off..off + n], m);
+                    let mut want = logits.clone();
+                    scalar::apply_mask_f32(&mut want[off..off + n], m);
+                    let got: Vec<u32> = got.iter().map(|x| x.to_bits()).collect();
+                    let want: Vec<u32> = want.iter().map(|x| x.to_bits()).collect();
+                    prop_assert_eq!(got, want, "{:?} f32 off {} n {} mask {}", k, off, n, m.len());
+                    for (op, reference) in ops16 {
+                        let mut got = bits16.clone();
+                        op(k, &mut got[off..off + n], m);
+                        let mut want = bits16.clone();
+                        reference(&mut want[off..off + n], m);
+                        prop_assert_eq!(got, want, "{:?} u16 off {} n {} mask {}", k, off, n, m.len());
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sparse masking: every candidate count at every offset; ids inside the mask, just past
+    /// it and far past it (up to `u32::MAX`).
+    #[test]
+    fn sparse_vs_scalar(
+        mask in prop::collection::vec(word(), 0..12),
+        ids in prop::collection::vec(
+            prop_oneof![0u32..12 * 32 + 64, any::<u32>()],
+            MAX_WORDS + 3 + OFFSETS,
+        ),
+        bits in prop::collection::vec(logit_bits(), MAX_WORDS + 3 + OFFSETS),
+    ) {
+        let logits: Vec<f32> = bits.iter().map(|&b| f32::from_bits(b)).collect();
+        for k in vector_levels() {
+            for off in 0..OFFSETS {
+                let ioff = (off + 5) % OFFSETS;
+                for n in 0..=MAX_WORDS {
+                    for n_ids in [n.saturating_sub(1), n, n + 3] {
+                        let ids = &ids[ioff..ioff + n_ids];
+                        let mut got = logits.clone();
+                        k.apply_mask_sparse_f32(&mut got[off..off + n], ids, &mask);
+                        let mut want = logits.clone();
+                        scalar::apply_mask_sparse_f32(&mut want[off..off + n], ids, &mask);
+                        let got: Vec<u32> = got.iter().map(|x| x.to_bits()).collect();
+                        let want: Vec<u32> = want.iter().map(|x| x.to_bits()).collect();
+                        prop_assert_eq!(got, want, "{:?} off {} n {} ids {}", k, off, n, n_ids);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Batches: each level against scalar, and scalar against a row-by-row loop that spells
+    /// out the row/mask pairing (short last row, short or missing masks, zero sizes).
+    #[test]
+    fn batch_vs_rows(
+        bits in prop::collection::vec(logit_bits(), 0..600),
+        masks in prop::collection::vec(word(), 0..24),
+        row_len in 0usize..130,
+        mask_words in 0usize..6,
+    ) {
+        let logits: Vec<f32> = bits.iter().map(|&b| f32::from_bits(b)).collect();
+        let mut want = logits.clone();
+        if row_len > 0 {
+            for (i, row) in want.chunks_mut(row_len).enumerate() {
+                let start = (i * mask_words).min(masks.len());
+                let end = (start + mask_words).min(masks.len());
+                scalar::apply_mask_f32(row, &masks[start..end]);
+            }
+        }
+        let want: Vec<u32> = want.iter().map(|x| x.to_bits()).collect();
+        for k in levels() {
+            let mut got = logits.clone();
+            k.apply_mask_f32_batch(&mut got, row_len, &masks, mask_words);
+            let got: Vec<u32> = got.iter().map(|x| x.to_bits()).collect();
+            prop_assert_eq!(&got, &want, "{:?}", k);
+        }
+    }
+}
+
+/// `single_set_bit` with one or two bits at every position of every length and offset.
 #[test]
-fn selected_is_available() {
+fn single_set_bit_every_position() {
+    for k in vector_levels() {
+        for off in 0..OFFSETS {
+            for len in 1..=MAX_WORDS {
+                for pos in 0..len * 32 {
+                    let mut v = std::vec![0u32; OFFSETS + MAX_WORDS];
+                    v[off + pos / 32] |= 1 << (pos % 32);
+                    let s = &v[off..off + len];
+                    assert_eq!(k.single_set_bit(s), Some(pos), "{k:?} off {off} len {len}");
+                    let second = (pos * 7 + 13) % (len * 32);
+                    if second != pos {
+                        let mut v = v.clone();
+                        v[off + second / 32] |= 1 << (second % 32);
+                        assert_eq!(k.single_set_bit(&v[off..off + len]), None);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The vector level the machine has is detected, so the differential tests above ran it.
+#[test]
+fn expected_levels_are_available() {
+    #[cfg(all(target_arch = "x86_64", feature = "std", not(miri)))]
+    {
+        let has = std::is_x86_feature_detected!("avx2");
+        assert_eq!(Kernel::Avx2.is_available(), has);
+        assert_eq!(crate::x86_64::avx2::Avx2::new().is_some(), has);
+        assert_eq!(crate::x86_64::avx2::Avx2::is_available(), has);
+        if !has {
+            std::eprintln!("SKIP: AVX2 differential tests: this CPU has no AVX2");
+        }
+    }
+    #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
+    assert!(Kernel::Neon.is_available());
+    #[cfg(not(target_arch = "aarch64"))]
+    assert!(!Kernel::Neon.is_available());
+    #[cfg(not(target_arch = "x86_64"))]
+    assert!(!Kernel::Avx2.is_available());
+    assert!(Kernel::Scalar.is_available());
+}
+
+#[test]
+fn selected_is_the_best_available() {
     let k = Kernel::selected();
     assert!(k.is_available());
-    assert_eq!(k.name(), "scalar");
+    assert_eq!(Some(k), Kernel::ALL.into_iter().find(|k| k.is_available()));
+    let expected = if cfg!(miri) {
+        "scalar"
+    } else if cfg!(target_arch = "aarch64") {
+        "neon"
+    } else if Kernel::Avx2.is_available() {
+        "avx2"
+    } else {
+        "scalar"
+    };
+    assert_eq!(k.name(), expected);
+}
+
+/// Forcing a level that cannot run falls back to scalar instead of executing bad code.
+#[test]
+fn unavailable_level_runs_scalar() {
+    for k in Kernel::ALL.into_iter().filter(|k| !k.is_available()) {
+        let mut d = [1u32, 2, 3];
+        k.or_into(&mut d, &[4, 4, 4]);
+        assert_eq!(d, [5, 6, 7]);
+        assert_eq!(k.popcount(&[u32::MAX; 9]), 9 * 32);
+    }
 }
 
 #[test]
 fn empty_inputs() {
+    for k in levels() {
+        assert_eq!(k.popcount(&[]), 0);
+        assert_eq!(k.single_set_bit(&[]), None);
+        assert_eq!(k.single_set_bit(&[0, 0]), None);
+        assert_eq!(k.single_set_bit(&[0, 3]), None);
+        assert_eq!(k.single_set_bit(&[1, 1]), None);
+        let mut l = [1.0f32; 3];
+        k.apply_mask_f32(&mut l, &[]);
+        assert!(l.iter().all(|x| *x == f32::NEG_INFINITY));
+        let mut l = [1.0f32; 40];
+        k.apply_mask_f32_batch(&mut l, 0, &[u32::MAX], 1);
+        assert!(l.iter().all(|x| *x == 1.0));
+        k.apply_mask_f32_batch(&mut l, 20, &[u32::MAX], 1);
+        assert!(l[..20].iter().all(|x| *x == 1.0));
+        assert!(l[20..].iter().all(|x| *x == f32::NEG_INFINITY));
+    }
     assert_eq!(crate::popcount(&[]), 0);
-    assert_eq!(crate::single_set_bit(&[]), None);
-    assert_eq!(crate::single_set_bit(&[0, 0]), None);
-    assert_eq!(crate::single_set_bit(&[0, 3]), None);
-    assert_eq!(crate::single_set_bit(&[1, 1]), None);
-    let mut l = [1.0f32; 3];
-    crate::apply_mask_f32(&mut l, &[]);
-    assert!(l.iter().all(|x| *x == f32::NEG_INFINITY));
 }

@@ -1,13 +1,17 @@
-//! The `sieve` command-line tool: `sieve demo` and `sieve mask`.
+//! The `sieve` command-line tool: `sieve demo`, `sieve mask`, `sieve maskbench` and
+//! `sieve schema-suite`.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use sieve_bench::demo::{self, DemoConfig};
 use sieve_bench::mask_cmd::{self, GrammarSource, MaskConfig};
+use sieve_bench::maskbench::{self, Feed, MaskbenchConfig};
+use sieve_bench::schema_suite::{self, SuiteConfig};
 use sieve_bench::tokenizer::LoadedTokenizer;
 
 /// Grammar-constrained decoding engine: demos and diagnostics.
@@ -24,6 +28,62 @@ enum Command {
     Demo(DemoArgs),
     /// Compute one token mask after a prefix and show what it allows.
     Mask(MaskArgs),
+    /// Check and time JSON Schema compilation and masks on MaskBench-format files.
+    Maskbench(MaskbenchArgs),
+    /// Run the JSON-Schema-Test-Suite (tests/<draft>/*.json) through the compiler.
+    SchemaSuite(SchemaSuiteArgs),
+}
+
+#[derive(Debug, Args)]
+struct MaskbenchArgs {
+    /// `o200k_base`, `cl100k_base`, or a path to a Hugging Face tokenizer.json.
+    #[arg(long)]
+    tokenizer: String,
+    /// Only the first N files in sha256(file name) order (0 = all), as llgbench.
+    #[arg(long, default_value_t = 0)]
+    limit: usize,
+    /// Write the JSON summary (with per-schema records) here.
+    #[arg(long, value_name = "OUT")]
+    json: Option<PathBuf>,
+    /// Compile in strict mode (every approximation is an error).
+    #[arg(long)]
+    strict: bool,
+    /// Per-schema wall-clock guard in seconds (0 = none).
+    #[arg(long, default_value_t = 60.0)]
+    timeout_s: f64,
+    /// Write one JSON line per compiled schema with every mask time (llgbench's layout).
+    #[arg(long, value_name = "FILE")]
+    raw_masks: Option<PathBuf>,
+    /// Write a flamegraph of the run (needs a build with `--features pprof`).
+    #[arg(long, value_name = "FILE")]
+    flamegraph: Option<PathBuf>,
+    /// MaskBench files, or directories of them.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct SchemaSuiteArgs {
+    /// The suite folder (holding `tests/` and `remotes/`).
+    dir: PathBuf,
+    /// `draft2020-12`, `draft7`, or `all`.
+    #[arg(long, default_value = "all")]
+    draft: String,
+    /// Compile in strict mode (every approximation is an error).
+    #[arg(long)]
+    strict: bool,
+    /// Include the files under `optional/`.
+    #[arg(long)]
+    optional: bool,
+    /// Feed tokens of this tokenizer (masks checked) instead of bytes.
+    #[arg(long)]
+    tokenizer: Option<String>,
+    /// Write the JSON report here.
+    #[arg(long, value_name = "OUT")]
+    json: Option<PathBuf>,
+    /// Print only the totals, not the per-file table.
+    #[arg(long)]
+    summary_only: bool,
 }
 
 #[derive(Debug, Args)]
@@ -128,5 +188,96 @@ fn run(cli: Cli) -> Result<ExitCode> {
             out.flush().context("writing the report")?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Maskbench(args) => run_maskbench(args, &mut out),
+        Command::SchemaSuite(args) => run_schema_suite(args, &mut out),
     }
+}
+
+fn write_json(path: &std::path::Path, value: &serde_json::Value) -> Result<()> {
+    let text = serde_json::to_string_pretty(value)? + "\n";
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+fn run_maskbench(args: MaskbenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
+    if args.flamegraph.is_some() {
+        anyhow::bail!("--flamegraph needs a build with --features pprof");
+    }
+    let files = maskbench::list_files(&args.paths, args.limit)?;
+    let tok = load(&args.tokenizer)?;
+    let cfg = MaskbenchConfig {
+        strict: args.strict,
+        timeout: (args.timeout_s > 0.0).then(|| Duration::from_secs_f64(args.timeout_s)),
+        progress: std::io::stderr().is_terminal(),
+        ..MaskbenchConfig::default()
+    };
+    let report = maskbench::run(&Feed::Tokens(&tok), &files, &cfg);
+    if let Some(path) = &args.json {
+        let limit = if args.limit > 0 {
+            args.limit
+        } else {
+            files.len()
+        };
+        let paths: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
+        let meta = serde_json::json!({
+            "harness": "sieve maskbench",
+            "tokenizer": tok.name,
+            "data": paths,
+            "files": files.len(),
+            "sample": format!("first {limit} files by sha256(file name)"),
+            "serialization": "json.dumps(data, indent=None, ensure_ascii=False)",
+            "mode": if args.strict { "strict" } else { "default" },
+            "timeout_s": args.timeout_s,
+            "timing": "Instant around Matcher::compute_mask only; compile = \
+                       Grammar::from_json_schema (schema already parsed) + Matcher::new; \
+                       ttfm = compile + first mask on that matcher",
+        });
+        write_json(path, &report.to_json(meta))?;
+    }
+    if let Some(path) = &args.raw_masks {
+        let file =
+            std::fs::File::create(path).with_context(|| format!("writing {}", path.display()))?;
+        let mut w = std::io::BufWriter::new(file);
+        report
+            .write_raw_masks(&mut w)
+            .and_then(|()| w.flush())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    report.print(out).context("writing the report")?;
+    out.flush().context("writing the report")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_schema_suite(args: SchemaSuiteArgs, out: &mut dyn Write) -> Result<ExitCode> {
+    let drafts = match args.draft.as_str() {
+        "all" => schema_suite::DRAFTS
+            .iter()
+            .map(|d| (*d).to_owned())
+            .collect(),
+        d if schema_suite::DRAFTS.contains(&d) => vec![d.to_owned()],
+        d => anyhow::bail!(
+            "unknown draft {d:?} (expected {} or all)",
+            schema_suite::DRAFTS.join(", ")
+        ),
+    };
+    let tok = args.tokenizer.as_deref().map(load).transpose()?;
+    let feed = match &tok {
+        Some(t) => Feed::Tokens(t),
+        None => Feed::bytes(),
+    };
+    let cfg = SuiteConfig {
+        drafts,
+        optional: args.optional,
+        strict: args.strict,
+        progress: std::io::stderr().is_terminal(),
+        ..SuiteConfig::default()
+    };
+    let report = schema_suite::run(&args.dir, &feed, &cfg)?;
+    if let Some(path) = &args.json {
+        write_json(path, &report.to_json())?;
+    }
+    report
+        .print(out, !args.summary_only)
+        .context("writing the report")?;
+    out.flush().context("writing the report")?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -155,6 +155,13 @@ impl Parser {
         (serial, top.state.0)
     }
 
+    /// The vocabulary slice every token of which is allowed here without walking it (see
+    /// [`Lexer::slice_for`]).
+    pub fn top_slice(&mut self) -> Option<usize> {
+        let state = self.stack.last()?.state;
+        self.lexer.slice_for(state)
+    }
+
     /// Drop back to `depth` bytes.
     pub fn truncate(&mut self, depth: usize) {
         self.stack.truncate(depth + 1);

@@ -5,6 +5,7 @@
 //! unproductive rules, flattens the rules for the Earley parser and prepares the lexer.
 
 pub mod ir;
+pub mod json;
 pub mod lark;
 
 use alloc::string::String;
@@ -80,6 +81,30 @@ impl Grammar {
         });
         ir.add_rule(start, vec![IrSymbol::Lexeme(lex)]);
         Grammar::build(&ir, vocab, limits, true)
+    }
+
+    /// Compile a JSON Schema (see [`json`] for the keywords covered and the options). The
+    /// report lists every keyword not compiled exactly.
+    pub fn from_json_schema(
+        schema: &serde_json::Value,
+        opts: &json::JsonOptions,
+        vocab: &Arc<Vocabulary>,
+        limits: &Limits,
+    ) -> Result<(Grammar, json::CoverageReport), GrammarError> {
+        let (ir, report) = json::compile(schema, opts, limits)?;
+        Ok((Grammar::from_ir(&ir, vocab, limits)?, report))
+    }
+
+    /// [`Grammar::from_json_schema`] on schema text; invalid JSON is a
+    /// [`GrammarErrorKind::Syntax`] error with its line and column.
+    pub fn from_json_schema_str(
+        schema: &str,
+        opts: &json::JsonOptions,
+        vocab: &Arc<Vocabulary>,
+        limits: &Limits,
+    ) -> Result<(Grammar, json::CoverageReport), GrammarError> {
+        let value = json::parse_schema(schema)?;
+        Grammar::from_json_schema(&value, opts, vocab, limits)
     }
 
     /// Compile a grammar in IR form.
@@ -166,7 +191,14 @@ impl Grammar {
             ir.rules.extend(extra);
         }
         let rules = Arc::new(Rules::build(&ir, &productive, limits)?);
-        let lexer = Lexer::new(exprs, lexemes, limits);
+        let mut slice_exprs = Vec::with_capacity(vocab.slices().len());
+        for slice in vocab.slices() {
+            let ast = RegexAst::Pattern(slice.pattern().into(), Default::default());
+            slice_exprs.push(exprs.compile(&ast).map_err(|e| {
+                GrammarError::new(GrammarErrorKind::InvalidRegex, e.message)
+            })?);
+        }
+        let lexer = Lexer::new(exprs, lexemes, slice_exprs, limits);
         let initial = Parser::new(rules, lexer, limits)?;
         if initial.bytes_used() > limits.max_memory_bytes {
             return Err(GrammarError::limit(LimitKind::Memory));

@@ -88,7 +88,18 @@ pub struct Lexer {
     max_states: usize,
     max_bytes: usize,
     fuel_per_step: u64,
+    /// Slice regexes (see [`crate::slicer`]), in the vocabulary's order.
+    slice_exprs: Vec<ExprId>,
+    /// Per state: [`SLICE_UNKNOWN`], [`SLICE_NONE`], or the index of the slice it subsumes.
+    slice_of_state: Vec<u8>,
 }
+
+/// The slice check has not run for this state.
+const SLICE_UNKNOWN: u8 = u8::MAX;
+/// No slice is subsumed by this state.
+const SLICE_NONE: u8 = u8::MAX - 1;
+/// Derivative pairs explored per slice check before giving up (and walking instead).
+const SLICE_MAX_PAIRS: usize = 4096;
 
 impl Lexer {
     /// The state is a start state (no byte of the current lexeme read yet).
@@ -98,8 +109,14 @@ impl Lexer {
     /// Some lazy lexeme matches: the lexeme ends here, before the next byte.
     pub const LAZY: u8 = 4;
 
-    /// A lexer over `lexemes`, whose expressions live in `exprs`.
-    pub fn new(exprs: ExprSet, lexemes: Vec<LexemeInfo>, limits: &Limits) -> Lexer {
+    /// A lexer over `lexemes`, whose expressions (and the slice regexes `slice_exprs`) live
+    /// in `exprs`.
+    pub fn new(
+        exprs: ExprSet,
+        lexemes: Vec<LexemeInfo>,
+        slice_exprs: Vec<ExprId>,
+        limits: &Limits,
+    ) -> Lexer {
         let roots: Vec<ExprId> = lexemes.iter().map(|l| l.expr).collect();
         let classes = exprs.byte_classes(&roots);
         let num_classes = classes.num_classes();
@@ -121,6 +138,8 @@ impl Lexer {
             max_states: limits.max_lexer_states.max(2),
             max_bytes: limits.max_memory_bytes,
             fuel_per_step: limits.fuel_per_mask,
+            slice_exprs: slice_exprs.into_iter().take(SLICE_NONE as usize).collect(),
+            slice_of_state: Vec::new(),
         };
         // State 0: dead. Its row of transitions points back at itself.
         lexer.accept_sets.push(Box::new([]));
@@ -305,6 +324,56 @@ impl Lexer {
         self.accept_sets.push(lexemes.into());
         self.accept_set_ids.insert(lexemes.into(), id);
         id
+    }
+
+    /// The slice (index into the vocabulary's slices) whose every string keeps a greedy
+    /// lexeme of `s` alive, so that every token of the slice is allowed in `s` with no
+    /// lexeme ending inside it. Computed once per state; `None` when no slice qualifies,
+    /// the state holds a lazy lexeme, or the check runs out of budget.
+    pub fn slice_for(&mut self, s: StateId) -> Option<usize> {
+        let idx = s.as_usize();
+        if self.slice_of_state.len() <= idx {
+            self.slice_of_state
+                .resize(self.states.len().max(idx + 1), SLICE_UNKNOWN);
+        }
+        let cached = self.slice_of_state.get(idx).copied().unwrap_or(SLICE_NONE);
+        let found = if cached == SLICE_UNKNOWN {
+            let found = self.find_slice(s).unwrap_or(None);
+            let code = found.map_or(SLICE_NONE, |k| k as u8);
+            if let Some(slot) = self.slice_of_state.get_mut(idx) {
+                *slot = code;
+            }
+            code
+        } else {
+            cached
+        };
+        (found != SLICE_NONE).then_some(found as usize)
+    }
+
+    fn find_slice(&mut self, s: StateId) -> Result<Option<usize>, LimitKind> {
+        let Some(&desc) = self.states.get(s.as_usize()) else {
+            return Ok(None);
+        };
+        if s == StateId::DEAD || self.slice_exprs.is_empty() {
+            return Ok(None);
+        }
+        let pairs = desc.pairs_start as usize..desc.pairs_end as usize;
+        let lazy = self.pairs[pairs.clone()]
+            .iter()
+            .any(|&(lex, _)| self.lexemes.get(lex as usize).is_some_and(|l| l.lazy));
+        if lazy {
+            return Ok(None);
+        }
+        for k in 0..self.slice_exprs.len() {
+            let slice = self.slice_exprs[k];
+            for i in pairs.clone() {
+                let (lex, e) = self.pairs[i];
+                if lex != START_MARK && self.exprs.is_prefix_contained(slice, e, SLICE_MAX_PAIRS)? {
+                    return Ok(Some(k));
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// The expression store (for the slicer and diagnostics).

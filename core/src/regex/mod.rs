@@ -25,6 +25,7 @@ mod classes;
 mod deriv;
 mod exprset;
 mod parse;
+mod prefix;
 
 pub use ast::{PatternFlags, RegexAst};
 pub use classes::ByteClasses;

@@ -23,7 +23,7 @@ pub(crate) fn format_regex(name: &str) -> Option<alloc::string::String> {
     Some(match name {
         "date" => DATE.into(),
         "time" => TIME.into(),
-        "date-time" => format!("{DATE}[Tt ]{TIME}"),
+        "date-time" => format!("{DATE}[Tt]{TIME}"),
         "duration" => format!(
             "P(?:(?:[0-9]+D|[0-9]+M(?:[0-9]+D)?|[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?)(?:{DUR_TIME})?|{DUR_TIME}|[0-9]+W)"
         ),
@@ -51,13 +51,27 @@ pub(crate) fn format_regex(name: &str) -> Option<alloc::string::String> {
             r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}".into()
         }
         "uri" => format!(r"[A-Za-z][A-Za-z0-9+\-.]*:{URI_CHAR}*"),
-        "uri-reference" => format!("{URI_CHAR}*"),
+        "uri-reference" => {
+            // A URI, or a relative reference whose first segment has no `:`.
+            let nc = r"(?:[A-Za-z0-9\-._~@!$&'()*+,;=]|%[0-9A-Fa-f]{2})";
+            format!(r"[A-Za-z][A-Za-z0-9+\-.]*:{URI_CHAR}*|{nc}*(?:[/?#]{URI_CHAR}*)?")
+        }
         _ => return None,
     })
 }
 
-/// Formats that are annotations only for strings (never validated by common validators):
-/// ignored without a report entry beyond `Unknown`.
-pub(crate) fn is_known_format(name: &str) -> bool {
-    format_regex(name).is_some()
+/// Formats defined by the JSON Schema specification that are not enforced here (validators
+/// that assert formats check them, so ignoring them is a reported superset).
+pub(crate) fn is_spec_format(name: &str) -> bool {
+    matches!(
+        name,
+        "regex"
+            | "iri"
+            | "iri-reference"
+            | "idn-email"
+            | "idn-hostname"
+            | "json-pointer"
+            | "relative-json-pointer"
+            | "uri-template"
+    )
 }

@@ -52,6 +52,9 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
+/// The `serde_json` this module takes schemas from (re-exported so callers use the same
+/// version).
+pub use serde_json;
 use serde_json::Value;
 
 use super::ir::GrammarIr;

@@ -71,6 +71,8 @@ impl Decimal {
 }
 
 const ANY_FRAC: &str = r"(?:\.[0-9]+)?";
+/// Any number written without exponent.
+pub(crate) const ANY_MAG_SIGNED: &str = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?";
 /// Any magnitude written without exponent.
 pub(crate) const ANY_MAG: &str = r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?";
 

@@ -1,0 +1,2422 @@
+//! The schema walker: resolves `$ref`, merges `allOf`, distributes sibling keywords over
+//! `anyOf`/`oneOf`, and emits rules and lexemes into a [`GrammarIr`].
+//!
+//! Recursion over the schema is bounded by `limits.max_nesting_depth` (checked before every
+//! descent; frames are small). `$ref` targets are compiled from a work list, so reference
+//! cycles become cycles between nonterminals, not Rust recursion. Grammar growth is charged to
+//! `limits.max_grammar_size` as rules and lexemes are added.
+
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec;
+use alloc::vec::Vec;
+
+use serde_json::{Map, Value};
+
+use super::ecma::{self, PatternError};
+use super::formats;
+use super::numeric::{self, Decimal};
+use super::{CoverageEntry, CoverageReport, CoverageStatus, Direction, JsonOptions};
+use super::{PropertyOrder, Whitespace};
+use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
+use crate::grammar::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
+use crate::limits::Limits;
+use crate::regex::{ExprSet, RegexAst};
+
+/// One encoded character of a generic string body: any JSON escape, a surrogate pair escape
+/// counting as one character, lone surrogates rejected.
+const STR_CHAR: &str = r#"(?:[^"\\\x00-\x1F]|\\["\\/bfnrt]|\\u(?:[0-9A-Ca-cEFef][0-9A-Fa-f]{3}|[Dd][0-7][0-9A-Fa-f]{2})|\\u[Dd][89ABab][0-9A-Fa-f]{2}\\u[Dd][C-Fc-f][0-9A-Fa-f]{2})"#;
+const NUMBER: &str = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?";
+/// Non-negative numbers in exponent notation.
+const EXP_POSITIVE: &str = r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][+-]?[0-9]+";
+const INTEGER: &str = r"-?(?:0|[1-9][0-9]*)";
+/// Most required properties tracked as a subset in any-order objects.
+const MAX_TRACKED_REQUIRED: usize = 10;
+/// Most states of one object's key automaton.
+const MAX_OBJECT_STATES: usize = 4096;
+/// Largest `maxItems` unrolled exactly.
+const MAX_UNROLLED_ITEMS: u64 = 1000;
+/// Largest count tracked for `minProperties`/`maxProperties`.
+const MAX_PROPERTY_COUNT: u64 = 64;
+/// Most `anyOf` branches produced when merging two `anyOf`s.
+const MAX_BRANCH_PRODUCT: usize = 64;
+
+const T_NULL: u8 = 1;
+const T_BOOL: u8 = 2;
+const T_INT: u8 = 4;
+const T_NUM: u8 = 8;
+const T_STR: u8 = 16;
+const T_ARR: u8 = 32;
+const T_OBJ: u8 = 64;
+const T_ALL: u8 = 127;
+
+fn type_bit(name: &str) -> Option<u8> {
+    Some(match name {
+        "null" => T_NULL,
+        "boolean" => T_BOOL,
+        "integer" => T_INT,
+        "number" => T_NUM | T_INT,
+        "string" => T_STR,
+        "array" => T_ARR,
+        "object" => T_OBJ,
+        _ => return None,
+    })
+}
+
+fn value_type(v: &Value) -> u8 {
+    match v {
+        Value::Null => T_NULL,
+        Value::Bool(_) => T_BOOL,
+        Value::Number(n) => {
+            let integral = n.is_i64()
+                || n.is_u64()
+                || n.as_f64().is_some_and(|f| f.is_finite() && f == (f as i64) as f64);
+            if integral { T_INT } else { T_NUM }
+        }
+        Value::String(_) => T_STR,
+        Value::Array(_) => T_ARR,
+        Value::Object(_) => T_OBJ,
+    }
+}
+
+/// Keywords that never affect validation.
+fn is_annotation(k: &str) -> bool {
+    matches!(
+        k,
+        "title"
+            | "description"
+            | "default"
+            | "examples"
+            | "example"
+            | "$comment"
+            | "$schema"
+            | "$id"
+            | "id"
+            | "$anchor"
+            | "$dynamicAnchor"
+            | "$recursiveAnchor"
+            | "$vocabulary"
+            | "$defs"
+            | "definitions"
+            | "readOnly"
+            | "writeOnly"
+            | "deprecated"
+            | "contentMediaType"
+            | "contentEncoding"
+            | "contentSchema"
+    )
+}
+
+/// Keywords compiled by this module.
+fn is_handled(k: &str) -> bool {
+    matches!(
+        k,
+        "type"
+            | "enum"
+            | "const"
+            | "properties"
+            | "required"
+            | "additionalProperties"
+            | "patternProperties"
+            | "propertyNames"
+            | "minProperties"
+            | "maxProperties"
+            | "items"
+            | "prefixItems"
+            | "additionalItems"
+            | "minItems"
+            | "maxItems"
+            | "minLength"
+            | "maxLength"
+            | "pattern"
+            | "format"
+            | "minimum"
+            | "maximum"
+            | "exclusiveMinimum"
+            | "exclusiveMaximum"
+            | "multipleOf"
+            | "anyOf"
+            | "oneOf"
+            | "allOf"
+            | "$ref"
+            | "not"
+    )
+}
+
+/// Validation keywords we know but do not compile (ignored: a superset).
+fn is_unsupported(k: &str) -> bool {
+    matches!(
+        k,
+        "if" | "then"
+            | "else"
+            | "uniqueItems"
+            | "contains"
+            | "minContains"
+            | "maxContains"
+            | "dependentSchemas"
+            | "dependentRequired"
+            | "dependencies"
+            | "unevaluatedProperties"
+            | "unevaluatedItems"
+            | "$dynamicRef"
+            | "$recursiveRef"
+    )
+}
+
+/// Does the schema object carry any validation keyword besides `skip`?
+fn has_validation(m: &Map<String, Value>, skip: &[&str]) -> bool {
+    m.keys()
+        .any(|k| !skip.contains(&k.as_str()) && (is_handled(k) || is_unsupported(k)))
+}
+
+/// Rewrite `const` as a one-value `enum` (intersected with an `enum` already there).
+fn const_to_enum(m: &mut Map<String, Value>) {
+    if let Some(c) = m.remove("const") {
+        let list = match m.get("enum") {
+            Some(Value::Array(e)) if !e.contains(&c) => Vec::new(),
+            _ => vec![c],
+        };
+        m.insert("enum".into(), Value::Array(list));
+    }
+}
+
+/// Escape one JSON-pointer token.
+fn ptr_token(k: &str) -> String {
+    k.replace('~', "~0").replace('/', "~1")
+}
+
+fn child(ptr: &str, k: &str) -> String {
+    format!("{ptr}/{}", ptr_token(k))
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let h = core::str::from_utf8(&b[i + 1..i + 3])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok());
+            if let Some(v) = h {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+}
+
+fn has_scheme(s: &str) -> bool {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) if c.is_ascii_alphabetic() => {}
+        _ => return false,
+    }
+    for c in chars {
+        if c == ':' {
+            return true;
+        }
+        if !(c.is_ascii_alphanumeric() || c == '+' || c == '-' || c == '.') {
+            return false;
+        }
+    }
+    false
+}
+
+/// Minimal RFC 3986 reference resolution (no dot-segment removal).
+fn join_uri(base: &str, r: &str) -> String {
+    if r.is_empty() {
+        return base.to_string();
+    }
+    if has_scheme(r) || base.is_empty() {
+        return r.to_string();
+    }
+    let base = base.split('#').next().unwrap_or("");
+    if let Some(rest) = r.strip_prefix("//") {
+        let scheme = base.split(':').next().unwrap_or("");
+        return format!("{scheme}://{rest}");
+    }
+    if r.starts_with('/') {
+        if let Some(i) = base.find("://") {
+            let after = &base[i + 3..];
+            let end = after.find('/').map_or(base.len(), |j| i + 3 + j);
+            return format!("{}{r}", &base[..end]);
+        }
+        return r.to_string();
+    }
+    if r.starts_with('#') {
+        return format!("{base}{r}");
+    }
+    match base.rfind('/') {
+        Some(i) => format!("{}{r}", &base[..=i]),
+        None => r.to_string(),
+    }
+}
+
+/// Python `repr` of a float (shortest round-trip digits).
+pub(crate) fn py_float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    let sci = format!("{f:e}");
+    let (mant, exp) = match sci.split_once('e') {
+        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
+        None => (sci.as_str(), 0),
+    };
+    if !(-4..16).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        return format!("{mant}e{sign}{:02}", exp.abs());
+    }
+    let s = format!("{f}");
+    if s.contains('.') { s } else { format!("{s}.0") }
+}
+
+/// Python `json.dumps(ensure_ascii=False)` spelling of a string, with quotes.
+pub(crate) fn py_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\x08' => out.push_str("\\b"),
+            '\x0C' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn py_number(n: &serde_json::Number) -> String {
+    if n.is_i64() || n.is_u64() {
+        n.to_string()
+    } else {
+        py_float(n.as_f64().unwrap_or(0.0))
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// Punctuation lexemes, in this order: `{ } [ ] , :`.
+#[derive(Clone, Copy)]
+struct Punct {
+    lbrace: u32,
+    rbrace: u32,
+    lbrack: u32,
+    rbrack: u32,
+    comma: u32,
+    colon: u32,
+}
+
+/// A numeric bound: value and whether it is exclusive.
+#[derive(Clone)]
+struct Bound {
+    value: f64,
+    dec: Decimal,
+    strict: bool,
+}
+
+pub(crate) struct Compiler<'a> {
+    root: &'a Value,
+    opts: &'a JsonOptions,
+    limits: &'a Limits,
+    ir: GrammarIr,
+    report: CoverageReport,
+    reported: BTreeMap<(String, String), ()>,
+    lex_cache: BTreeMap<String, u32>,
+    ref_nts: BTreeMap<String, u32>,
+    work: Vec<(u32, String, String)>,
+    resources: Vec<(String, String)>,
+    anchors: Vec<(String, String)>,
+    any_nt: Option<u32>,
+    nothing_nt: Option<u32>,
+    string_lex: Option<u32>,
+    punct: Option<Punct>,
+    /// Draft 4–7: `$ref` siblings are ignored.
+    old_ref: bool,
+    /// Draft 3–4: `id` (not only `$id`) sets the base URI.
+    old_id: bool,
+    /// `$ref` with sibling keywords, compiled once per (target, siblings).
+    merged_refs: BTreeMap<String, u32>,
+    size: usize,
+    depth: usize,
+    exprs: ExprSet,
+}
+
+type R<T> = Result<T, GrammarError>;
+
+impl<'a> Compiler<'a> {
+    pub(crate) fn new(root: &'a Value, opts: &'a JsonOptions, limits: &'a Limits) -> Self {
+        let draft = root
+            .get("$schema")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let old_ref = ["draft-03", "draft-04", "draft-06", "draft-07"]
+            .iter()
+            .any(|d| draft.contains(d));
+        let old_id = ["draft-03", "draft-04"].iter().any(|d| draft.contains(d));
+        Compiler {
+            root,
+            opts,
+            limits,
+            ir: GrammarIr::default(),
+            report: CoverageReport::default(),
+            reported: BTreeMap::new(),
+            lex_cache: BTreeMap::new(),
+            ref_nts: BTreeMap::new(),
+            work: Vec::new(),
+            resources: Vec::new(),
+            anchors: Vec::new(),
+            any_nt: None,
+            nothing_nt: None,
+            string_lex: None,
+            punct: None,
+            old_ref,
+            old_id,
+            merged_refs: BTreeMap::new(),
+            size: 0,
+            depth: 0,
+            exprs: ExprSet::new(limits),
+        }
+    }
+
+    pub(crate) fn run(mut self) -> R<(GrammarIr, CoverageReport)> {
+        self.collect_ids()?;
+        let start = self.ir.add_nonterminal("start", None);
+        self.ir.start = start;
+        let root_base = self
+            .resources
+            .first()
+            .map(|r| r.0.clone())
+            .unwrap_or_default();
+        self.ref_nts.insert(String::new(), start);
+        self.work.push((start, String::new(), root_base));
+        while let Some((nt, ptr, base)) = self.work.pop() {
+            let root = self.root;
+            let Some(target) = root.pointer(&ptr) else {
+                return Err(self.error(
+                    GrammarErrorKind::UndefinedSymbol,
+                    &ptr,
+                    "reference target not found",
+                ));
+            };
+            let inner = self.schema(target, &ptr, &base)?;
+            self.rule(nt, vec![IrSymbol::Nonterminal(inner)])?;
+        }
+        Ok((self.ir, self.report))
+    }
+
+    // ---- errors, reports, budget -------------------------------------------------------
+
+    fn error(&self, kind: GrammarErrorKind, ptr: &str, msg: &str) -> GrammarError {
+        let ptr = if ptr.is_empty() { "#" } else { ptr };
+        GrammarError::new(kind, format!("at {ptr}: {msg}"))
+    }
+
+    fn limit_error(&self, kind: LimitKind, ptr: &str) -> GrammarError {
+        let ptr = if ptr.is_empty() { "#" } else { ptr };
+        GrammarError::new(GrammarErrorKind::Limit(kind), format!("at {ptr}: {kind}"))
+    }
+
+    fn note(&mut self, ptr: &str, keyword: &str, status: CoverageStatus) -> R<()> {
+        if self.opts.strict && status != CoverageStatus::Unknown {
+            let entry = CoverageEntry {
+                pointer: ptr.to_string(),
+                keyword: keyword.to_string(),
+                status,
+            };
+            return Err(GrammarError::new(
+                GrammarErrorKind::Unsupported,
+                format!("{entry} (strict mode)"),
+            ));
+        }
+        let key = (ptr.to_string(), keyword.to_string());
+        if self.reported.insert(key, ()).is_none() {
+            self.report.entries.push(CoverageEntry {
+                pointer: ptr.to_string(),
+                keyword: keyword.to_string(),
+                status,
+            });
+        }
+        Ok(())
+    }
+
+    fn approx(&mut self, ptr: &str, keyword: &str, direction: Direction, why: &str) -> R<()> {
+        self.note(
+            ptr,
+            keyword,
+            CoverageStatus::Approximated {
+                direction,
+                why: why.to_string(),
+            },
+        )
+    }
+
+    fn charge(&mut self, n: usize, ptr: &str) -> R<()> {
+        self.size = self.size.saturating_add(n);
+        if self.size > self.limits.max_grammar_size {
+            return Err(self.limit_error(LimitKind::GrammarSize, ptr));
+        }
+        Ok(())
+    }
+
+    fn rule(&mut self, lhs: u32, rhs: Vec<IrSymbol>) -> R<()> {
+        self.charge(rhs.len() + 1, "")?;
+        self.ir.add_rule(lhs, rhs);
+        Ok(())
+    }
+
+    fn nt(&mut self, name: &str) -> R<u32> {
+        self.charge(1, "")?;
+        Ok(self.ir.add_nonterminal(name, None))
+    }
+
+    fn lexeme(&mut self, name: &str, regex: RegexAst) -> R<u32> {
+        let key = format!("{regex:?}");
+        if let Some(&id) = self.lex_cache.get(&key) {
+            return Ok(id);
+        }
+        self.charge(1 + key.len() / 16, "")?;
+        let id = self.ir.add_lexeme(IrLexeme {
+            name: name.to_string(),
+            regex,
+            mode: LexemeMode::Greedy,
+            ignore: false,
+            span: None,
+        });
+        self.lex_cache.insert(key, id);
+        Ok(id)
+    }
+
+    fn enter(&mut self, ptr: &str) -> R<()> {
+        if self.depth >= self.limits.max_nesting_depth {
+            return Err(self.limit_error(LimitKind::NestingDepth, ptr));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    // ---- shared pieces -----------------------------------------------------------------
+
+    fn punct(&mut self) -> R<Punct> {
+        if let Some(p) = self.punct {
+            return Ok(p);
+        }
+        let mk = |c: &str, before: bool, after: bool, ws: Whitespace| -> RegexAst {
+            match ws {
+                Whitespace::Compact => RegexAst::literal(c),
+                Whitespace::Python => {
+                    if c == "," || c == ":" {
+                        RegexAst::Literal(format!("{c} ").into_bytes())
+                    } else {
+                        RegexAst::literal(c)
+                    }
+                }
+                Whitespace::Flexible { max } => {
+                    let w = RegexAst::Repeat(
+                        Box::new(RegexAst::Pattern("[ \\t\\n\\r]".into(), Default::default())),
+                        0,
+                        Some(max),
+                    );
+                    let mut parts = Vec::new();
+                    if before {
+                        parts.push(w.clone());
+                    }
+                    parts.push(RegexAst::literal(c));
+                    if after {
+                        parts.push(w);
+                    }
+                    RegexAst::Concat(parts)
+                }
+            }
+        };
+        let ws = self.opts.whitespace;
+        let p = Punct {
+            lbrace: self.lexeme("'{'", mk("{", false, true, ws))?,
+            rbrace: self.lexeme("'}'", mk("}", true, false, ws))?,
+            lbrack: self.lexeme("'['", mk("[", false, true, ws))?,
+            rbrack: self.lexeme("']'", mk("]", true, false, ws))?,
+            comma: self.lexeme("','", mk(",", true, true, ws))?,
+            colon: self.lexeme("':'", mk(":", true, true, ws))?,
+        };
+        self.punct = Some(p);
+        Ok(p)
+    }
+
+    fn string_any(&self) -> RegexAst {
+        RegexAst::Repeat(
+            Box::new(RegexAst::Pattern(STR_CHAR.into(), Default::default())),
+            0,
+            None,
+        )
+    }
+
+    fn quoted(body: RegexAst) -> RegexAst {
+        RegexAst::Concat(vec![RegexAst::literal("\""), body, RegexAst::literal("\"")])
+    }
+
+    fn string_lexeme(&mut self) -> R<u32> {
+        if let Some(l) = self.string_lex {
+            return Ok(l);
+        }
+        let body = self.string_any();
+        let l = self.lexeme("STRING", Self::quoted(body))?;
+        self.string_lex = Some(l);
+        Ok(l)
+    }
+
+    fn nothing(&mut self) -> R<u32> {
+        if let Some(n) = self.nothing_nt {
+            return Ok(n);
+        }
+        let n = self.nt("nothing")?;
+        let l = self.lexeme("NOTHING", RegexAst::Nothing)?;
+        self.rule(n, vec![IrSymbol::Lexeme(l)])?;
+        self.nothing_nt = Some(n);
+        Ok(n)
+    }
+
+    /// Any JSON value.
+    fn any(&mut self) -> R<u32> {
+        if let Some(n) = self.any_nt {
+            return Ok(n);
+        }
+        let p = self.punct()?;
+        let any = self.nt("any")?;
+        self.any_nt = Some(any);
+        let s = self.string_lexeme()?;
+        let num = self.lexeme("NUMBER", RegexAst::Pattern(NUMBER.into(), Default::default()))?;
+        let lit = self.lexeme(
+            "true|false|null",
+            RegexAst::Or(vec![
+                RegexAst::literal("true"),
+                RegexAst::literal("false"),
+                RegexAst::literal("null"),
+            ]),
+        )?;
+        for l in [s, num, lit] {
+            self.rule(any, vec![IrSymbol::Lexeme(l)])?;
+        }
+        let members = self.nt("any_members")?;
+        let member = self.nt("any_member")?;
+        self.rule(
+            member,
+            vec![
+                IrSymbol::Lexeme(s),
+                IrSymbol::Lexeme(p.colon),
+                IrSymbol::Nonterminal(any),
+            ],
+        )?;
+        self.rule(members, vec![IrSymbol::Nonterminal(member)])?;
+        self.rule(
+            members,
+            vec![
+                IrSymbol::Nonterminal(members),
+                IrSymbol::Lexeme(p.comma),
+                IrSymbol::Nonterminal(member),
+            ],
+        )?;
+        self.rule(any, vec![IrSymbol::Lexeme(p.lbrace), IrSymbol::Lexeme(p.rbrace)])?;
+        self.rule(
+            any,
+            vec![
+                IrSymbol::Lexeme(p.lbrace),
+                IrSymbol::Nonterminal(members),
+                IrSymbol::Lexeme(p.rbrace),
+            ],
+        )?;
+        let items = self.nt("any_items")?;
+        self.rule(items, vec![IrSymbol::Nonterminal(any)])?;
+        self.rule(
+            items,
+            vec![
+                IrSymbol::Nonterminal(items),
+                IrSymbol::Lexeme(p.comma),
+                IrSymbol::Nonterminal(any),
+            ],
+        )?;
+        self.rule(any, vec![IrSymbol::Lexeme(p.lbrack), IrSymbol::Lexeme(p.rbrack)])?;
+        self.rule(
+            any,
+            vec![
+                IrSymbol::Lexeme(p.lbrack),
+                IrSymbol::Nonterminal(items),
+                IrSymbol::Lexeme(p.rbrack),
+            ],
+        )?;
+        Ok(any)
+    }
+
+    // ---- $id / $anchor / $ref ----------------------------------------------------------
+
+    fn collect_ids(&mut self) -> R<()> {
+        let mut stack: Vec<(&'a Value, String, String)> =
+            vec![(self.root, String::new(), String::new())];
+        let mut visited = 0usize;
+        while let Some((v, ptr, base)) = stack.pop() {
+            visited += 1;
+            if visited > self.limits.max_grammar_size {
+                return Err(self.limit_error(LimitKind::GrammarSize, &ptr));
+            }
+            let Value::Object(m) = v else { continue };
+            let mut base = base;
+            let id = self.id_of(m);
+            if let Some(id) = id {
+                if let Some(anchor) = id.strip_prefix('#') {
+                    self.anchors.push((format!("{base}#{anchor}"), ptr.clone()));
+                } else {
+                    base = join_uri(&base, id);
+                    base = base.split('#').next().unwrap_or("").to_string();
+                    self.resources.push((base.clone(), ptr.clone()));
+                }
+            } else if ptr.is_empty() {
+                self.resources.push((String::new(), String::new()));
+            }
+            for k in ["$anchor", "$dynamicAnchor"] {
+                if let Some(a) = m.get(k).and_then(Value::as_str) {
+                    self.anchors.push((format!("{base}#{a}"), ptr.clone()));
+                }
+            }
+            for (k, sub) in m {
+                match k.as_str() {
+                    "properties" | "patternProperties" | "$defs" | "definitions"
+                    | "dependentSchemas" | "dependencies" => {
+                        if let Value::Object(mm) = sub {
+                            let p = child(&ptr, k);
+                            for (kk, s) in mm {
+                                stack.push((s, child(&p, kk), base.clone()));
+                            }
+                        }
+                    }
+                    "items" | "prefixItems" | "allOf" | "anyOf" | "oneOf" => match sub {
+                        Value::Array(a) => {
+                            let p = child(&ptr, k);
+                            for (i, s) in a.iter().enumerate() {
+                                stack.push((s, format!("{p}/{i}"), base.clone()));
+                            }
+                        }
+                        _ => stack.push((sub, child(&ptr, k), base.clone())),
+                    },
+                    "additionalProperties" | "additionalItems" | "not" | "if" | "then"
+                    | "else" | "contains" | "propertyNames" | "unevaluatedItems"
+                    | "unevaluatedProperties" => {
+                        stack.push((sub, child(&ptr, k), base.clone()));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn id_of<'m>(&self, m: &'m Map<String, Value>) -> Option<&'m str> {
+        match m.get("$id").and_then(Value::as_str) {
+            Some(id) => Some(id),
+            None if self.old_id => m.get("id").and_then(Value::as_str),
+            None => None,
+        }
+    }
+
+    fn base_of(&self, m: &Map<String, Value>, base: &str) -> String {
+        match self.id_of(m) {
+            Some(id) if !id.starts_with('#') => {
+                let b = join_uri(base, id);
+                b.split('#').next().unwrap_or("").to_string()
+            }
+            _ => base.to_string(),
+        }
+    }
+
+    /// Resolve a reference to (JSON pointer in the root document, base URI there).
+    fn resolve(&self, r: &str, base: &str, ptr: &str) -> R<(String, String)> {
+        let (uri, frag) = match r.split_once('#') {
+            Some((u, f)) => (u, f),
+            None => (r, ""),
+        };
+        let (res_ptr, res_base) = if uri.is_empty() {
+            let found = self.resources.iter().find(|(u, _)| u == base);
+            match found {
+                Some((u, p)) => (p.clone(), u.clone()),
+                None => (String::new(), base.to_string()),
+            }
+        } else {
+            let abs = join_uri(base, uri);
+            let found = self
+                .resources
+                .iter()
+                .find(|(u, _)| *u == abs)
+                .or_else(|| {
+                    self.resources.iter().find(|(u, _)| {
+                        !u.is_empty() && (u.ends_with(&format!("/{uri}")) || u == uri)
+                    })
+                });
+            match found {
+                Some((u, p)) => (p.clone(), u.clone()),
+                None => {
+                    return Err(self.error(
+                        GrammarErrorKind::Unsupported,
+                        ptr,
+                        &format!("remote reference {r:?} is not supported"),
+                    ));
+                }
+            }
+        };
+        let frag = percent_decode(frag);
+        if frag.is_empty() {
+            return Ok((res_ptr, res_base));
+        }
+        if frag.starts_with('/') {
+            let inside = format!("{res_ptr}{frag}");
+            if self.root.pointer(&inside).is_none() && self.root.pointer(&frag).is_some() {
+                // Misplaced `$id`s are common: fall back to the document root.
+                return Ok((frag, res_base));
+            }
+            return Ok((inside, res_base));
+        }
+        let want = format!("{res_base}#{frag}");
+        if let Some((_, p)) = self.anchors.iter().find(|(a, _)| *a == want) {
+            return Ok((p.clone(), res_base));
+        }
+        let suffix = format!("#{frag}");
+        if let Some((_, p)) = self.anchors.iter().find(|(a, _)| a.ends_with(&suffix)) {
+            return Ok((p.clone(), res_base));
+        }
+        Err(self.error(
+            GrammarErrorKind::UndefinedSymbol,
+            ptr,
+            &format!("reference {r:?} not found"),
+        ))
+    }
+
+    fn ref_target(&self, r: &str, base: &str, ptr: &str) -> R<(&'a Value, String, String)> {
+        let (p, b) = self.resolve(r, base, ptr)?;
+        let root = self.root;
+        match root.pointer(&p) {
+            Some(v) => Ok((v, p, b)),
+            None => Err(self.error(
+                GrammarErrorKind::UndefinedSymbol,
+                ptr,
+                &format!("reference {r:?} not found"),
+            )),
+        }
+    }
+
+    fn ref_nt(&mut self, r: &str, base: &str, ptr: &str) -> R<u32> {
+        let (p, b) = self.resolve(r, base, ptr)?;
+        if let Some(&nt) = self.ref_nts.get(&p) {
+            return Ok(nt);
+        }
+        if self.root.pointer(&p).is_none() {
+            return Err(self.error(
+                GrammarErrorKind::UndefinedSymbol,
+                ptr,
+                &format!("reference {r:?} not found"),
+            ));
+        }
+        let nt = self.nt(&format!("ref:{p}"))?;
+        self.ref_nts.insert(p.clone(), nt);
+        self.work.push((nt, p, b));
+        Ok(nt)
+    }
+
+    // ---- flattening: $ref with siblings, allOf -----------------------------------------
+
+    /// The schema with top-level `$ref` and `allOf` merged in.
+    fn flatten(&mut self, s: &Value, ptr: &str, base: &str, depth: usize) -> R<Value> {
+        if depth + self.depth >= self.limits.max_nesting_depth {
+            return Err(self.limit_error(LimitKind::NestingDepth, ptr));
+        }
+        let Value::Object(m) = s else {
+            return Ok(s.clone());
+        };
+        let base = self.base_of(m, base);
+        if let Some(r) = m.get("$ref").and_then(Value::as_str) {
+            if self.old_ref {
+                let (t, tp, tb) = self.ref_target(r, &base, ptr)?;
+                return self.flatten(t, &tp, &tb, depth + 1);
+            }
+        }
+        let mut acc = Map::new();
+        for (k, v) in m {
+            if k != "$ref" && k != "allOf" {
+                acc.insert(k.clone(), v.clone());
+            }
+        }
+        let mut acc = Value::Object(acc);
+        if let Some(r) = m.get("$ref").and_then(Value::as_str) {
+            let (t, tp, tb) = self.ref_target(r, &base, ptr)?;
+            let t = self.flatten(t, &tp, &tb, depth + 1)?;
+            acc = self.merge(acc, t, ptr)?;
+        }
+        if let Some(Value::Array(subs)) = m.get("allOf") {
+            for (i, sub) in subs.iter().enumerate() {
+                let sp = format!("{ptr}/allOf/{i}");
+                let t = self.flatten(sub, &sp, &base, depth + 1)?;
+                acc = self.merge(acc, t, ptr)?;
+            }
+        }
+        Ok(acc)
+    }
+
+    fn all_of(a: Value, b: Value) -> Value {
+        if a == Value::Bool(true) {
+            return b;
+        }
+        if b == Value::Bool(true) || a == b {
+            return a;
+        }
+        let mut m = Map::new();
+        m.insert("allOf".into(), Value::Array(vec![a, b]));
+        Value::Object(m)
+    }
+
+    /// Intersection of two flattened schemas.
+    fn merge(&mut self, a: Value, b: Value, ptr: &str) -> R<Value> {
+        let (mut am, mut bm) = match (a, b) {
+            (Value::Bool(false), _) | (_, Value::Bool(false)) => return Ok(Value::Bool(false)),
+            (Value::Bool(true), x) | (x, Value::Bool(true)) => return Ok(x),
+            (Value::Object(am), Value::Object(bm)) => (am, bm),
+            (x, _) => return Ok(x),
+        };
+        const_to_enum(&mut am);
+        const_to_enum(&mut bm);
+        // `additionalProperties` of one side constrains the other side's extra properties.
+        let a_add = am.get("additionalProperties").cloned();
+        let b_add = bm.get("additionalProperties").cloned();
+        let a_props = am.get("properties").cloned();
+        let b_props = bm.get("properties").cloned();
+        let b_extra = self.cross_additional(&b_props, &a_props, &a_add, am.get("patternProperties"), ptr)?;
+        let a_extra = self.cross_additional(&a_props, &b_props, &b_add, bm.get("patternProperties"), ptr)?;
+        if let Some(Value::Object(pm)) = am.get_mut("properties") {
+            for (k, v) in a_extra {
+                pm.insert(k, v);
+            }
+        }
+        for (k, vb) in bm {
+            let Some(va) = am.remove(&k) else {
+                if k == "properties" {
+                    let mut pm = match vb {
+                        Value::Object(pm) => pm,
+                        other => {
+                            am.insert(k, other);
+                            continue;
+                        }
+                    };
+                    for (kk, v) in &b_extra {
+                        pm.insert(kk.clone(), v.clone());
+                    }
+                    am.insert(k, Value::Object(pm));
+                } else {
+                    am.insert(k, vb);
+                }
+                continue;
+            };
+            let merged = self.merge_keyword(&k, va, vb, &b_extra, ptr)?;
+            am.insert(k, merged);
+        }
+        Ok(Value::Object(am))
+    }
+
+    /// The properties of one side of an `allOf` that the other side's
+    /// `additionalProperties` constrains: those it neither names nor matches by pattern.
+    fn cross_additional(
+        &mut self,
+        props: &Option<Value>,
+        other_props: &Option<Value>,
+        add: &Option<Value>,
+        other_patterns: Option<&Value>,
+        ptr: &str,
+    ) -> R<Map<String, Value>> {
+        let mut extra = Map::new();
+        let (Some(Value::Object(pm)), Some(add)) = (props, add) else {
+            return Ok(extra);
+        };
+        if *add == Value::Bool(true) {
+            return Ok(extra);
+        }
+        let mut pattern_keys = Vec::new();
+        if let Some(Value::Object(pp)) = other_patterns {
+            for pat in pp.keys() {
+                match self.pattern(pat, ptr, "patternProperties")? {
+                    Some(r) => pattern_keys.push(Self::quoted(RegexAst::And(vec![self.string_any(), r]))),
+                    None => pattern_keys.push(Self::quoted(self.string_any())),
+                }
+            }
+        }
+        for (k, v) in pm {
+            if matches!(other_props, Some(Value::Object(o)) if o.contains_key(k)) {
+                continue;
+            }
+            let lit = py_string(k);
+            let mut matched = false;
+            for pk in &pattern_keys {
+                if self.key_matches(&lit, pk)? {
+                    matched = true;
+                    break;
+                }
+            }
+            if !matched {
+                extra.insert(k.clone(), Self::all_of(v.clone(), add.clone()));
+            }
+        }
+        Ok(extra)
+    }
+
+    fn merge_keyword(
+        &mut self,
+        k: &str,
+        va: Value,
+        vb: Value,
+        b_extra: &Map<String, Value>,
+        ptr: &str,
+    ) -> R<Value> {
+        if va == vb && k != "properties" {
+            return Ok(va);
+        }
+        let num = |v: &Value| v.as_f64();
+        Ok(match k {
+            "type" => {
+                let set = |v: &Value| -> u8 {
+                    match v {
+                        Value::String(s) => type_bit(s).unwrap_or(0),
+                        Value::Array(a) => a
+                            .iter()
+                            .filter_map(|x| x.as_str().and_then(type_bit))
+                            .fold(0, |x, y| x | y),
+                        _ => T_ALL,
+                    }
+                };
+                let both = set(&va) & set(&vb);
+                let mut names = Vec::new();
+                for (bit, name) in [
+                    (T_NULL, "null"),
+                    (T_BOOL, "boolean"),
+                    (T_STR, "string"),
+                    (T_ARR, "array"),
+                    (T_OBJ, "object"),
+                ] {
+                    if both & bit != 0 {
+                        names.push(Value::String(name.into()));
+                    }
+                }
+                if both & T_NUM != 0 {
+                    names.push(Value::String("number".into()));
+                } else if both & T_INT != 0 {
+                    names.push(Value::String("integer".into()));
+                }
+                Value::Array(names)
+            }
+            "properties" | "patternProperties" | "$defs" | "definitions"
+            | "dependentSchemas" => match (va, vb) {
+                (Value::Object(mut ma), Value::Object(mb)) => {
+                    for (kk, v) in mb {
+                        let v = if k == "properties" {
+                            b_extra.get(&kk).cloned().unwrap_or(v)
+                        } else {
+                            v
+                        };
+                        let nv = match ma.remove(&kk) {
+                            Some(old) => Self::all_of(old, v),
+                            None => v,
+                        };
+                        ma.insert(kk, nv);
+                    }
+                    if k == "properties" {
+                        for (kk, v) in b_extra {
+                            if !ma.contains_key(kk) {
+                                ma.insert(kk.clone(), v.clone());
+                            }
+                        }
+                    }
+                    Value::Object(ma)
+                }
+                (va, _) => va,
+            },
+            "required" => {
+                let mut out: Vec<Value> = va.as_array().cloned().unwrap_or_default();
+                for x in vb.as_array().cloned().unwrap_or_default() {
+                    if !out.contains(&x) {
+                        out.push(x);
+                    }
+                }
+                Value::Array(out)
+            }
+            "dependentRequired" | "dependencies" => match (va, vb) {
+                (Value::Object(mut ma), Value::Object(mb)) => {
+                    for (kk, v) in mb {
+                        ma.entry(kk).or_insert(v);
+                    }
+                    Value::Object(ma)
+                }
+                (va, _) => va,
+            },
+            "additionalProperties" | "additionalItems" | "propertyNames" | "contains"
+            | "unevaluatedProperties" | "unevaluatedItems" | "not" => {
+                if k == "not" {
+                    let mut m = Map::new();
+                    m.insert("anyOf".into(), Value::Array(vec![va, vb]));
+                    Value::Object(m)
+                } else {
+                    Self::all_of(va, vb)
+                }
+            }
+            "items" | "prefixItems" => match (va, vb) {
+                (Value::Array(a), Value::Array(b)) => {
+                    let n = a.len().max(b.len());
+                    let mut out = Vec::with_capacity(n);
+                    for i in 0..n {
+                        match (a.get(i), b.get(i)) {
+                            (Some(x), Some(y)) => out.push(Self::all_of(x.clone(), y.clone())),
+                            (Some(x), None) | (None, Some(x)) => out.push(x.clone()),
+                            (None, None) => {}
+                        }
+                    }
+                    Value::Array(out)
+                }
+                (Value::Array(a), _) | (_, Value::Array(a)) => {
+                    self.approx(ptr, k, Direction::Superset, "tuple and list items merged")?;
+                    Value::Array(a)
+                }
+                (va, vb) => Self::all_of(va, vb),
+            },
+            "enum" => {
+                let a = va.as_array().cloned().unwrap_or_default();
+                let b = vb.as_array().cloned().unwrap_or_default();
+                Value::Array(a.into_iter().filter(|x| b.contains(x)).collect())
+            }
+            "minimum" | "minLength" | "minItems" | "minProperties" | "exclusiveMinimum" => {
+                match (num(&va), num(&vb)) {
+                    (Some(x), Some(y)) => {
+                        if x >= y {
+                            va
+                        } else {
+                            vb
+                        }
+                    }
+                    _ => {
+                        self.approx(ptr, k, Direction::Superset, "could not merge bounds")?;
+                        va
+                    }
+                }
+            }
+            "maximum" | "maxLength" | "maxItems" | "maxProperties" | "exclusiveMaximum" => {
+                match (num(&va), num(&vb)) {
+                    (Some(x), Some(y)) => {
+                        if x <= y {
+                            va
+                        } else {
+                            vb
+                        }
+                    }
+                    _ => {
+                        self.approx(ptr, k, Direction::Superset, "could not merge bounds")?;
+                        va
+                    }
+                }
+            }
+            "pattern" => {
+                let mut out = Vec::new();
+                for v in [va, vb] {
+                    match v {
+                        Value::Array(a) => out.extend(a),
+                        other => out.push(other),
+                    }
+                }
+                Value::Array(out)
+            }
+            "multipleOf" => match (va.as_u64(), vb.as_u64()) {
+                (Some(x), Some(y)) if x > 0 && y > 0 => {
+                    let l = (x / gcd(x, y)).saturating_mul(y);
+                    Value::from(l)
+                }
+                _ => {
+                    self.approx(ptr, k, Direction::Superset, "two different multipleOf")?;
+                    va
+                }
+            },
+            "anyOf" | "oneOf" => match (va, vb) {
+                (Value::Array(a), Value::Array(b)) if a.len() * b.len() <= MAX_BRANCH_PRODUCT => {
+                    let mut out = Vec::with_capacity(a.len() * b.len());
+                    for x in &a {
+                        for y in &b {
+                            out.push(Self::all_of(x.clone(), y.clone()));
+                        }
+                    }
+                    Value::Array(out)
+                }
+                (va, _) => {
+                    self.approx(ptr, k, Direction::Superset, "too many combined branches")?;
+                    va
+                }
+            },
+            _ if is_annotation(k) => va,
+            _ => {
+                if is_handled(k) || is_unsupported(k) {
+                    self.approx(
+                        ptr,
+                        k,
+                        Direction::Superset,
+                        "allOf with two different values; the first is kept",
+                    )?;
+                }
+                va
+            }
+        })
+    }
+
+    // ---- schemas ------------------------------------------------------------------------
+
+    fn schema(&mut self, s: &Value, ptr: &str, base: &str) -> R<u32> {
+        self.enter(ptr)?;
+        let r = self.schema_inner(s, ptr, base);
+        self.depth -= 1;
+        r
+    }
+
+    fn schema_inner(&mut self, s: &Value, ptr: &str, base: &str) -> R<u32> {
+        let m = match s {
+            Value::Bool(true) => return self.any(),
+            Value::Bool(false) => return self.nothing(),
+            Value::Object(m) => m,
+            _ => {
+                return Err(self.error(
+                    GrammarErrorKind::Syntax,
+                    ptr,
+                    "a schema must be an object or a boolean",
+                ));
+            }
+        };
+        let base = self.base_of(m, base);
+        if let Some(r) = m.get("$ref") {
+            let Some(r) = r.as_str() else {
+                return Err(self.error(GrammarErrorKind::Syntax, ptr, "$ref must be a string"));
+            };
+            if self.old_ref || !has_validation(m, &["$ref"]) {
+                return self.ref_nt(r, &base, ptr);
+            }
+        }
+        if let Some(r) = m.get("$ref").and_then(Value::as_str) {
+            // Recursive structures often repeat `{"$ref": X, <siblings>}`: compile each
+            // combination once, so the recursion becomes a cycle of nonterminals.
+            let (target, _) = self.resolve(r, &base, ptr)?;
+            let mut siblings = m.clone();
+            siblings.remove("$ref");
+            let key = format!("{target}|{}", Value::Object(siblings));
+            if let Some(&nt) = self.merged_refs.get(&key) {
+                return Ok(nt);
+            }
+            let nt = self.nt(&format!("merged:{ptr}"))?;
+            self.merged_refs.insert(key, nt);
+            let flat = self.flatten(s, ptr, &base, 0)?;
+            let inner = self.schema_flat(&flat, ptr, &base)?;
+            self.rule(nt, vec![IrSymbol::Nonterminal(inner)])?;
+            return Ok(nt);
+        }
+        if m.contains_key("allOf") {
+            let flat = self.flatten(s, ptr, &base, 0)?;
+            return self.schema_flat(&flat, ptr, &base);
+        }
+        self.schema_flat(s, ptr, &base)
+    }
+
+    /// A schema without top-level `$ref`/`allOf`.
+    fn schema_flat(&mut self, s: &Value, ptr: &str, base: &str) -> R<u32> {
+        let m = match s {
+            Value::Bool(true) => return self.any(),
+            Value::Bool(false) => return self.nothing(),
+            Value::Object(m) => m,
+            _ => return self.nothing(),
+        };
+        for key in ["anyOf", "oneOf"] {
+            let Some(branches) = m.get(key) else { continue };
+            let Value::Array(branches) = branches else {
+                return Err(self.error(
+                    GrammarErrorKind::Syntax,
+                    ptr,
+                    &format!("{key} must be an array"),
+                ));
+            };
+            let mut rest = m.clone();
+            rest.remove(key);
+            let rest_empty = !has_validation(&rest, &[]);
+            if key == "oneOf" && !self.one_of_disjoint(branches, &rest, base, ptr)? {
+                self.approx(
+                    ptr,
+                    "oneOf",
+                    Direction::Superset,
+                    "branches not provably disjoint; compiled as anyOf",
+                )?;
+            }
+            let nt = self.nt(&format!("{key}:{ptr}"))?;
+            for (i, b) in branches.iter().enumerate() {
+                let bp = format!("{ptr}/{key}/{i}");
+                let inner = if rest_empty {
+                    self.schema(b, &bp, base)?
+                } else {
+                    let fb = self.flatten(b, &bp, base, 0)?;
+                    let merged = self.merge(Value::Object(rest.clone()), fb, &bp)?;
+                    self.enter(&bp)?;
+                    let r = self.schema_flat(&merged, &bp, base);
+                    self.depth -= 1;
+                    r?
+                };
+                self.rule(nt, vec![IrSymbol::Nonterminal(inner)])?;
+            }
+            return Ok(nt);
+        }
+        self.plain(m, ptr, base)
+    }
+
+    /// Types and literal values a flattened branch can take, for disjointness proofs.
+    fn branch_summary(&mut self, b: &Value, base: &str, ptr: &str) -> R<(u8, Option<Vec<Value>>, Value)> {
+        let fb = self.flatten(b, ptr, base, 0)?;
+        let Value::Object(m) = &fb else {
+            return Ok((if fb == Value::Bool(true) { T_ALL } else { 0 }, None, fb));
+        };
+        let mut types = match m.get("type") {
+            Some(Value::String(s)) => type_bit(s).unwrap_or(T_ALL),
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(|x| x.as_str().and_then(type_bit))
+                .fold(0, |x, y| x | y),
+            _ => T_ALL,
+        };
+        let mut values = None;
+        if let Some(c) = m.get("const") {
+            values = Some(vec![c.clone()]);
+        } else if let Some(Value::Array(e)) = m.get("enum") {
+            values = Some(e.clone());
+        }
+        if let Some(vs) = &values {
+            types &= vs.iter().fold(0, |acc, v| acc | value_type(v));
+        }
+        if m.contains_key("anyOf") || m.contains_key("oneOf") {
+            types = T_ALL;
+        }
+        Ok((types, values, fb))
+    }
+
+    /// Can we prove that no instance matches two of the `oneOf` branches?
+    fn one_of_disjoint(
+        &mut self,
+        branches: &[Value],
+        rest: &Map<String, Value>,
+        base: &str,
+        ptr: &str,
+    ) -> R<bool> {
+        let _ = rest;
+        let mut sums = Vec::with_capacity(branches.len());
+        for (i, b) in branches.iter().enumerate() {
+            sums.push(self.branch_summary(b, base, &format!("{ptr}/oneOf/{i}"))?);
+        }
+        for i in 0..sums.len() {
+            for j in i + 1..sums.len() {
+                if !self.pair_disjoint(&sums[i], &sums[j]) {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn pair_disjoint(&self, a: &(u8, Option<Vec<Value>>, Value), b: &(u8, Option<Vec<Value>>, Value)) -> bool {
+        // `number` sets both numeric bits, `integer` only T_INT.
+        if a.0 & b.0 == 0 {
+            return true;
+        }
+        if let (Some(va), Some(vb)) = (&a.1, &b.1) {
+            if va.iter().all(|x| !vb.contains(x)) {
+                return true;
+            }
+        }
+        // A discriminator: a property required in both whose values are disjoint literals.
+        if let (Value::Object(ma), Value::Object(mb)) = (&a.2, &b.2) {
+            if a.0 & !T_OBJ == 0 || b.0 & !T_OBJ == 0 {
+                let req = |m: &Map<String, Value>| -> Vec<String> {
+                    m.get("required")
+                        .and_then(Value::as_array)
+                        .map(|r| r.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+                        .unwrap_or_default()
+                };
+                let lits = |m: &Map<String, Value>, k: &str| -> Option<Vec<Value>> {
+                    let p = m.get("properties")?.get(k)?;
+                    if let Some(c) = p.get("const") {
+                        return Some(vec![c.clone()]);
+                    }
+                    p.get("enum").and_then(Value::as_array).cloned()
+                };
+                let ra = req(ma);
+                let rb = req(mb);
+                for k in ra.iter().filter(|k| rb.contains(k)) {
+                    if let (Some(x), Some(y)) = (lits(ma, k), lits(mb, k)) {
+                        if x.iter().all(|v| !y.contains(v)) {
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    fn report_keywords(&mut self, m: &Map<String, Value>, ptr: &str) -> R<()> {
+        for (k, v) in m {
+            if is_handled(k) || is_annotation(k) {
+                continue;
+            }
+            if is_unsupported(k) {
+                if k == "uniqueItems" && *v != Value::Bool(true) {
+                    continue;
+                }
+                self.note(ptr, k, CoverageStatus::Unsupported)?;
+            } else {
+                self.note(ptr, k, CoverageStatus::Unknown)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A schema without `$ref`/`allOf`/`anyOf`/`oneOf`.
+    fn plain(&mut self, m: &Map<String, Value>, ptr: &str, base: &str) -> R<u32> {
+        self.report_keywords(m, ptr)?;
+        let mut types = match m.get("type") {
+            None => T_ALL,
+            Some(Value::String(s)) => match type_bit(s) {
+                Some(t) => t,
+                None => {
+                    return Err(self.error(
+                        GrammarErrorKind::Syntax,
+                        ptr,
+                        &format!("unknown type {s:?}"),
+                    ));
+                }
+            },
+            Some(Value::Array(a)) => {
+                let mut t = 0;
+                for x in a {
+                    match x.as_str().and_then(type_bit) {
+                        Some(b) => t |= b,
+                        None => {
+                            return Err(self.error(
+                                GrammarErrorKind::Syntax,
+                                ptr,
+                                &format!("unknown type {x}"),
+                            ));
+                        }
+                    }
+                }
+                t
+            }
+            Some(_) => {
+                return Err(self.error(GrammarErrorKind::Syntax, ptr, "bad \"type\""));
+            }
+        };
+        if let Some(not) = m.get("not") {
+            types = self.apply_not(not, types, ptr)?;
+        }
+        let mut values: Option<Vec<Value>> = None;
+        if let Some(c) = m.get("const") {
+            values = Some(vec![c.clone()]);
+        }
+        if let Some(e) = m.get("enum") {
+            let Value::Array(e) = e else {
+                return Err(self.error(GrammarErrorKind::Syntax, ptr, "enum must be an array"));
+            };
+            values = Some(match values {
+                Some(c) => c.into_iter().filter(|x| e.contains(x)).collect(),
+                None => e.clone(),
+            });
+        }
+        let nt = self.nt(ptr)?;
+        if let Some(values) = values {
+            let mut scalars = Vec::new();
+            let mut alternatives = 0;
+            for v in &values {
+                if types & value_type(v) == 0 {
+                    continue;
+                }
+                match v {
+                    Value::Array(_) | Value::Object(_) => {
+                        let c = self.const_value(v, ptr, 0)?;
+                        self.rule(nt, vec![IrSymbol::Nonterminal(c)])?;
+                        alternatives += 1;
+                    }
+                    _ => scalars.push(self.scalar_regex(v)),
+                }
+            }
+            if !scalars.is_empty() {
+                let l = self.lexeme("ENUM", RegexAst::Or(scalars))?;
+                self.rule(nt, vec![IrSymbol::Lexeme(l)])?;
+                alternatives += 1;
+            }
+            if alternatives == 0 {
+                let n = self.nothing()?;
+                self.rule(nt, vec![IrSymbol::Nonterminal(n)])?;
+            }
+            return Ok(nt);
+        }
+        if types & T_NULL != 0 {
+            let l = self.lexeme("null", RegexAst::literal("null"))?;
+            self.rule(nt, vec![IrSymbol::Lexeme(l)])?;
+        }
+        if types & T_BOOL != 0 {
+            let l = self.lexeme(
+                "true|false",
+                RegexAst::Or(vec![RegexAst::literal("true"), RegexAst::literal("false")]),
+            )?;
+            self.rule(nt, vec![IrSymbol::Lexeme(l)])?;
+        }
+        if types & (T_INT | T_NUM) != 0 {
+            let l = self.number(m, types & T_NUM == 0, ptr)?;
+            self.rule(nt, vec![IrSymbol::Lexeme(l)])?;
+        }
+        if types & T_STR != 0 {
+            let body = self.string_body(m, ptr)?;
+            let l = self.lexeme(&format!("string:{ptr}"), Self::quoted(body))?;
+            self.rule(nt, vec![IrSymbol::Lexeme(l)])?;
+        }
+        if types & T_ARR != 0 {
+            let a = self.array(m, ptr, base)?;
+            self.rule(nt, vec![IrSymbol::Nonterminal(a)])?;
+        }
+        if types & T_OBJ != 0 {
+            let o = self.object(m, ptr, base)?;
+            self.rule(nt, vec![IrSymbol::Nonterminal(o)])?;
+        }
+        if types == 0 {
+            let n = self.nothing()?;
+            self.rule(nt, vec![IrSymbol::Nonterminal(n)])?;
+        }
+        Ok(nt)
+    }
+
+    /// `not`: exact for `{}`, `true`, `false` and a bare `type`; otherwise ignored.
+    fn apply_not(&mut self, not: &Value, types: u8, ptr: &str) -> R<u8> {
+        match not {
+            Value::Bool(true) => Ok(0),
+            Value::Bool(false) => Ok(types),
+            Value::Object(n) => {
+                let keys: Vec<&str> = n
+                    .keys()
+                    .map(String::as_str)
+                    .filter(|k| !is_annotation(k))
+                    .collect();
+                if keys.is_empty() {
+                    return Ok(0);
+                }
+                if keys == ["type"] {
+                    let t = match &n["type"] {
+                        Value::String(s) => type_bit(s),
+                        Value::Array(a) => Some(
+                            a.iter()
+                                .filter_map(|x| x.as_str().and_then(type_bit))
+                                .fold(0, |x, y| x | y),
+                        ),
+                        _ => None,
+                    };
+                    if let Some(t) = t {
+                        // `not: {type: integer}` leaves non-integral numbers, which the
+                        // number lexeme cannot separate: keep numbers (superset) then.
+                        if t & T_INT != 0 && t & T_NUM == 0 && types & T_NUM != 0 {
+                            self.note(ptr, "not", CoverageStatus::Unsupported)?;
+                            return Ok(types & !(t & !T_INT));
+                        }
+                        return Ok(types & !t);
+                    }
+                }
+                self.note(ptr, "not", CoverageStatus::Unsupported)?;
+                Ok(types)
+            }
+            _ => Ok(types),
+        }
+    }
+
+    /// A scalar literal; numbers match every plain spelling of the same value (`2`, `2.0`).
+    fn scalar_regex(&self, v: &Value) -> RegexAst {
+        if let Value::Number(n) = v {
+            if let Some(d) = Decimal::parse(&n.to_string()) {
+                let sign = if d.negative { "-" } else if d.int == "0" && d.frac.is_empty() { "-?" } else { "" };
+                let pat = if d.frac.is_empty() {
+                    format!(r"{sign}{}(?:\.0+)?", d.int)
+                } else {
+                    format!(r"{sign}{}\.{}0*", d.int, d.frac)
+                };
+                return RegexAst::Pattern(pat, Default::default());
+            }
+        }
+        RegexAst::Literal(self.scalar_text(v).into_bytes())
+    }
+
+    fn scalar_text(&self, v: &Value) -> String {
+        match v {
+            Value::Null => "null".into(),
+            Value::Bool(b) => if *b { "true" } else { "false" }.into(),
+            Value::Number(n) => py_number(n),
+            Value::String(s) => py_string(s),
+            _ => String::new(),
+        }
+    }
+
+    /// A nonterminal matching exactly one JSON value (for `const`/`enum`).
+    fn const_value(&mut self, v: &Value, ptr: &str, depth: usize) -> R<u32> {
+        if depth + self.depth >= self.limits.max_nesting_depth {
+            return Err(self.limit_error(LimitKind::NestingDepth, ptr));
+        }
+        let nt = self.nt("const")?;
+        match v {
+            Value::Array(a) => {
+                let p = self.punct()?;
+                let mut rhs = vec![IrSymbol::Lexeme(p.lbrack)];
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        rhs.push(IrSymbol::Lexeme(p.comma));
+                    }
+                    rhs.push(IrSymbol::Nonterminal(self.const_value(x, ptr, depth + 1)?));
+                }
+                rhs.push(IrSymbol::Lexeme(p.rbrack));
+                self.rule(nt, rhs)?;
+            }
+            Value::Object(o) => {
+                let p = self.punct()?;
+                let mut rhs = vec![IrSymbol::Lexeme(p.lbrace)];
+                for (i, (k, x)) in o.iter().enumerate() {
+                    if i > 0 {
+                        rhs.push(IrSymbol::Lexeme(p.comma));
+                    }
+                    let kl = self.lexeme(&py_string(k), RegexAst::Literal(py_string(k).into_bytes()))?;
+                    rhs.push(IrSymbol::Lexeme(kl));
+                    rhs.push(IrSymbol::Lexeme(p.colon));
+                    rhs.push(IrSymbol::Nonterminal(self.const_value(x, ptr, depth + 1)?));
+                }
+                rhs.push(IrSymbol::Lexeme(p.rbrace));
+                self.rule(nt, rhs)?;
+            }
+            _ => {
+                let t = self.scalar_text(v);
+                let r = self.scalar_regex(v);
+                let l = self.lexeme(&t, r)?;
+                self.rule(nt, vec![IrSymbol::Lexeme(l)])?;
+            }
+        }
+        Ok(nt)
+    }
+
+    // ---- numbers ------------------------------------------------------------------------
+
+    fn bound(&mut self, m: &Map<String, Value>, lower: bool, ptr: &str) -> R<Option<Bound>> {
+        let (incl, excl) = if lower {
+            ("minimum", "exclusiveMinimum")
+        } else {
+            ("maximum", "exclusiveMaximum")
+        };
+        let parse = |v: &Value| -> Option<(f64, Decimal)> {
+            let Value::Number(n) = v else { return None };
+            Some((n.as_f64()?, Decimal::parse(&n.to_string())?))
+        };
+        let mut best: Option<Bound> = None;
+        let mut consider = |b: Bound| {
+            let better = match &best {
+                None => true,
+                Some(old) => {
+                    if lower {
+                        b.value > old.value || (b.value == old.value && b.strict)
+                    } else {
+                        b.value < old.value || (b.value == old.value && b.strict)
+                    }
+                }
+            };
+            if better {
+                best = Some(b);
+            }
+        };
+        let draft4_excl = m.get(excl) == Some(&Value::Bool(true));
+        if let Some(v) = m.get(incl) {
+            match parse(v) {
+                Some((value, dec)) => consider(Bound {
+                    value,
+                    dec,
+                    strict: draft4_excl,
+                }),
+                None => self.approx(ptr, incl, Direction::Superset, "not a finite number")?,
+            }
+        }
+        if let Some(v) = m.get(excl) {
+            if !v.is_boolean() {
+                match parse(v) {
+                    Some((value, dec)) => consider(Bound {
+                        value,
+                        dec,
+                        strict: true,
+                    }),
+                    None => self.approx(ptr, excl, Direction::Superset, "not a finite number")?,
+                }
+            }
+        }
+        Ok(best)
+    }
+
+    fn number(&mut self, m: &Map<String, Value>, integer: bool, ptr: &str) -> R<u32> {
+        let lo = self.bound(m, true, ptr)?;
+        let hi = self.bound(m, false, ptr)?;
+        let mut parts: Vec<RegexAst> = Vec::new();
+        let pat = |s: String| RegexAst::Pattern(s, Default::default());
+        let bounded = lo.is_some() || hi.is_some();
+        let mut integer = integer;
+        let mut frac_digits: Option<usize> = None;
+        let mut int_step: Option<u64> = None;
+        if let Some(mo) = m.get("multipleOf") {
+            let d = mo.as_f64().unwrap_or(0.0);
+            let dec = Value::as_number(mo).and_then(|n| Decimal::parse(&n.to_string()));
+            match dec {
+                Some(dec) if d > 0.0 && dec.int == "1" && !dec.frac.is_empty() => {
+                    self.approx(ptr, "multipleOf", Direction::Superset, "divisor not supported")?;
+                }
+                Some(dec) if d > 0.0 && dec.frac.is_empty() => {
+                    integer = true;
+                    let n: u64 = dec.int.parse().unwrap_or(0);
+                    if n > 1 {
+                        int_step = Some(n);
+                    }
+                }
+                Some(dec)
+                    if d > 0.0
+                        && dec.int == "0"
+                        && dec.frac.ends_with('1')
+                        && dec.frac[..dec.frac.len() - 1].bytes().all(|b| b == b'0') =>
+                {
+                    frac_digits = Some(dec.frac.len());
+                }
+                _ => {
+                    self.approx(ptr, "multipleOf", Direction::Superset, "divisor not supported")?;
+                }
+            }
+        }
+        if integer {
+            parts.push(pat(INTEGER.into()));
+        } else if let Some(k) = frac_digits {
+            parts.push(pat(format!(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]{{1,{k}}}0*)?")));
+            self.approx(
+                ptr,
+                "multipleOf",
+                Direction::Subset,
+                "exponent notation not accepted with a decimal multipleOf",
+            )?;
+        } else if bounded {
+            // Exponent forms: exact only for non-negative values when there is no upper
+            // bound and the lower bound is at most zero.
+            let lo_ok = lo.as_ref().is_none_or(|b| b.value < 0.0 || (b.value == 0.0 && !b.strict));
+            if hi.is_none() && lo_ok {
+                parts.push(pat(format!("{}|{EXP_POSITIVE}", numeric::ANY_MAG_SIGNED)));
+                if lo.as_ref().is_some_and(|b| b.value < 0.0) {
+                    self.approx(
+                        ptr,
+                        "minimum",
+                        Direction::Subset,
+                        "negative numbers in exponent notation not accepted with bounds",
+                    )?;
+                }
+            } else {
+                parts.push(pat(numeric::ANY_MAG_SIGNED.into()));
+                self.approx(
+                    ptr,
+                    if hi.is_some() { "maximum" } else { "minimum" },
+                    Direction::Subset,
+                    "exponent notation not accepted with numeric bounds",
+                )?;
+            }
+        } else {
+            parts.push(pat(NUMBER.into()));
+        }
+        if let Some(b) = &lo {
+            let g = numeric::ge(&b.dec, b.strict);
+            // Exponent forms (only present when allowed above) pass the lower bound.
+            parts.push(pat(format!("{g}|{EXP_POSITIVE}")));
+        }
+        if let Some(b) = &hi {
+            parts.push(pat(numeric::le(&b.dec, b.strict)));
+        }
+        if let Some(n) = int_step {
+            match self.multiple_regex(n) {
+                Some(r) => parts.push(pat(r)),
+                None => {
+                    self.approx(ptr, "multipleOf", Direction::Superset, "divisor not supported")?
+                }
+            }
+        }
+        let regex = if parts.len() == 1 {
+            parts.pop().unwrap_or(RegexAst::Nothing)
+        } else {
+            RegexAst::And(parts)
+        };
+        self.lexeme(&format!("number:{ptr}"), regex)
+    }
+
+    /// Integers (optional `-`) divisible by `n`, for `n = 2^a 5^b` (checked on the last
+    /// digits) and small `n` (a digit automaton unrolled into a regex is too large, so
+    /// other divisors are unsupported).
+    fn multiple_regex(&self, n: u64) -> Option<String> {
+        let mut a = 0;
+        let mut b = 0;
+        let mut x = n;
+        while x % 2 == 0 {
+            x /= 2;
+            a += 1;
+        }
+        while x % 5 == 0 {
+            x /= 5;
+            b += 1;
+        }
+        if x != 1 {
+            return None;
+        }
+        let k = a.max(b) as u32;
+        if k > 4 {
+            return None;
+        }
+        let modulus = 10u64.pow(k);
+        // All k-digit endings (with leading zeros) divisible by n.
+        let mut ends = Vec::new();
+        let mut v = 0;
+        while v < modulus {
+            ends.push(format!("{:0width$}", v, width = k as usize));
+            v += n;
+        }
+        // Shorter numbers: the values below 10^(k-1)... handled by listing them directly.
+        let mut short = Vec::new();
+        let mut v = n;
+        while v < modulus / 10 {
+            short.push(v.to_string());
+            v += n;
+        }
+        let mut alts = vec![String::from("0")];
+        alts.extend(short.iter().map(|s| format!("-?{s}")));
+        alts.push(format!("-?[1-9][0-9]*(?:{})", ends.join("|")));
+        // Numbers with exactly k digits whose value is a multiple: covered when the leading
+        // part is empty only if they start with a non-zero digit.
+        let full: Vec<&String> = ends.iter().filter(|e| !e.starts_with('0')).collect();
+        if !full.is_empty() {
+            let f: Vec<&str> = full.iter().map(|s| s.as_str()).collect();
+            alts.push(format!("-?(?:{})", f.join("|")));
+        }
+        Some(format!("(?:{})", alts.join("|")))
+    }
+
+    // ---- strings ------------------------------------------------------------------------
+
+    /// The body (between quotes) of a string satisfying the string keywords of `m`.
+    fn string_body(&mut self, m: &Map<String, Value>, ptr: &str) -> R<RegexAst> {
+        let mut parts = Vec::new();
+        let min = m.get("minLength").and_then(Value::as_u64).unwrap_or(0);
+        let max = m.get("maxLength").and_then(Value::as_u64);
+        let max_repeat = u64::from(self.limits.max_repeat);
+        if min > max_repeat {
+            return Err(self.limit_error(LimitKind::RepeatCount, &child(ptr, "minLength")));
+        }
+        let mut max = max;
+        if max.is_some_and(|x| x > max_repeat) {
+            self.approx(
+                ptr,
+                "maxLength",
+                Direction::Superset,
+                "above the max_repeat limit; not enforced",
+            )?;
+            max = None;
+        }
+        if max.is_some_and(|x| x < min) {
+            return Ok(RegexAst::Nothing);
+        }
+        let char_re = RegexAst::Pattern(STR_CHAR.into(), Default::default());
+        parts.push(RegexAst::Repeat(
+            Box::new(char_re),
+            min as u32,
+            max.map(|x| x as u32),
+        ));
+        let patterns: Vec<String> = match m.get("pattern") {
+            Some(Value::String(p)) => vec![p.clone()],
+            Some(Value::Array(a)) => a.iter().filter_map(|x| x.as_str().map(String::from)).collect(),
+            _ => Vec::new(),
+        };
+        for p in patterns {
+            match self.pattern(&p, ptr, "pattern")? {
+                Some(r) => parts.push(r),
+                None => {}
+            }
+        }
+        if let Some(f) = m.get("format").and_then(Value::as_str) {
+            match formats::format_regex(f) {
+                Some(r) => parts.push(RegexAst::Pattern(r, Default::default())),
+                None if formats::is_spec_format(f) => {
+                    self.note(ptr, "format", CoverageStatus::Unsupported)?;
+                }
+                None => self.note(ptr, "format", CoverageStatus::Unknown)?,
+            }
+        }
+        Ok(if parts.len() == 1 {
+            parts.pop().unwrap_or(RegexAst::Nothing)
+        } else {
+            RegexAst::And(parts)
+        })
+    }
+
+    /// An ECMA pattern over the encoded body, or `None` (reported) when unsupported.
+    fn pattern(&mut self, p: &str, ptr: &str, keyword: &str) -> R<Option<RegexAst>> {
+        let nest = u32::try_from(self.limits.max_nesting_depth).unwrap_or(u32::MAX);
+        match ecma::pattern_regex(p, nest) {
+            Ok(r) => {
+                // Check it compiles (repetition limits, size) before using it.
+                match self.exprs.compile(&r) {
+                    Ok(_) => Ok(Some(r)),
+                    Err(e) => {
+                        self.approx(
+                            ptr,
+                            keyword,
+                            Direction::Superset,
+                            &format!("pattern {p:?} not compiled: {e}"),
+                        )?;
+                        Ok(None)
+                    }
+                }
+            }
+            Err(PatternError::Unsupported(why)) | Err(PatternError::Invalid(why)) => {
+                self.approx(
+                    ptr,
+                    keyword,
+                    Direction::Superset,
+                    &format!("pattern {p:?} ignored: {why}"),
+                )?;
+                Ok(None)
+            }
+        }
+    }
+
+    // ---- arrays -------------------------------------------------------------------------
+
+    fn array(&mut self, m: &Map<String, Value>, ptr: &str, base: &str) -> R<u32> {
+        let p = self.punct()?;
+        let mut prefix = Vec::new();
+        let mut rest: Option<u32>;
+        let prefix_src: Option<(&Vec<Value>, &str)> = match (m.get("prefixItems"), m.get("items")) {
+            (Some(Value::Array(a)), _) => Some((a, "prefixItems")),
+            (_, Some(Value::Array(a))) => Some((a, "items")),
+            _ => None,
+        };
+        if let Some((a, kw)) = prefix_src {
+            for (i, s) in a.iter().enumerate() {
+                prefix.push(self.schema(s, &format!("{ptr}/{kw}/{i}"), base)?);
+            }
+        }
+        let rest_schema = if prefix_src.is_some_and(|(_, kw)| kw == "items") {
+            m.get("additionalItems").map(|v| (v, "additionalItems"))
+        } else {
+            match m.get("items") {
+                Some(Value::Array(_)) => None,
+                Some(v) => Some((v, "items")),
+                None => None,
+            }
+        };
+        rest = match rest_schema {
+            Some((Value::Bool(false), _)) => None,
+            Some((v, kw)) => Some(self.schema(v, &child(ptr, kw), base)?),
+            None => Some(self.any()?),
+        };
+        let min = m.get("minItems").and_then(Value::as_u64).unwrap_or(0);
+        let mut max = m.get("maxItems").and_then(Value::as_u64);
+        if min > u64::from(self.limits.max_repeat) {
+            return Err(self.limit_error(LimitKind::RepeatCount, &child(ptr, "minItems")));
+        }
+        let np = prefix.len() as u64;
+        if rest.is_none() {
+            max = Some(max.map_or(np, |x| x.min(np)));
+        }
+        if max.is_some_and(|x| x > MAX_UNROLLED_ITEMS.max(min).max(np)) {
+            self.approx(ptr, "maxItems", Direction::Superset, "too large to unroll; not enforced")?;
+            max = None;
+            if rest.is_none() {
+                rest = Some(self.nothing()?);
+            }
+        }
+        let arr = self.nt(&format!("array:{ptr}"))?;
+        if max.is_some_and(|x| x < min) {
+            let n = self.nothing()?;
+            self.rule(arr, vec![IrSymbol::Nonterminal(n)])?;
+            return Ok(arr);
+        }
+        let k_end = max.unwrap_or(min.max(np)) as usize;
+        let states: Vec<u32> = (0..=k_end)
+            .map(|i| self.nt(&format!("array:{ptr}#{i}")))
+            .collect::<R<_>>()?;
+        for i in 0..k_end {
+            let elem = if (i as u64) < np {
+                prefix[i]
+            } else {
+                match rest {
+                    Some(r) => r,
+                    None => break,
+                }
+            };
+            if i as u64 >= min {
+                self.rule(states[i], vec![])?;
+            }
+            let mut rhs = Vec::new();
+            if i > 0 {
+                rhs.push(IrSymbol::Lexeme(p.comma));
+            }
+            rhs.push(IrSymbol::Nonterminal(elem));
+            rhs.push(IrSymbol::Nonterminal(states[i + 1]));
+            self.rule(states[i], rhs)?;
+        }
+        let last = states[k_end];
+        self.rule(last, vec![])?;
+        if max.is_none() {
+            if let Some(r) = rest {
+                let tail = self.nt(&format!("array:{ptr}#tail"))?;
+                let mut first = Vec::new();
+                if k_end > 0 {
+                    first.push(IrSymbol::Lexeme(p.comma));
+                }
+                first.push(IrSymbol::Nonterminal(r));
+                self.rule(tail, first)?;
+                self.rule(
+                    tail,
+                    vec![
+                        IrSymbol::Nonterminal(tail),
+                        IrSymbol::Lexeme(p.comma),
+                        IrSymbol::Nonterminal(r),
+                    ],
+                )?;
+                self.rule(last, vec![IrSymbol::Nonterminal(tail)])?;
+            }
+        }
+        self.rule(
+            arr,
+            vec![
+                IrSymbol::Lexeme(p.lbrack),
+                IrSymbol::Nonterminal(states[0]),
+                IrSymbol::Lexeme(p.rbrack),
+            ],
+        )?;
+        Ok(arr)
+    }
+
+    // ---- objects ------------------------------------------------------------------------
+
+    /// Does the literal key (encoded, with quotes) match the key regex?
+    fn key_matches(&mut self, key_lit: &str, regex: &RegexAst) -> R<bool> {
+        let e = self
+            .exprs
+            .compile(regex)
+            .map_err(|e| GrammarError::new(GrammarErrorKind::InvalidRegex, e.message))?;
+        let d = self.exprs.derivative_bytes(e, key_lit.as_bytes())?;
+        Ok(self.exprs.is_nullable(d))
+    }
+
+    /// The key regex (whole lexeme, with quotes) for `propertyNames`, if decidable.
+    fn property_names(&mut self, v: &Value, ptr: &str) -> R<Option<RegexAst>> {
+        match v {
+            Value::Bool(true) => Ok(None),
+            Value::Bool(false) => Ok(Some(RegexAst::Nothing)),
+            Value::Object(pm) => {
+                let string_only = pm.keys().all(|k| {
+                    is_annotation(k)
+                        || matches!(
+                            k.as_str(),
+                            "type" | "pattern" | "minLength" | "maxLength" | "format" | "enum"
+                                | "const"
+                        )
+                });
+                if !string_only {
+                    self.approx(
+                        ptr,
+                        "propertyNames",
+                        Direction::Superset,
+                        "only string keywords are enforced on keys",
+                    )?;
+                    return Ok(None);
+                }
+                let mut parts = Vec::new();
+                let vals = match (pm.get("const"), pm.get("enum")) {
+                    (Some(c), _) => Some(vec![c.clone()]),
+                    (None, Some(Value::Array(e))) => Some(e.clone()),
+                    _ => None,
+                };
+                if let Some(vals) = vals {
+                    let lits = vals
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(|s| RegexAst::Literal(py_string(s).into_bytes()))
+                        .collect();
+                    parts.push(RegexAst::Or(lits));
+                }
+                let body = self.string_body(pm, &child(ptr, "propertyNames"))?;
+                parts.push(Self::quoted(body));
+                Ok(Some(RegexAst::And(parts)))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn member(&mut self, key_lex: u32, value: u32) -> R<u32> {
+        let p = self.punct()?;
+        let nt = self.nt("member")?;
+        self.rule(
+            nt,
+            vec![
+                IrSymbol::Lexeme(key_lex),
+                IrSymbol::Lexeme(p.colon),
+                IrSymbol::Nonterminal(value),
+            ],
+        )?;
+        Ok(nt)
+    }
+
+    fn object(&mut self, m: &Map<String, Value>, ptr: &str, base: &str) -> R<u32> {
+        let p = self.punct()?;
+        let empty = Map::new();
+        let props = match m.get("properties") {
+            Some(Value::Object(pm)) => pm,
+            _ => &empty,
+        };
+        let mut required: Vec<String> = Vec::new();
+        if let Some(Value::Array(r)) = m.get("required") {
+            for x in r {
+                if let Some(s) = x.as_str() {
+                    if !required.iter().any(|y| y == s) {
+                        required.push(s.to_string());
+                    }
+                }
+            }
+        }
+        let pattern_props: Vec<(String, Value)> = match m.get("patternProperties") {
+            Some(Value::Object(pp)) => pp.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            _ => Vec::new(),
+        };
+        let key_names = match m.get("propertyNames") {
+            Some(v) => self.property_names(v, ptr)?,
+            None => None,
+        };
+        // Key regexes for the patterns (whole lexeme with quotes).
+        let mut pattern_keys = Vec::new();
+        for (pat, _) in &pattern_props {
+            let r = self.pattern(pat, &child(ptr, "patternProperties"), "patternProperties")?;
+            let body = match r {
+                Some(r) => RegexAst::And(vec![self.string_any(), r]),
+                None => self.string_any(),
+            };
+            pattern_keys.push(Self::quoted(body));
+        }
+        if pattern_props.len() > 1 {
+            self.approx(
+                ptr,
+                "patternProperties",
+                Direction::Superset,
+                "a key matching several patterns needs to match only one of their schemas",
+            )?;
+        }
+        let additional = m.get("additionalProperties");
+        // Named keys: properties first, then required keys not listed there.
+        let mut named: Vec<(String, Option<&Value>)> = props.iter().map(|(k, v)| (k.clone(), Some(v))).collect();
+        for r in &required {
+            if !props.contains_key(r) {
+                named.push((r.clone(), None));
+            }
+        }
+        let mut named_members = Vec::with_capacity(named.len());
+        let mut literal_keys = Vec::with_capacity(named.len());
+        for (k, schema) in &named {
+            let lit = py_string(k);
+            literal_keys.push(RegexAst::Literal(lit.clone().into_bytes()));
+            let kp = child(&child(ptr, "properties"), k);
+            // Schemas of matching patterns apply too.
+            let mut extra: Vec<Value> = Vec::new();
+            for (i, pk) in pattern_keys.iter().enumerate() {
+                if self.key_matches(&lit, pk)? {
+                    extra.push(pattern_props[i].1.clone());
+                }
+            }
+            let value = match schema {
+                Some(s) if extra.is_empty() => self.schema(s, &kp, base)?,
+                _ => {
+                    let mut acc = match schema {
+                        Some(s) => (*s).clone(),
+                        None => {
+                            if extra.is_empty() {
+                                match additional {
+                                    Some(a) => a.clone(),
+                                    None => Value::Bool(self.opts.additional_properties_default),
+                                }
+                            } else {
+                                Value::Bool(true)
+                            }
+                        }
+                    };
+                    for e in extra {
+                        acc = Self::all_of(acc, e);
+                    }
+                    self.schema(&acc, &kp, base)?
+                }
+            };
+            let mut key_re = RegexAst::Literal(lit.clone().into_bytes());
+            if let Some(kn) = &key_names {
+                key_re = RegexAst::And(vec![key_re, kn.clone()]);
+            }
+            let kl = self.lexeme(&lit, key_re)?;
+            let mem = self.member(kl, value)?;
+            named_members.push((mem, required.iter().any(|r| r == k)));
+        }
+        let not_named = if literal_keys.is_empty() {
+            None
+        } else {
+            Some(RegexAst::Not(Box::new(RegexAst::Or(literal_keys))))
+        };
+        let mut extras = Vec::new();
+        for (i, (_, schema)) in pattern_props.iter().enumerate() {
+            let mut parts = vec![pattern_keys[i].clone()];
+            parts.extend(not_named.clone());
+            parts.extend(key_names.clone());
+            let kl = self.lexeme(&format!("key:{ptr}/patternProperties/{i}"), RegexAst::And(parts))?;
+            let sp = format!("{ptr}/patternProperties/{}", ptr_token(&pattern_props[i].0));
+            let v = self.schema(schema, &sp, base)?;
+            extras.push(self.member(kl, v)?);
+        }
+        let add_value = match additional {
+            Some(Value::Bool(false)) => None,
+            Some(a) => Some(self.schema(a, &child(ptr, "additionalProperties"), base)?),
+            None => {
+                if self.opts.additional_properties_default {
+                    Some(self.any()?)
+                } else {
+                    None
+                }
+            }
+        };
+        if let Some(v) = add_value {
+            let mut parts = vec![Self::quoted(self.string_any())];
+            parts.extend(not_named.clone());
+            for pk in &pattern_keys {
+                parts.push(RegexAst::Not(Box::new(pk.clone())));
+            }
+            parts.extend(key_names.clone());
+            let kl = if parts.len() == 1 {
+                self.string_lexeme()?
+            } else {
+                self.lexeme(&format!("key:{ptr}/additionalProperties"), RegexAst::And(parts))?
+            };
+            extras.push(self.member(kl, v)?);
+        }
+        let min_p = m.get("minProperties").and_then(Value::as_u64).unwrap_or(0);
+        let max_p = m.get("maxProperties").and_then(Value::as_u64);
+        let body = self.object_body(&named_members, &extras, min_p, max_p, ptr)?;
+        let obj = self.nt(&format!("object:{ptr}"))?;
+        self.rule(
+            obj,
+            vec![
+                IrSymbol::Lexeme(p.lbrace),
+                IrSymbol::Nonterminal(body),
+                IrSymbol::Lexeme(p.rbrace),
+            ],
+        )?;
+        Ok(obj)
+    }
+
+    /// The members between the braces: a small automaton over (position or set of required
+    /// keys seen, number of members so far).
+    fn object_body(
+        &mut self,
+        named: &[(u32, bool)],
+        extras: &[u32],
+        min_p: u64,
+        max_p: Option<u64>,
+        ptr: &str,
+    ) -> R<u32> {
+        let p = self.punct()?;
+        let k = named.iter().filter(|x| x.1).count() as u64;
+        let possible = if extras.is_empty() { Some(named.len() as u64) } else { None };
+        let need_min = min_p > k;
+        let need_max = max_p.is_some_and(|mx| possible.is_none_or(|n| mx < n));
+        let mut cap: u64 = 1;
+        let mut min_p = min_p;
+        let mut max_p = max_p;
+        if need_min || need_max {
+            cap = min_p.max(max_p.map_or(0, |x| x + 1)).max(1);
+            if cap > MAX_PROPERTY_COUNT {
+                self.approx(
+                    ptr,
+                    if need_max { "maxProperties" } else { "minProperties" },
+                    Direction::Superset,
+                    "property count too large to track",
+                )?;
+                cap = 1;
+                min_p = 0;
+                max_p = None;
+            }
+        } else {
+            min_p = 0;
+            max_p = None;
+        }
+        let order = self.opts.property_order;
+        let req_count = k as usize;
+        // Track the set of required keys seen when small; otherwise count them, which is
+        // exact for documents without duplicate keys.
+        let tracked = req_count <= MAX_TRACKED_REQUIRED
+            && (1usize << req_count).saturating_mul(cap as usize + 1) <= MAX_OBJECT_STATES;
+        let inc = |c: u64| (c + 1).min(cap);
+        let can_add = |c: u64| max_p.is_none_or(|mx| c < mx);
+        let mut states: BTreeMap<(u64, u64), u32> = BTreeMap::new();
+        let mut todo: Vec<(u64, u64)> = vec![(0, 0)];
+        let start = self.nt(&format!("members:{ptr}"))?;
+        states.insert((0, 0), start);
+        let sep = |c: u64, v: &mut Vec<IrSymbol>| {
+            if c > 0 {
+                v.push(IrSymbol::Lexeme(p.comma));
+            }
+        };
+        match order {
+            PropertyOrder::SchemaOrder => {
+                let extra_nt = if extras.is_empty() {
+                    None
+                } else {
+                    let e = self.nt("extra")?;
+                    for &x in extras {
+                        self.rule(e, vec![IrSymbol::Nonterminal(x)])?;
+                    }
+                    Some(e)
+                };
+                let n = named.len() as u64;
+                while let Some((i, c)) = todo.pop() {
+                    let here = states[&(i, c)];
+                    let mut goto = |s: &mut Self, key: (u64, u64), todo: &mut Vec<(u64, u64)>| -> R<u32> {
+                        if let Some(&x) = states.get(&key) {
+                            return Ok(x);
+                        }
+                        let x = s.nt("members")?;
+                        states.insert(key, x);
+                        todo.push(key);
+                        Ok(x)
+                    };
+                    if i < n {
+                        let (mem, req) = named[i as usize];
+                        if can_add(c) {
+                            let next = goto(self, (i + 1, inc(c)), &mut todo)?;
+                            let mut rhs = Vec::new();
+                            sep(c, &mut rhs);
+                            rhs.push(IrSymbol::Nonterminal(mem));
+                            rhs.push(IrSymbol::Nonterminal(next));
+                            self.rule(here, rhs)?;
+                        }
+                        if !req {
+                            let next = goto(self, (i + 1, c), &mut todo)?;
+                            self.rule(here, vec![IrSymbol::Nonterminal(next)])?;
+                        }
+                    } else {
+                        if c >= min_p {
+                            self.rule(here, vec![])?;
+                        }
+                        if let Some(e) = extra_nt {
+                            if can_add(c) {
+                                let next = goto(self, (i, inc(c)), &mut todo)?;
+                                let mut rhs = Vec::new();
+                                sep(c, &mut rhs);
+                                rhs.push(IrSymbol::Nonterminal(e));
+                                rhs.push(IrSymbol::Nonterminal(next));
+                                self.rule(here, rhs)?;
+                            }
+                        }
+                    }
+                }
+            }
+            PropertyOrder::AnyOrder => {
+                let req: Vec<u32> = named.iter().filter(|x| x.1).map(|x| x.0).collect();
+                let opt: Vec<u32> = named
+                    .iter()
+                    .filter(|x| !x.1)
+                    .map(|x| x.0)
+                    .chain(extras.iter().copied())
+                    .collect();
+                let opt_nt = if opt.is_empty() {
+                    None
+                } else {
+                    let o = self.nt("optional")?;
+                    for &x in &opt {
+                        self.rule(o, vec![IrSymbol::Nonterminal(x)])?;
+                    }
+                    Some(o)
+                };
+                let full = if tracked { (1u64 << req.len()) - 1 } else { req.len() as u64 };
+                let any_req = if tracked || req.is_empty() {
+                    None
+                } else {
+                    let r = self.nt("required")?;
+                    for &x in &req {
+                        self.rule(r, vec![IrSymbol::Nonterminal(x)])?;
+                    }
+                    Some(r)
+                };
+                while let Some((mask, c)) = todo.pop() {
+                    let here = states[&(mask, c)];
+                    let mut goto = |s: &mut Self, key: (u64, u64), todo: &mut Vec<(u64, u64)>| -> R<u32> {
+                        if let Some(&x) = states.get(&key) {
+                            return Ok(x);
+                        }
+                        let x = s.nt("members")?;
+                        states.insert(key, x);
+                        todo.push(key);
+                        Ok(x)
+                    };
+                    if mask == full && c >= min_p {
+                        self.rule(here, vec![])?;
+                    }
+                    if !can_add(c) {
+                        continue;
+                    }
+                    if let Some(r) = any_req {
+                        if mask < full {
+                            let next = goto(self, (mask + 1, inc(c)), &mut todo)?;
+                            let mut rhs = Vec::new();
+                            sep(c, &mut rhs);
+                            rhs.push(IrSymbol::Nonterminal(r));
+                            rhs.push(IrSymbol::Nonterminal(next));
+                            self.rule(here, rhs)?;
+                        }
+                    }
+                    for (j, &mem) in req.iter().enumerate() {
+                        if !tracked || mask & (1 << j) != 0 {
+                            continue;
+                        }
+                        let next = goto(self, (mask | (1 << j), inc(c)), &mut todo)?;
+                        let mut rhs = Vec::new();
+                        sep(c, &mut rhs);
+                        rhs.push(IrSymbol::Nonterminal(mem));
+                        rhs.push(IrSymbol::Nonterminal(next));
+                        self.rule(here, rhs)?;
+                    }
+                    if let Some(o) = opt_nt {
+                        let next = goto(self, (mask, inc(c)), &mut todo)?;
+                        let mut rhs = Vec::new();
+                        sep(c, &mut rhs);
+                        rhs.push(IrSymbol::Nonterminal(o));
+                        rhs.push(IrSymbol::Nonterminal(next));
+                        self.rule(here, rhs)?;
+                    }
+                }
+            }
+        }
+        Ok(start)
+    }
+}

@@ -1,0 +1,102 @@
+//! Token slices: precomputed masks for large groups of tokens, OR-ed in instead of walked.
+//!
+//! A slice is a regex `S` over token bytes (default: JSON string-body text of 1–10, 1–30
+//! and any number of characters). For each slice the vocabulary keeps the mask of tokens
+//! whose bytes match `S` in full and a trie of all *other* tokens. At mask time, if the
+//! lexer state is such that every string of `S` keeps some greedy lexeme alive (checked once
+//! per lexer state, [`crate::lexer::Lexer::slice_for`]), every token of the slice is allowed
+//! without looking at it: the mask starts as the slice mask and only the rest trie is
+//! walked. Inside a JSON string that skips ~90% of a 128k–200k vocabulary.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::limits::Limits;
+use crate::regex::{ExprSet, PatternFlags};
+use crate::toktrie::TokTrie;
+
+/// Characters allowed unescaped in a JSON string.
+const JSON_TEXT: &str = r#"[^"\\\x00-\x1F\x7F]"#;
+
+/// The default slices, JSON-oriented (as in LLGuidance).
+pub fn default_slices() -> Vec<String> {
+    ["{1,10}", "{1,30}", "+"]
+        .iter()
+        .map(|rep| alloc::format!("{JSON_TEXT}{rep}"))
+        .collect()
+}
+
+/// One slice of the vocabulary.
+#[derive(Debug, Clone)]
+pub struct Slice {
+    pattern: String,
+    mask: Vec<u32>,
+    rest: TokTrie,
+    tokens: usize,
+}
+
+impl Slice {
+    /// The regex defining the slice.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// Tokens whose bytes match the slice regex in full.
+    pub fn mask(&self) -> &[u32] {
+        &self.mask
+    }
+
+    /// A trie of every token not in the slice (same ids).
+    pub fn rest(&self) -> &TokTrie {
+        &self.rest
+    }
+
+    /// How many tokens the slice holds.
+    pub fn len(&self) -> usize {
+        self.tokens
+    }
+
+    /// Whether the slice holds no token.
+    pub fn is_empty(&self) -> bool {
+        self.tokens == 0
+    }
+}
+
+/// Build slices over `tokens` (trie bytes by id), largest first; slices with no token are
+/// dropped. `Err(index)` names a pattern that does not compile.
+pub(crate) fn build(tokens: &[&[u8]], patterns: &[String]) -> Result<Vec<Slice>, usize> {
+    let mut slices = Vec::with_capacity(patterns.len());
+    let words = tokens.len().div_ceil(32);
+    for (index, pattern) in patterns.iter().enumerate() {
+        let mut exprs = ExprSet::new(&Limits::default());
+        exprs.set_fuel(u64::MAX);
+        let e = exprs
+            .compile_pattern(pattern, PatternFlags::default())
+            .map_err(|_| index)?;
+        let mut mask = alloc::vec![0u32; words];
+        let mut rest: Vec<&[u8]> = Vec::with_capacity(tokens.len());
+        let mut count = 0;
+        for (id, &bytes) in tokens.iter().enumerate() {
+            let inside = !bytes.is_empty() && exprs.matches(e, bytes).unwrap_or(false);
+            if inside {
+                mask[id / 32] |= 1 << (id % 32);
+                count += 1;
+                rest.push(&[]);
+            } else {
+                rest.push(bytes);
+            }
+        }
+        if count == 0 {
+            continue;
+        }
+        let rest = TokTrie::new(&rest).map_err(|_| index)?;
+        slices.push(Slice {
+            pattern: pattern.clone(),
+            mask,
+            rest,
+            tokens: count,
+        });
+    }
+    slices.sort_by(|a, b| b.tokens.cmp(&a.tokens));
+    Ok(slices)
+}

@@ -1,0 +1,313 @@
+//! MaskBench at the byte level: compile each schema with `Grammar::from_json_schema`,
+//! serialize every test instance as Python's `json.dumps` does, and check that valid
+//! instances are accepted and invalid ones rejected (byte by byte, the same semantics as
+//! token masks).
+//!
+//! Data: `$SIEVE_SHARED/data/maskbench` (default `<workspace>/../shared`). By default a fixed
+//! 1-in-8 sample of the files (by name hash) runs; `SIEVE_FULL=1` runs all of them,
+//! `SIEVE_MASKBENCH_FILTER=substr` only matching names. Failures are written to
+//! `$TMPDIR/json_maskbench_failures.txt`. Rates are checked against the ratchet
+//! `tests/data/json/maskbench_bytes_expected.json` (sample only).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use sieve_bench::pyjson;
+use sieve_core::grammar::json::serde_json::{self, Value};
+use sieve_core::grammar::json::{CoverageReport, JsonOptions};
+use sieve_core::{Grammar, Limits, Matcher, Vocabulary};
+
+#[derive(Default, Clone)]
+struct Tally {
+    schemas: usize,
+    compiled: usize,
+    exact: usize,
+    valid_total: usize,
+    valid_accepted: usize,
+    valid_rejected_subset: usize,
+    invalid_total: usize,
+    invalid_rejected: usize,
+    invalid_accepted_approx: usize,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn add(&mut self, o: Tally) {
+        self.schemas += o.schemas;
+        self.compiled += o.compiled;
+        self.exact += o.exact;
+        self.valid_total += o.valid_total;
+        self.valid_accepted += o.valid_accepted;
+        self.valid_rejected_subset += o.valid_rejected_subset;
+        self.invalid_total += o.invalid_total;
+        self.invalid_rejected += o.invalid_rejected;
+        self.invalid_accepted_approx += o.invalid_accepted_approx;
+        self.failures.extend(o.failures);
+    }
+}
+
+fn shared_dir() -> PathBuf {
+    match std::env::var_os("SIEVE_SHARED") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"),
+    }
+}
+
+fn fnv(s: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
+
+fn accepts(g: &Grammar, text: &str) -> bool {
+    let mut m = Matcher::new(g);
+    m.try_consume_bytes(text.as_bytes()) && m.is_accepting()
+}
+
+/// Where a rejected text stops: the longest accepted prefix length, or the full length
+/// when only the end is not accepting.
+fn stop_at(g: &Grammar, text: &str) -> usize {
+    let mut m = Matcher::new(g);
+    for (i, b) in text.bytes().enumerate() {
+        if !m.try_consume_bytes(&[b]) {
+            return i;
+        }
+    }
+    text.len()
+}
+
+fn around(text: &str, at: usize) -> String {
+    let mut lo = at.saturating_sub(60);
+    while !text.is_char_boundary(lo) {
+        lo -= 1;
+    }
+    let mut hi = (at + 20).min(text.len());
+    while !text.is_char_boundary(hi) {
+        hi += 1;
+    }
+    let mut mid = at.min(text.len());
+    while !text.is_char_boundary(mid) {
+        mid -= 1;
+    }
+    format!("{}<<HERE>>{}", &text[lo..mid], &text[mid..hi])
+}
+
+fn report_text(r: &CoverageReport) -> String {
+    let mut s = String::new();
+    for e in r.entries.iter().filter(|e| {
+        !matches!(
+            e.status,
+            sieve_core::grammar::json::CoverageStatus::Unknown
+        )
+    }) {
+        let _ = write!(s, "\n    {e}");
+    }
+    s
+}
+
+fn run_file(path: &PathBuf, vocab: &Arc<Vocabulary>, limits: &Limits) -> Tally {
+    let mut t = Tally {
+        schemas: 1,
+        ..Tally::default()
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let Ok(text) = std::fs::read_to_string(path) else {
+        t.failures.push(format!("{name}: unreadable"));
+        return t;
+    };
+    let Ok(file) = serde_json::from_str::<Value>(&text) else {
+        t.failures.push(format!("{name}: bad JSON"));
+        return t;
+    };
+    let schema = file.get("schema").cloned().unwrap_or(Value::Bool(true));
+    let opts = JsonOptions::default();
+    let compiled = std::panic::catch_unwind(|| {
+        Grammar::from_json_schema(&schema, &opts, vocab, limits)
+    });
+    let (grammar, report) = match compiled {
+        Ok(Ok(x)) => x,
+        Ok(Err(e)) => {
+            t.failures.push(format!("{name}: compile_error: {}", e.message));
+            return t;
+        }
+        Err(_) => {
+            t.failures.push(format!("{name}: compile_panic"));
+            return t;
+        }
+    };
+    t.compiled = 1;
+    let superset = report.supersets().next().is_some();
+    let subset = report.subsets().next().is_some();
+    if report.is_exact() {
+        t.exact = 1;
+    }
+    let tests = file.get("tests").and_then(Value::as_array).cloned().unwrap_or_default();
+    for (i, test) in tests.iter().enumerate() {
+        let valid = test.get("valid").and_then(Value::as_bool).unwrap_or(true);
+        let data = test.get("data").cloned().unwrap_or(Value::Null);
+        let inst = pyjson::dumps(&data);
+        let ok = match std::panic::catch_unwind(|| accepts(&grammar, &inst)) {
+            Ok(ok) => ok,
+            Err(_) => {
+                t.failures.push(format!("{name}#{i}: matcher_panic"));
+                continue;
+            }
+        };
+        let mut short = inst.clone();
+        if short.len() > 300 {
+            let mut cut = 300;
+            while !short.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            short.truncate(cut);
+        }
+        if valid {
+            t.valid_total += 1;
+            if ok {
+                t.valid_accepted += 1;
+            } else {
+                if subset {
+                    t.valid_rejected_subset += 1;
+                }
+                let at = stop_at(&grammar, &inst);
+                t.failures.push(format!(
+                    "{name}#{i}: valid_rejected{}: at byte {at}/{}: {}{}",
+                    if subset { " (subset reported)" } else { "" },
+                    inst.len(),
+                    around(&inst, at),
+                    report_text(&report)
+                ));
+            }
+        } else {
+            t.invalid_total += 1;
+            if !ok {
+                t.invalid_rejected += 1;
+            } else if superset {
+                t.invalid_accepted_approx += 1;
+                let why = test.get("python_error").and_then(Value::as_str).unwrap_or("");
+                t.failures.push(format!(
+                    "{name}#{i}: invalid_accepted_approx: {short} [{why}]{}",
+                    report_text(&report)
+                ));
+            } else {
+                let why = test.get("python_error").and_then(Value::as_str).unwrap_or("");
+                t.failures.push(format!("{name}#{i}: invalid_accepted: {short} [{why}]"));
+            }
+        }
+    }
+    t
+}
+
+fn pct(a: usize, b: usize) -> f64 {
+    if b == 0 { 100.0 } else { 100.0 * a as f64 / b as f64 }
+}
+
+#[test]
+fn maskbench_bytes() {
+    let dir = shared_dir().join("data/maskbench");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        println!("SKIP: MaskBench data not found at {}", dir.display());
+        return;
+    };
+    let full = std::env::var_os("SIEVE_FULL").is_some();
+    let filter = std::env::var("SIEVE_MASKBENCH_FILTER").ok();
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter(|p| {
+            let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let sampled = full || fnv(&n) % 8 == 0;
+            sampled && filter.as_ref().is_none_or(|f| n.contains(f.as_str()))
+        })
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        println!("SKIP: no MaskBench files selected in {}", dir.display());
+        return;
+    }
+    let vocab = Arc::new(Vocabulary::synthetic(300, 7));
+    let limits = Limits::default();
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(4, |n| n.get()).min(16);
+    let mut total = Tally::default();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut t = Tally::default();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(p) = files.get(i) else { break };
+                        t.add(run_file(p, &vocab, &limits));
+                    }
+                    t
+                })
+            })
+            .collect();
+        for h in handles {
+            if let Ok(t) = h.join() {
+                total.add(t);
+            }
+        }
+    });
+    total.failures.sort();
+    let out = std::env::temp_dir().join("json_maskbench_failures.txt");
+    let _ = std::fs::write(&out, total.failures.join("\n"));
+    let invalid_exact = total.invalid_total - total.invalid_accepted_approx;
+    println!(
+        "maskbench bytes ({} files{}): compiled {}/{} ({:.2}%), exact {}; valid accepted {}/{} \
+         ({:.2}%; {} rejected under a reported subset); invalid rejected {}/{} ({:.2}%), \
+         accepted under a reported approximation {}, rejected of the rest {:.2}%; failures in {}",
+        total.schemas,
+        if full { ", full" } else { ", sample" },
+        total.compiled,
+        total.schemas,
+        pct(total.compiled, total.schemas),
+        total.exact,
+        total.valid_accepted,
+        total.valid_total,
+        pct(total.valid_accepted, total.valid_total),
+        total.valid_rejected_subset,
+        total.invalid_rejected,
+        total.invalid_total,
+        pct(total.invalid_rejected, total.invalid_total),
+        total.invalid_accepted_approx,
+        pct(total.invalid_rejected, invalid_exact),
+        out.display()
+    );
+    if full || filter.is_some() {
+        return;
+    }
+    let ratchet = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("data/json/maskbench_bytes_expected.json");
+    let Ok(text) = std::fs::read_to_string(&ratchet) else {
+        println!("SKIP ratchet: {} missing", ratchet.display());
+        return;
+    };
+    let exp: Value = serde_json::from_str(&text).expect("ratchet file is JSON");
+    let get = |k: &str| exp.get(k).and_then(Value::as_u64).unwrap_or(0) as usize;
+    let checks = [
+        ("compiled", total.compiled),
+        ("valid_accepted", total.valid_accepted),
+        ("invalid_rejected", total.invalid_rejected),
+    ];
+    let mut improved = Vec::new();
+    for (k, got) in checks {
+        let want = get(k);
+        assert!(got >= want, "regression: {k} = {got}, expected at least {want} (see {})", out.display());
+        if got > want {
+            improved.push(format!("{k}: {want} -> {got}"));
+        }
+    }
+    let max_bad = get("invalid_accepted_unreported_max");
+    let bad = invalid_exact - total.invalid_rejected;
+    assert!(bad <= max_bad, "regression: {bad} invalid instances accepted without a reported approximation (max {max_bad})");
+    if !improved.is_empty() {
+        println!("improvement, please update {}: {}", ratchet.display(), improved.join(", "));
+    }
+}
