@@ -58,7 +58,7 @@ impl Matcher {
     pub fn new(grammar: &Grammar) -> Matcher {
         Matcher {
             grammar: grammar.clone(),
-            parser: grammar.inner().initial.clone(),
+            parser: grammar.inner().warm.lock().clone(),
             consumed: Vec::new(),
             stopped: false,
             error: None,
@@ -375,6 +375,23 @@ impl Matcher {
     /// Bytes held by this matcher's tables.
     pub fn bytes_used(&self) -> usize {
         self.parser.bytes_used()
+    }
+}
+
+impl Drop for Matcher {
+    /// Hand the lexer tables this matcher built back to the grammar when they are more
+    /// complete than the grammar's, so the next matcher starts warm. Never blocks.
+    fn drop(&mut self) {
+        if self.error.is_some() {
+            return;
+        }
+        let inner = self.grammar.inner();
+        if let Some(mut warm) = inner.warm.try_lock() {
+            if self.parser.lexer().num_states() > warm.lexer().num_states() {
+                self.parser.reset_to_start();
+                core::mem::swap(&mut *warm, &mut self.parser);
+            }
+        }
     }
 }
 

@@ -162,6 +162,16 @@ impl Parser {
         self.lexer.slice_for(state)
     }
 
+    /// Back to the start of input, discarding cached rows (the lexer tables are kept).
+    pub fn reset_to_start(&mut self) {
+        self.stack.truncate(1);
+        self.rows.truncate(1);
+        let end = self.rows.first().map_or(0, |r| r.end as usize);
+        self.items.truncate(end);
+        self.seen.clear();
+        self.error = None;
+    }
+
     /// Drop back to `depth` bytes.
     pub fn truncate(&mut self, depth: usize) {
         self.stack.truncate(depth + 1);
@@ -203,11 +213,11 @@ impl Parser {
     /// `None` when no item expects it. An ignored lexeme continues in `row` itself.
     fn finish_lexeme(&mut self, row: u32, state: StateId) -> Result<Option<u32>, LimitKind> {
         let set = self.lexer.accept_set_id(state);
-        let lexemes = self.lexer.accept_set(set);
-        let ignored = self.ignore.iter().any(|i| lexemes.contains(i));
-        if ignored && lexemes.len() == 1 {
+        let flags = self.lexer.flags(state);
+        if flags & Lexer::ONLY_IGNORED != 0 {
             return Ok(Some(row));
         }
+        let ignored = flags & Lexer::IGNORED != 0;
         // A real lexeme wins over an ignored one matching the same bytes.
         if let Some(next) = self.scan(row, set)? {
             return Ok(Some(next));
@@ -329,20 +339,26 @@ impl Parser {
         Ok(())
     }
 
+    #[inline(always)]
     fn push_entry(&mut self, row: u32, state: StateId) -> Result<bool, LimitKind> {
         if self.lexer.flags(state) & Lexer::LAZY != 0 {
-            // A lazy lexeme ends here.
-            let Some(next) = self.finish_lexeme(row, state)? else {
-                return Ok(false);
-            };
-            let start = self.row_start_state(next);
-            self.stack.push(Entry {
-                row: next,
-                state: start,
-            });
-        } else {
-            self.stack.push(Entry { row, state });
+            return self.push_lazy_end(row, state);
         }
+        self.stack.push(Entry { row, state });
+        Ok(true)
+    }
+
+    /// A lazy lexeme ends at this byte: continue from the start of the next one.
+    #[inline(never)]
+    fn push_lazy_end(&mut self, row: u32, state: StateId) -> Result<bool, LimitKind> {
+        let Some(next) = self.finish_lexeme(row, state)? else {
+            return Ok(false);
+        };
+        let start = self.row_start_state(next);
+        self.stack.push(Entry {
+            row: next,
+            state: start,
+        });
         Ok(true)
     }
 
@@ -352,6 +368,7 @@ impl Parser {
             .map_or(StateId::DEAD, |r| r.lexer_start)
     }
 
+    #[inline(always)]
     fn try_push(&mut self, byte: u8) -> Result<bool, LimitKind> {
         let Some(&top) = self.stack.last() else {
             return Ok(false);

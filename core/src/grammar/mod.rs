@@ -32,8 +32,10 @@ pub struct Grammar {
 pub(crate) struct GrammarInner {
     pub(crate) vocab: Arc<Vocabulary>,
     pub(crate) limits: Limits,
-    /// A parser at the start of input; matchers clone it.
-    pub(crate) initial: Parser,
+    /// A parser at the start of input; matchers clone it. Matchers hand back their parser
+    /// when dropped if its lexer has built more states, so later matchers start with warm
+    /// lexer tables (most transitions already computed) instead of recomputing derivatives.
+    pub(crate) warm: spin::Mutex<Parser>,
     pub(crate) lexeme_names: Vec<String>,
 }
 
@@ -207,7 +209,7 @@ impl Grammar {
             inner: Arc::new(GrammarInner {
                 vocab: Arc::clone(vocab),
                 limits: limits.clone(),
-                initial,
+                warm: spin::Mutex::new(initial),
                 lexeme_names: ir.lexemes.iter().map(|l| l.name.clone()).collect(),
             }),
         })
@@ -230,7 +232,7 @@ impl Grammar {
 
     /// Bytes held by the compiled tables.
     pub fn bytes_used(&self) -> usize {
-        self.inner.initial.bytes_used()
+        self.inner.warm.lock().bytes_used()
     }
 
     pub(crate) fn inner(&self) -> &GrammarInner {

@@ -18,9 +18,9 @@
 //! Budgets: states (`max_lexer_states`), expression nodes and fuel (through the
 //! [`ExprSet`]), table bytes (`max_memory_bytes`).
 
-use alloc::boxed::Box;
 use alloc::vec::Vec;
-use hashbrown::HashMap;
+use core::hash::{BuildHasher, Hash};
+use hashbrown::{DefaultHashBuilder, HashTable};
 
 use crate::error::LimitKind;
 use crate::limits::Limits;
@@ -60,11 +60,72 @@ const MISSING: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Copy)]
 struct StateDesc {
-    /// Range of this state's pairs in `Lexer::pairs`.
-    pairs_start: u32,
-    pairs_end: u32,
     /// Interned accept set (0 = nothing matches here).
     accept_set: u32,
+}
+
+/// Interns slices of `T` in one arena, so that cloning is a few `memcpy`s (no allocation
+/// per key). Ids are dense, in insertion order.
+#[derive(Debug, Clone)]
+struct Interner<T> {
+    data: Vec<T>,
+    /// Per id, `data[starts[id]..starts[id + 1]]`.
+    starts: Vec<u32>,
+    table: HashTable<u32>,
+    hasher: DefaultHashBuilder,
+}
+
+impl<T: Copy + Hash + Eq> Interner<T> {
+    fn new() -> Self {
+        Interner {
+            data: Vec::new(),
+            starts: alloc::vec![0],
+            table: HashTable::new(),
+            hasher: DefaultHashBuilder::default(),
+        }
+    }
+
+    fn get(&self, id: u32) -> &[T] {
+        let (Some(&a), Some(&b)) = (
+            self.starts.get(id as usize),
+            self.starts.get(id as usize + 1),
+        ) else {
+            return &[];
+        };
+        self.data.get(a as usize..b as usize).unwrap_or(&[])
+    }
+
+    fn find(&self, key: &[T]) -> Option<u32> {
+        let hash = self.hasher.hash_one(key);
+        self.table.find(hash, |&id| self.get(id) == key).copied()
+    }
+
+    /// The id of `key`, added if new.
+    fn intern(&mut self, key: &[T]) -> u32 {
+        if let Some(id) = self.find(key) {
+            return id;
+        }
+        let id = (self.starts.len() - 1) as u32;
+        self.data.extend_from_slice(key);
+        self.starts.push(self.data.len() as u32);
+        let hash = self.hasher.hash_one(key);
+        let Interner {
+            table,
+            data,
+            starts,
+            hasher,
+        } = self;
+        table.insert_unique(hash, id, |&other| {
+            let a = starts[other as usize] as usize;
+            let b = starts[other as usize + 1] as usize;
+            hasher.hash_one(&data[a..b])
+        });
+        id
+    }
+
+    fn bytes_used(&self) -> usize {
+        self.data.len() * core::mem::size_of::<T>() + self.starts.len() * 4 + self.table.len() * 8
+    }
 }
 
 /// The multi-lexeme lazy DFA. Cloning copies the tables (a matcher owns its lexer).
@@ -78,11 +139,13 @@ pub struct Lexer {
     next: Vec<u32>,
     flags: Vec<u8>,
     states: Vec<StateDesc>,
-    pairs: Vec<(u32, ExprId)>,
-    state_ids: HashMap<Box<[(u32, ExprId)]>, u32>,
-    accept_sets: Vec<Box<[u32]>>,
-    accept_set_ids: HashMap<Box<[u32]>, u32>,
-    initial: HashMap<Box<[u32]>, StateId>,
+    /// State id → its pairs (id 0, the dead state, has none).
+    pairs: Interner<(u32, ExprId)>,
+    /// Accept set id → sorted lexeme ids (id 0 is the empty set).
+    accept_sets: Interner<u32>,
+    /// Allowed-lexeme sets seen so far, and their start states.
+    initial_sets: Interner<u32>,
+    initial_states: Vec<StateId>,
     scratch: Vec<(u32, ExprId)>,
     accept_scratch: Vec<u32>,
     max_states: usize,
@@ -108,6 +171,10 @@ impl Lexer {
     pub const ACCEPT: u8 = 2;
     /// Some lazy lexeme matches: the lexeme ends here, before the next byte.
     pub const LAZY: u8 = 4;
+    /// An ignored (`%ignore`) lexeme matches.
+    pub const IGNORED: u8 = 8;
+    /// Only ignored lexemes match.
+    pub const ONLY_IGNORED: u8 = 16;
 
     /// A lexer over `lexemes`, whose expressions (and the slice regexes `slice_exprs`) live
     /// in `exprs`.
@@ -128,11 +195,10 @@ impl Lexer {
             next: Vec::new(),
             flags: Vec::new(),
             states: Vec::new(),
-            pairs: Vec::new(),
-            state_ids: HashMap::new(),
-            accept_sets: Vec::new(),
-            accept_set_ids: HashMap::new(),
-            initial: HashMap::new(),
+            pairs: Interner::new(),
+            accept_sets: Interner::new(),
+            initial_sets: Interner::new(),
+            initial_states: Vec::new(),
             scratch: Vec::new(),
             accept_scratch: Vec::new(),
             max_states: limits.max_lexer_states.max(2),
@@ -142,12 +208,9 @@ impl Lexer {
             slice_of_state: Vec::new(),
         };
         // State 0: dead. Its row of transitions points back at itself.
-        lexer.accept_sets.push(Box::new([]));
-        lexer.states.push(StateDesc {
-            pairs_start: 0,
-            pairs_end: 0,
-            accept_set: 0,
-        });
+        lexer.accept_sets.intern(&[]);
+        lexer.pairs.intern(&[]);
+        lexer.states.push(StateDesc { accept_set: 0 });
         lexer.flags.push(0);
         lexer.next.resize(num_classes, 0);
         lexer
@@ -173,7 +236,10 @@ impl Lexer {
         self.next.len() * 4
             + self.flags.len()
             + self.states.len() * core::mem::size_of::<StateDesc>()
-            + self.pairs.len() * 8 * 3
+            + self.pairs.bytes_used()
+            + self.accept_sets.bytes_used()
+            + self.initial_sets.bytes_used()
+            + self.slice_of_state.len()
             + self.exprs.bytes_used()
     }
 
@@ -191,13 +257,15 @@ impl Lexer {
 
     /// The lexemes (sorted ids) of accept set `id`.
     pub fn accept_set(&self, id: u32) -> &[u32] {
-        self.accept_sets.get(id as usize).map_or(&[], |s| &s[..])
+        self.accept_sets.get(id)
     }
 
     /// The start state for the sorted, deduplicated lexeme ids `allowed`.
     pub fn initial_state(&mut self, allowed: &[u32]) -> Result<StateId, LimitKind> {
-        if let Some(&s) = self.initial.get(allowed) {
-            return Ok(s);
+        if let Some(id) = self.initial_sets.find(allowed) {
+            if let Some(&s) = self.initial_states.get(id as usize) {
+                return Ok(s);
+            }
         }
         let mut pairs = core::mem::take(&mut self.scratch);
         pairs.clear();
@@ -210,7 +278,8 @@ impl Lexer {
         let result = self.intern_state(&pairs);
         self.scratch = pairs;
         let s = result?;
-        self.initial.insert(allowed.into(), s);
+        self.initial_sets.intern(allowed);
+        self.initial_states.push(s);
         Ok(s)
     }
 
@@ -227,14 +296,13 @@ impl Lexer {
 
     #[inline(never)]
     fn next_cold(&mut self, s: StateId, byte: u8, idx: usize) -> Result<StateId, LimitKind> {
-        let Some(&desc) = self.states.get(s.as_usize()) else {
-            return Ok(StateId::DEAD);
-        };
         let mut out = core::mem::take(&mut self.scratch);
         out.clear();
         let mut result = Ok(());
-        for i in desc.pairs_start as usize..desc.pairs_end as usize {
-            let (lex, e) = self.pairs[i];
+        for i in 0..self.pairs.get(s.0).len() {
+            let Some(&(lex, e)) = self.pairs.get(s.0).get(i) else {
+                break;
+            };
             if lex == START_MARK {
                 continue;
             }
@@ -273,7 +341,7 @@ impl Lexer {
     }
 
     fn intern_state(&mut self, pairs: &[(u32, ExprId)]) -> Result<StateId, LimitKind> {
-        if let Some(&id) = self.state_ids.get(pairs) {
+        if let Some(id) = self.pairs.find(pairs) {
             return Ok(StateId(id));
         }
         if self.states.len() >= self.max_states {
@@ -292,38 +360,34 @@ impl Lexer {
             } else if self.exprs.is_nullable(e) {
                 accept.push(lex);
                 flags |= Lexer::ACCEPT;
-                if self.lexemes.get(lex as usize).is_some_and(|l| l.lazy) {
+                let info = self.lexemes.get(lex as usize);
+                if info.is_some_and(|l| l.lazy) {
                     flags |= Lexer::LAZY;
+                }
+                if info.is_some_and(|l| l.ignore) {
+                    flags |= Lexer::IGNORED;
                 }
             }
         }
+        if flags & Lexer::IGNORED != 0
+            && accept
+                .iter()
+                .all(|&l| self.lexemes.get(l as usize).is_some_and(|l| l.ignore))
+        {
+            flags |= Lexer::ONLY_IGNORED;
+        }
         let accept_set = self.intern_accept_set(&accept);
         self.accept_scratch = accept;
-        let pairs_start = self.pairs.len() as u32;
-        self.pairs.extend_from_slice(pairs);
-        self.states.push(StateDesc {
-            pairs_start,
-            pairs_end: self.pairs.len() as u32,
-            accept_set,
-        });
+        self.pairs.intern(pairs);
+        self.states.push(StateDesc { accept_set });
         self.flags.push(flags);
         self.next
             .resize(self.states.len() * self.num_classes, MISSING);
-        self.state_ids.insert(pairs.into(), id);
         Ok(StateId(id))
     }
 
     fn intern_accept_set(&mut self, lexemes: &[u32]) -> u32 {
-        if lexemes.is_empty() {
-            return 0;
-        }
-        if let Some(&id) = self.accept_set_ids.get(lexemes) {
-            return id;
-        }
-        let id = self.accept_sets.len() as u32;
-        self.accept_sets.push(lexemes.into());
-        self.accept_set_ids.insert(lexemes.into(), id);
-        id
+        self.accept_sets.intern(lexemes)
     }
 
     /// The slice (index into the vocabulary's slices) whose every string keeps a greedy
@@ -351,14 +415,13 @@ impl Lexer {
     }
 
     fn find_slice(&mut self, s: StateId) -> Result<Option<usize>, LimitKind> {
-        let Some(&desc) = self.states.get(s.as_usize()) else {
-            return Ok(None);
-        };
         if s == StateId::DEAD || self.slice_exprs.is_empty() {
             return Ok(None);
         }
-        let pairs = desc.pairs_start as usize..desc.pairs_end as usize;
-        let lazy = self.pairs[pairs.clone()]
+        let n = self.pairs.get(s.0).len();
+        let lazy = self
+            .pairs
+            .get(s.0)
             .iter()
             .any(|&(lex, _)| self.lexemes.get(lex as usize).is_some_and(|l| l.lazy));
         if lazy {
@@ -366,8 +429,10 @@ impl Lexer {
         }
         for k in 0..self.slice_exprs.len() {
             let slice = self.slice_exprs[k];
-            for i in pairs.clone() {
-                let (lex, e) = self.pairs[i];
+            for i in 0..n {
+                let Some(&(lex, e)) = self.pairs.get(s.0).get(i) else {
+                    break;
+                };
                 if lex != START_MARK && self.exprs.is_prefix_contained(slice, e, SLICE_MAX_PAIRS)? {
                     return Ok(Some(k));
                 }
