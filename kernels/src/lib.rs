@@ -42,13 +42,29 @@
 //! NEON (no gather instruction).
 //!
 //! # Performance
-//! `cargo bench -p sieve-bench --bench kernels` (2026-05-04, Intel Xeon @ 2.80 GHz, 2 vCPUs,
-//! criterion, median of `--warm-up-time 0.3 --measurement-time 1`), GB/s of the row being
-//! produced or scanned; `memcpy` is `copy_from_slice` of the same byte size:
+//! `cargo bench -p sieve-bench --bench kernels` (criterion medians, 0.5 s warm-up, 1 s
+//! measurement), 2026-11-23, Intel Xeon @ 2.80 GHz, 2 vCPUs shared with parallel builds (load
+//! 7-9, so figures vary by about ±30% between runs). GB/s of the row produced or scanned;
+//! `memcpy` is `copy_from_slice` of the same byte size.
 //!
-//! | kernel, 128k tokens | scalar | AVX2 | memcpy |
-//! | --- | --- | --- | --- |
-//! | see `kernels/BENCH.md` | | | |
+//! | kernel | row | scalar | AVX2 | memcpy | AVX2 / scalar |
+//! | --- | --- | ---: | ---: | ---: | ---: |
+//! | `or_into` | 4k words | 12.4 | 32.4 | 38.2 | 2.6x |
+//! | `or_into` | 8k words | 8.5 | 10.8 | 15.2 | 1.3x |
+//! | `popcount` | 4k words | 2.2 | 17.5 | 35.1 | 8.0x |
+//! | `single_set_bit` | 8k words | 1.6 | 43.2 | 16.9 | 27x |
+//! | `apply_mask_f32`, random mask | 128k | 0.33 | 13.7 | 12.5 | 41x |
+//! | `apply_mask_f32`, random mask | 256k | 0.41 | 11.4 | 5.1 | 28x |
+//! | `apply_mask_bf16`, random mask | 256k | 0.22 | 8.8 | 15.2 | 41x |
+//! | `apply_mask_f32`, sparse mask | 256k | 7.0 | 14.5 | 6.4 | 2.1x |
+//! | `apply_mask_f32_batch` | 8 x 256k | 0.37 | 4.0 | 2.5 | 11x |
+//! | `apply_mask_sparse_f32` | 256k ids | 0.26 | 1.25 | 5.5 | 4.7x |
+//!
+//! AND and AND-NOT match OR. LLVM auto-vectorizes the scalar OR/AND/AND-NOT loops (SSE2),
+//! and these kernels read two rows and write one (1.5x the traffic of a `memcpy` per row
+//! byte), so they are bound by memory, not by instructions: traffic-normalized they run at
+//! `memcpy` speed. Mask application on mostly all-disallowed ("sparse") masks is bound by
+//! stores in both versions and runs at or above `memcpy` speed (it only writes).
 //!
 //! # Crate features
 //! - `std` (default): run-time AVX2 detection on x86_64 (`is_x86_feature_detected!`, cached

@@ -28,6 +28,10 @@ fn vector_levels() -> Vec<Kernel> {
         .collect()
 }
 
+/// A kernel method taking `(dst or logits, mask or src)`, and its scalar reference.
+type LevelOp<T> = fn(Kernel, &mut [T], &[u32]);
+type ScalarOp<T> = fn(&mut [T], &[u32]);
+
 /// The widest vector, in words.
 const W: usize = 8;
 /// The longest exhaustively tested slice, in words: 4 vectors (one unrolled block) plus 3.
@@ -232,8 +236,7 @@ proptest! {
         dst in prop::collection::vec(word(), MAX_WORDS + 3 + OFFSETS),
         src in prop::collection::vec(word(), MAX_WORDS + 3 + OFFSETS),
     ) {
-        type Op = fn(Kernel, &mut [u32], &[u32]);
-        let ops: [(Op, fn(&mut [u32], &[u32])); 3] = [
+        let ops: [(LevelOp<u32>, ScalarOp<u32>); 3] = [
             (Kernel::or_into, scalar::or_into),
             (Kernel::and_into, scalar::and_into),
             (Kernel::andnot_into, scalar::andnot_into),
@@ -291,8 +294,7 @@ proptest! {
         bits16 in prop::collection::vec(logit16(), 32 * MAX_WORDS + 32 + OFFSETS),
     ) {
         let logits: Vec<f32> = bits.iter().map(|&b| f32::from_bits(b)).collect();
-        type Op16 = fn(Kernel, &mut [u16], &[u32]);
-        let ops16: [(Op16, fn(&mut [u16], &[u32])); 2] = [
+        let ops16: [(LevelOp<u16>, ScalarOp<u16>); 2] = [
             (Kernel::apply_mask_f16, scalar::apply_mask_f16),
             (Kernel::apply_mask_bf16, scalar::apply_mask_bf16),
         ];
