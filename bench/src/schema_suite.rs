@@ -375,6 +375,14 @@ fn run_group(
     Ok(res)
 }
 
+fn compile_kind(c: CompileOutcome) -> &'static str {
+    if c == CompileOutcome::Limit {
+        "limit"
+    } else {
+        "compile_error"
+    }
+}
+
 fn text_field(v: &Value, key: &str) -> String {
     v.get(key).and_then(Value::as_str).unwrap_or("").to_owned()
 }
@@ -457,7 +465,7 @@ impl SuiteReport {
             if let Some(e) = &g.compile_error {
                 failures.push(json!({
                     "file": format!("{}/{}", g.draft, g.file), "group": g.index,
-                    "kind": if g.compile == CompileOutcome::Limit { "limit" } else { "compile_error" },
+                    "kind": compile_kind(g.compile),
                     "remote": g.remote, "detail": e,
                 }));
             }
@@ -506,8 +514,9 @@ impl SuiteReport {
         for (draft, t) in self.totals_by_draft() {
             writeln!(
                 out,
-                "{draft}: {} / {} checks passing; {} invalid accepted ({} under a reported superset), \
-                 {} valid rejected, {} limits; groups: {} / {} compiled, {} compile errors ({} with remote refs)",
+                "{draft}: {} / {} checks passing; {} invalid accepted ({} under a reported \
+                 superset), {} valid rejected, {} limits; groups: {} / {} compiled, {} compile \
+                 errors ({} with remote refs)",
                 t.passed,
                 t.checks,
                 t.invalid_accepted,

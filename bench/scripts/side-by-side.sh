@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# sieve vs LLGuidance (llgbench, the llguidance crate called from Rust) on the same
+# deterministic MaskBench sample, tokenizer and CPU, one engine after the other.
+#
+# usage: bench/scripts/side-by-side.sh [N] [TOKENIZER_JSON]
+#   N               first N files of ../shared/data/maskbench by sha256(file name)
+#                   (default 1000; 0 = all)
+#   TOKENIZER_JSON  default ../shared/tokenizers/llama3.json
+# env: SHARED (default ../shared next to the repository), OUT (default
+#      /tmp/sieve-side-by-side), CPU (default: the last allowed CPU), SIEVE_ARGS (extra
+#      arguments to `sieve maskbench`, e.g. --strict).
+#
+# Prints both engines' statistics over the schemas both compile, and the ratios
+# sieve / LLGuidance (bench/scripts/side_by_side.py).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+shared=${SHARED:-$(cd "$repo/../shared" && pwd)}
+n=${1:-1000}
+tok=${2:-$shared/tokenizers/llama3.json}
+out=${OUT:-/tmp/sieve-side-by-side}
+cpu=${CPU:-$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')}
+data=$shared/data/maskbench
+mkdir -p "$out"
+
+echo "== building llgbench and sieve (release)" >&2
+CARGO_TARGET_DIR=/tmp/llgbench-target cargo build --release --quiet \
+    --manifest-path "$shared/tools/llgbench/Cargo.toml"
+sieve_target=${CARGO_TARGET_DIR:-$repo/target}
+(cd "$repo" && CARGO_TARGET_DIR=$sieve_target cargo build --release --quiet -p sieve-bench --bin sieve)
+
+# One thread each, pinned to the same CPU (llgbench pins itself with --cpu).
+export RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
+
+echo "== llgbench: $n files, cpu $cpu" >&2
+/tmp/llgbench-target/release/llgbench --tokenizer "$tok" --limit "$n" --cpu "$cpu" \
+    --out "$out/llg.json" --raw-masks "$out/llg.raw.jsonl" "$data" >"$out/llg.txt"
+cat "$out/llg.txt" >&2
+
+echo "== sieve maskbench: $n files, cpu $cpu" >&2
+# shellcheck disable=SC2086
+taskset -c "$cpu" "$sieve_target/release/sieve" maskbench --tokenizer "$tok" --limit "$n" \
+    --json "$out/sieve.json" --raw-masks "$out/sieve.raw.jsonl" ${SIEVE_ARGS:-} "$data" \
+    >"$out/sieve.txt"
+cat "$out/sieve.txt" >&2
+
+python3 "$here/side_by_side.py" --llg "$out/llg.json" --llg-raw "$out/llg.raw.jsonl" \
+    --sieve "$out/sieve.json" --sieve-raw "$out/sieve.raw.jsonl" | tee "$out/table.md"
+echo "(outputs in $out)" >&2
