@@ -14,8 +14,8 @@
 pub mod demo;
 pub mod mask_cmd;
 pub mod maskbench;
-pub mod ratchet;
 pub mod pyjson;
+pub mod ratchet;
 pub mod rng;
 pub mod schema_suite;
 pub mod stats;

@@ -132,8 +132,7 @@ mod tests {
     #[test]
     fn dumps_like_python() {
         let v: Value =
-            serde_json::from_str(r#"{"b": [1, 2.0, "x\n\u0001é"], "a": {}, "c": null}"#)
-                .unwrap();
+            serde_json::from_str(r#"{"b": [1, 2.0, "x\n\u0001é"], "a": {}, "c": null}"#).unwrap();
         assert_eq!(
             dumps(&v),
             "{\"b\": [1, 2.0, \"x\\n\\u0001é\"], \"a\": {}, \"c\": null}"

@@ -22,24 +22,12 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::Value;
+use sieve_core::vocab::hf;
 
 /// Token names treated as end-of-sequence when they are special added tokens of a
 /// `tokenizer.json` (and not its `unk_token`), in preference order: chat-turn ends first, then
 /// document ends. [`TokenTable::eos`] follows this order.
-pub const KNOWN_EOS_NAMES: &[&str] = &[
-    "<|eot_id|>",
-    "<|im_end|>",
-    "<|end|>",
-    "<end_of_turn>",
-    "<|eom_id|>",
-    "<|end_of_text|>",
-    "<|endoftext|>",
-    "</s>",
-    "<eos>",
-];
-
-/// Token ids above this are rejected as a malformed file rather than sized into a mask.
-const MAX_TOKEN_ID: u64 = 1 << 24;
+pub use sieve_core::vocab::hf::KNOWN_EOS_NAMES;
 
 /// How a tokenizer spells token bytes in its vocabulary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,211 +242,26 @@ fn load_hf_file(path: &Path) -> Result<(TokenizerKind, TokenTable, tokenizers::T
     Ok((kind, table, tok))
 }
 
-/// Builds the exact byte table of a parsed `tokenizer.json`.
+/// Builds the exact byte table of a parsed `tokenizer.json` (through
+/// [`sieve_core::vocab::hf::table`], which the C API shares).
 pub fn hf_table(json: &Value) -> Result<(TokenizerKind, TokenTable)> {
-    let model = json.get("model").context("no \"model\" object")?;
-    let pieces = model_pieces(model)?;
-    let kind = detect_kind(json, &pieces)?;
-    let byte_fallback = model.get("byte_fallback").and_then(Value::as_bool) == Some(true)
-        || pieces.iter().any(|(p, _)| p == "<0x00>");
-
-    let mut table = TokenTable::default();
-    let set = |table: &mut TokenTable, id: u64, bytes: Vec<u8>| -> Result<()> {
-        if id > MAX_TOKEN_ID {
-            bail!("token id {id} is larger than {MAX_TOKEN_ID}");
-        }
-        let id = id as usize;
-        if table.tokens.len() <= id {
-            table.tokens.resize(id + 1, Vec::new());
-        }
-        table.tokens[id] = bytes;
-        Ok(())
+    let t = hf::table(json).map_err(|e| anyhow!("{e}"))?;
+    let kind = match t.spelling {
+        hf::Spelling::ByteLevel => TokenizerKind::ByteLevel,
+        hf::Spelling::SentencePiece => TokenizerKind::SentencePiece,
+        other => bail!("unsupported token spelling {other:?}"),
     };
-
-    let byte_level = ByteLevelDecoder::new();
-    for (piece, id) in &pieces {
-        let bytes = match kind {
-            TokenizerKind::ByteLevel => byte_level
-                .decode(piece)
-                .with_context(|| format!("token {id} {piece:?} is not byte-level encoded"))?,
-            TokenizerKind::SentencePiece => sentencepiece_bytes(piece, byte_fallback),
-            TokenizerKind::Tiktoken => piece.as_bytes().to_vec(),
-        };
-        set(&mut table, *id, bytes)?;
-    }
-
-    let unk = model.get("unk_token").and_then(Value::as_str);
-    let mut eos_ranked: Vec<(usize, u32)> = Vec::new();
-    let added = match json.get("added_tokens") {
-        None | Some(Value::Null) => &[][..],
-        Some(Value::Array(a)) => a.as_slice(),
-        Some(_) => bail!("\"added_tokens\" is not an array"),
+    let table = TokenTable {
+        tokens: t.tokens,
+        special: t.special,
+        eos: t.eos,
     };
-    for entry in added {
-        let id = entry
-            .get("id")
-            .and_then(Value::as_u64)
-            .with_context(|| format!("added token without an integer id: {entry}"))?;
-        let content = entry
-            .get("content")
-            .and_then(Value::as_str)
-            .with_context(|| format!("added token {id} without a content string"))?;
-        let special = entry.get("special").and_then(Value::as_bool) == Some(true);
-        set(&mut table, id, content.as_bytes().to_vec())?;
-        if special {
-            let id = id as u32; // bounded by MAX_TOKEN_ID above
-            table.special.push(id);
-            let rank = KNOWN_EOS_NAMES.iter().position(|n| *n == content);
-            if let Some(rank) = rank
-                && unk != Some(content)
-            {
-                eos_ranked.push((rank, id));
-            }
-        }
-    }
-    table.special.sort_unstable();
-    table.special.dedup();
-    eos_ranked.sort_unstable();
-    table.eos = eos_ranked.into_iter().map(|(_, id)| id).collect();
-    table.eos.dedup();
     Ok((kind, table))
-}
-
-/// The `(piece, id)` pairs of a model's vocabulary: an object for BPE/WordPiece/WordLevel, an
-/// array of `[piece, score]` (id = index) for Unigram.
-fn model_pieces(model: &Value) -> Result<Vec<(String, u64)>> {
-    match model.get("vocab") {
-        Some(Value::Object(map)) => map
-            .iter()
-            .map(|(piece, id)| {
-                let id = id
-                    .as_u64()
-                    .with_context(|| format!("vocab entry {piece:?} has no integer id"))?;
-                Ok((piece.clone(), id))
-            })
-            .collect(),
-        Some(Value::Array(entries)) => entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| {
-                let piece = e
-                    .get(0)
-                    .and_then(Value::as_str)
-                    .with_context(|| format!("unigram vocab entry {i} is not [piece, score]"))?;
-                Ok((piece.to_owned(), i as u64))
-            })
-            .collect(),
-        _ => bail!("\"model.vocab\" is missing or neither an object nor an array"),
-    }
-}
-
-/// Byte-level if any component is `ByteLevel`; SentencePiece-style if any is `Metaspace` or
-/// maps `▁`, or the vocabulary has `▁` and `<0xNN>` pieces.
-fn detect_kind(json: &Value, pieces: &[(String, u64)]) -> Result<TokenizerKind> {
-    let parts = ["normalizer", "pre_tokenizer", "decoder"].map(|k| json.get(k));
-    if parts
-        .iter()
-        .flatten()
-        .any(|v| has_component(v, &|c| c.get("type") == Some(&Value::from("ByteLevel"))))
-    {
-        return Ok(TokenizerKind::ByteLevel);
-    }
-    let metaspace = |c: &Value| {
-        c.get("type") == Some(&Value::from("Metaspace"))
-            || c.get("content").and_then(Value::as_str) == Some("\u{2581}")
-            || c.get("prepend").and_then(Value::as_str) == Some("\u{2581}")
-    };
-    let has_byte_pieces = pieces.iter().any(|(p, _)| p == "<0x00>");
-    let has_meta_pieces = pieces.iter().any(|(p, _)| p.starts_with('\u{2581}'));
-    if parts.iter().flatten().any(|v| has_component(v, &metaspace))
-        || (has_byte_pieces && has_meta_pieces)
-    {
-        return Ok(TokenizerKind::SentencePiece);
-    }
-    bail!(
-        "unsupported tokenizer.json: neither byte-level BPE (a ByteLevel component) nor \
-         SentencePiece-style (Metaspace, or `▁` and `<0xNN>` pieces)"
-    )
-}
-
-/// Whether `v` or any object nested in it satisfies `pred`.
-fn has_component(v: &Value, pred: &dyn Fn(&Value) -> bool) -> bool {
-    match v {
-        Value::Object(map) => pred(v) || map.values().any(|x| has_component(x, pred)),
-        Value::Array(items) => items.iter().any(|x| has_component(x, pred)),
-        _ => false,
-    }
-}
-
-/// `<0xNN>` → that byte (with byte fallback); otherwise the piece with `▁` as a space.
-fn sentencepiece_bytes(piece: &str, byte_fallback: bool) -> Vec<u8> {
-    if byte_fallback
-        && let Some(hex) = piece.strip_prefix("<0x").and_then(|r| r.strip_suffix('>'))
-        && hex.len() == 2
-        && let Ok(b) = u8::from_str_radix(hex, 16)
-    {
-        return vec![b];
-    }
-    piece.replace('\u{2581}', " ").into_bytes()
-}
-
-/// The inverse of GPT-2's `bytes_to_unicode`: printable Latin-1 bytes stand for themselves,
-/// the other 68 bytes are spelled as U+0100 + n in byte order.
-struct ByteLevelDecoder {
-    /// Indexed by char code (< 0x144); `None` for chars that spell no byte.
-    table: [Option<u8>; 0x144],
-}
-
-impl ByteLevelDecoder {
-    fn new() -> Self {
-        let mut table = [None; 0x144];
-        let mut shifted = 0usize;
-        for b in 0..=255u8 {
-            let printable = matches!(b, b'!'..=b'~' | 0xA1..=0xAC | 0xAE..=0xFF);
-            if printable {
-                table[b as usize] = Some(b);
-            } else {
-                table[0x100 + shifted] = Some(b);
-                shifted += 1;
-            }
-        }
-        ByteLevelDecoder { table }
-    }
-
-    fn decode(&self, piece: &str) -> Option<Vec<u8>> {
-        piece
-            .chars()
-            .map(|c| self.table.get(c as usize).copied().flatten())
-            .collect()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn byte_level_table_is_a_bijection() {
-        let d = ByteLevelDecoder::new();
-        let mut seen = [false; 256];
-        for b in d.table.iter().flatten() {
-            assert!(!seen[*b as usize], "byte {b} spelled twice");
-            seen[*b as usize] = true;
-        }
-        assert!(seen.iter().all(|s| *s));
-        assert_eq!(d.decode("Ġhello"), Some(b" hello".to_vec()));
-        assert_eq!(d.decode("Ċ"), Some(b"\n".to_vec()));
-        assert_eq!(d.decode("Ã¼"), Some("ü".as_bytes().to_vec()));
-        assert_eq!(d.decode("\u{2581}"), None);
-    }
-
-    #[test]
-    fn sentencepiece_pieces() {
-        assert_eq!(sentencepiece_bytes("<0x0A>", true), b"\n");
-        assert_eq!(sentencepiece_bytes("<0x0A>", false), b"<0x0A>");
-        assert_eq!(sentencepiece_bytes("\u{2581}the", true), b" the");
-        assert_eq!(sentencepiece_bytes("<0xZZ>", true), b"<0xZZ>");
-    }
 
     #[test]
     fn hf_table_from_small_json() {

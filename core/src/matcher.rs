@@ -386,11 +386,11 @@ impl Drop for Matcher {
             return;
         }
         let inner = self.grammar.inner();
-        if let Some(mut warm) = inner.warm.try_lock() {
-            if self.parser.lexer().num_states() > warm.lexer().num_states() {
-                self.parser.reset_to_start();
-                core::mem::swap(&mut *warm, &mut self.parser);
-            }
+        if let Some(mut warm) = inner.warm.try_lock()
+            && self.parser.lexer().num_states() > warm.lexer().num_states()
+        {
+            self.parser.reset_to_start();
+            core::mem::swap(&mut *warm, &mut self.parser);
         }
     }
 }

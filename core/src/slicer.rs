@@ -97,6 +97,6 @@ pub(crate) fn build(tokens: &[&[u8]], patterns: &[String]) -> Result<Vec<Slice>,
             tokens: count,
         });
     }
-    slices.sort_by(|a, b| b.tokens.cmp(&a.tokens));
+    slices.sort_by_key(|s| core::cmp::Reverse(s.tokens));
     Ok(slices)
 }

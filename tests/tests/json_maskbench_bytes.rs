@@ -5,7 +5,7 @@
 //!
 //! Data: `$SIEVE_SHARED/data/maskbench` (default `<workspace>/../shared`). By default a fixed
 //! 1-in-8 sample of the files (by name hash) runs; `SIEVE_FULL=1` runs all of them,
-//! `SIEVE_MASKBENCH_FILTER=substr` only matching names. Failures are written to
+//! `SIEVE_MASKBENCH_FILTER=substr` only matching names, `SIEVE_STRICT=1` compiles in strict mode. Failures are written to
 //! `$TMPDIR/json_maskbench_failures.txt`. Rates are checked against the ratchet
 //! `tests/data/json/maskbench_bytes_expected.json` (sample only).
 
@@ -99,12 +99,11 @@ fn around(text: &str, at: usize) -> String {
 
 fn report_text(r: &CoverageReport) -> String {
     let mut s = String::new();
-    for e in r.entries.iter().filter(|e| {
-        !matches!(
-            e.status,
-            sieve_core::grammar::json::CoverageStatus::Unknown
-        )
-    }) {
+    for e in r
+        .entries
+        .iter()
+        .filter(|e| !matches!(e.status, sieve_core::grammar::json::CoverageStatus::Unknown))
+    {
         let _ = write!(s, "\n    {e}");
     }
     s
@@ -115,7 +114,10 @@ fn run_file(path: &PathBuf, vocab: &Arc<Vocabulary>, limits: &Limits) -> Tally {
         schemas: 1,
         ..Tally::default()
     };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let Ok(text) = std::fs::read_to_string(path) else {
         t.failures.push(format!("{name}: unreadable"));
         return t;
@@ -125,14 +127,18 @@ fn run_file(path: &PathBuf, vocab: &Arc<Vocabulary>, limits: &Limits) -> Tally {
         return t;
     };
     let schema = file.get("schema").cloned().unwrap_or(Value::Bool(true));
-    let opts = JsonOptions::default();
-    let compiled = std::panic::catch_unwind(|| {
+    let opts = JsonOptions {
+        strict: std::env::var_os("SIEVE_STRICT").is_some(),
+        ..JsonOptions::default()
+    };
+    let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         Grammar::from_json_schema(&schema, &opts, vocab, limits)
-    });
+    }));
     let (grammar, report) = match compiled {
         Ok(Ok(x)) => x,
         Ok(Err(e)) => {
-            t.failures.push(format!("{name}: compile_error: {}", e.message));
+            t.failures
+                .push(format!("{name}: compile_error: {}", e.message));
             return t;
         }
         Err(_) => {
@@ -146,12 +152,18 @@ fn run_file(path: &PathBuf, vocab: &Arc<Vocabulary>, limits: &Limits) -> Tally {
     if report.is_exact() {
         t.exact = 1;
     }
-    let tests = file.get("tests").and_then(Value::as_array).cloned().unwrap_or_default();
+    let tests = file
+        .get("tests")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     for (i, test) in tests.iter().enumerate() {
         let valid = test.get("valid").and_then(Value::as_bool).unwrap_or(true);
         let data = test.get("data").cloned().unwrap_or(Value::Null);
         let inst = pyjson::dumps(&data);
-        let ok = match std::panic::catch_unwind(|| accepts(&grammar, &inst)) {
+        let ok = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            accepts(&grammar, &inst)
+        })) {
             Ok(ok) => ok,
             Err(_) => {
                 t.failures.push(format!("{name}#{i}: matcher_panic"));
@@ -189,14 +201,21 @@ fn run_file(path: &PathBuf, vocab: &Arc<Vocabulary>, limits: &Limits) -> Tally {
                 t.invalid_rejected += 1;
             } else if superset {
                 t.invalid_accepted_approx += 1;
-                let why = test.get("python_error").and_then(Value::as_str).unwrap_or("");
+                let why = test
+                    .get("python_error")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
                 t.failures.push(format!(
                     "{name}#{i}: invalid_accepted_approx: {short} [{why}]{}",
                     report_text(&report)
                 ));
             } else {
-                let why = test.get("python_error").and_then(Value::as_str).unwrap_or("");
-                t.failures.push(format!("{name}#{i}: invalid_accepted: {short} [{why}]"));
+                let why = test
+                    .get("python_error")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                t.failures
+                    .push(format!("{name}#{i}: invalid_accepted: {short} [{why}]"));
             }
         }
     }
@@ -204,7 +223,11 @@ fn run_file(path: &PathBuf, vocab: &Arc<Vocabulary>, limits: &Limits) -> Tally {
 }
 
 fn pct(a: usize, b: usize) -> f64 {
-    if b == 0 { 100.0 } else { 100.0 * a as f64 / b as f64 }
+    if b == 0 {
+        100.0
+    } else {
+        100.0 * a as f64 / b as f64
+    }
 }
 
 #[test]
@@ -220,8 +243,11 @@ fn maskbench_bytes() {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .filter(|p| {
-            let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            let sampled = full || fnv(&n) % 8 == 0;
+            let n = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let sampled = full || fnv(&n).is_multiple_of(8);
             sampled && filter.as_ref().is_none_or(|f| n.contains(f.as_str()))
         })
         .collect();
@@ -233,7 +259,9 @@ fn maskbench_bytes() {
     let vocab = Arc::new(Vocabulary::synthetic(300, 7));
     let limits = Limits::default();
     let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism().map_or(4, |n| n.get()).min(16);
+    let threads = std::thread::available_parallelism()
+        .map_or(4, |n| n.get())
+        .min(16);
     let mut total = Tally::default();
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -280,11 +308,11 @@ fn maskbench_bytes() {
         pct(total.invalid_rejected, invalid_exact),
         out.display()
     );
-    if full || filter.is_some() {
+    if full || filter.is_some() || std::env::var_os("SIEVE_STRICT").is_some() {
         return;
     }
-    let ratchet = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("data/json/maskbench_bytes_expected.json");
+    let ratchet =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/json/maskbench_bytes_expected.json");
     let Ok(text) = std::fs::read_to_string(&ratchet) else {
         println!("SKIP ratchet: {} missing", ratchet.display());
         return;
@@ -299,15 +327,26 @@ fn maskbench_bytes() {
     let mut improved = Vec::new();
     for (k, got) in checks {
         let want = get(k);
-        assert!(got >= want, "regression: {k} = {got}, expected at least {want} (see {})", out.display());
+        assert!(
+            got >= want,
+            "regression: {k} = {got}, expected at least {want} (see {})",
+            out.display()
+        );
         if got > want {
             improved.push(format!("{k}: {want} -> {got}"));
         }
     }
     let max_bad = get("invalid_accepted_unreported_max");
     let bad = invalid_exact - total.invalid_rejected;
-    assert!(bad <= max_bad, "regression: {bad} invalid instances accepted without a reported approximation (max {max_bad})");
+    assert!(
+        bad <= max_bad,
+        "regression: {bad} invalid instances accepted without a reported approximation (max {max_bad})"
+    );
     if !improved.is_empty() {
-        println!("improvement, please update {}: {}", ratchet.display(), improved.join(", "));
+        println!(
+            "improvement, please update {}: {}",
+            ratchet.display(),
+            improved.join(", ")
+        );
     }
 }

@@ -196,9 +196,11 @@ impl Grammar {
         let mut slice_exprs = Vec::with_capacity(vocab.slices().len());
         for slice in vocab.slices() {
             let ast = RegexAst::Pattern(slice.pattern().into(), Default::default());
-            slice_exprs.push(exprs.compile(&ast).map_err(|e| {
-                GrammarError::new(GrammarErrorKind::InvalidRegex, e.message)
-            })?);
+            slice_exprs.push(
+                exprs
+                    .compile(&ast)
+                    .map_err(|e| GrammarError::new(GrammarErrorKind::InvalidRegex, e.message))?,
+            );
         }
         let lexer = Lexer::new(exprs, lexemes, slice_exprs, limits);
         let initial = Parser::new(rules, lexer, limits)?;

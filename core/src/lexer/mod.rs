@@ -162,7 +162,7 @@ const SLICE_UNKNOWN: u8 = u8::MAX;
 /// No slice is subsumed by this state.
 const SLICE_NONE: u8 = u8::MAX - 1;
 /// Derivative pairs explored per slice check before giving up (and walking instead).
-const SLICE_MAX_PAIRS: usize = 4096;
+const SLICE_MAX_PAIRS: usize = 512;
 
 impl Lexer {
     /// The state is a start state (no byte of the current lexeme read yet).
@@ -184,7 +184,12 @@ impl Lexer {
         slice_exprs: Vec<ExprId>,
         limits: &Limits,
     ) -> Lexer {
-        let roots: Vec<ExprId> = lexemes.iter().map(|l| l.expr).collect();
+        // The slice regexes take part in the classes so that the slice check can use them.
+        let roots: Vec<ExprId> = lexemes
+            .iter()
+            .map(|l| l.expr)
+            .chain(slice_exprs.iter().copied())
+            .collect();
         let classes = exprs.byte_classes(&roots);
         let num_classes = classes.num_classes();
         let mut lexer = Lexer {
@@ -262,10 +267,12 @@ impl Lexer {
 
     /// The start state for the sorted, deduplicated lexeme ids `allowed`.
     pub fn initial_state(&mut self, allowed: &[u32]) -> Result<StateId, LimitKind> {
-        if let Some(id) = self.initial_sets.find(allowed) {
-            if let Some(&s) = self.initial_states.get(id as usize) {
-                return Ok(s);
-            }
+        if let Some(&s) = self
+            .initial_sets
+            .find(allowed)
+            .and_then(|id| self.initial_states.get(id as usize))
+        {
+            return Ok(s);
         }
         let mut pairs = core::mem::take(&mut self.scratch);
         pairs.clear();
@@ -433,7 +440,14 @@ impl Lexer {
                 let Some(&(lex, e)) = self.pairs.get(s.0).get(i) else {
                     break;
                 };
-                if lex != START_MARK && self.exprs.is_prefix_contained(slice, e, SLICE_MAX_PAIRS)? {
+                if lex != START_MARK
+                    && self.exprs.is_prefix_contained(
+                        slice,
+                        e,
+                        SLICE_MAX_PAIRS,
+                        Some(&self.classes),
+                    )?
+                {
                     return Ok(Some(k));
                 }
             }

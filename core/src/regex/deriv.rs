@@ -10,7 +10,6 @@
 //! non-`NOTHING`) state shows up, or no new state does. That is exact: the set of
 //! derivatives modulo the constructors' simplifications is finite, and fuel bounds the walk.
 
-use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
 use hashbrown::HashSet;
@@ -175,22 +174,42 @@ impl ExprSet {
     /// Is `L(e)` empty? Exact. Without `And`/`Not` this is `e == NOTHING` (O(1)); otherwise
     /// derivatives are explored breadth-first, spending fuel (`Err(Fuel)` when it runs out).
     pub fn is_empty_language(&mut self, e: ExprId) -> Result<bool, LimitKind> {
+        self.is_empty_language_with(e, None)
+    }
+
+    /// [`ExprSet::is_empty_language`] with byte classes known to be fine enough for `e` and
+    /// its derivatives (a lexer's classes, computed over its lexemes); `None` computes them.
+    pub fn is_empty_language_with(
+        &mut self,
+        e: ExprId,
+        classes: Option<&super::ByteClasses>,
+    ) -> Result<bool, LimitKind> {
         if !self.has_and_not(e) {
             return Ok(e == ExprId::NOTHING);
         }
         if let Some(&r) = self.empty_cache.get(&e.0) {
             return Ok(r);
         }
-        let classes = self.byte_classes(&[e]);
+        let computed;
+        let classes = match classes {
+            Some(c) => c,
+            None => {
+                computed = self.byte_classes(&[e]);
+                &computed
+            }
+        };
         let reps: Vec<u8> = (0..classes.num_classes())
             .map(|c| classes.representative(c as u8))
             .collect();
         let mut seen: HashSet<ExprId> = HashSet::new();
-        let mut queue: VecDeque<ExprId> = VecDeque::new();
+        let mut queue: Vec<ExprId> = Vec::new();
         seen.insert(e);
-        queue.push_back(e);
+        queue.push(e);
         let mut empty = true;
-        'bfs: while let Some(s) = queue.pop_front() {
+        // Depth-first: a non-empty language usually has a short witness, which a deep dive
+        // finds after a few derivatives instead of a whole breadth level (JSON string
+        // lexemes with Unicode patterns have ~50 byte classes per level).
+        'bfs: while let Some(s) = queue.pop() {
             self.spend(1)?;
             if self.is_nullable(s) || (!self.has_and_not(s) && s != ExprId::NOTHING) {
                 empty = false;
@@ -206,7 +225,7 @@ impl ExprSet {
             for &b in &reps {
                 let d = self.derivative(s, b)?;
                 if d != ExprId::NOTHING && seen.insert(d) {
-                    queue.push_back(d);
+                    queue.push(d);
                 }
             }
         }

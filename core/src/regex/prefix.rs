@@ -10,13 +10,24 @@ impl ExprSet {
     /// Whether for every string `w` of `s` some continuation of `w` matches `e` (every
     /// `w ∈ L(s)` is a prefix of a string of `L(e)`). Explores pairs of derivatives of `s` and
     /// `e` over byte classes; answers `false` when more than `max_pairs` pairs are needed.
+    ///
+    /// `classes` must not separate bytes that `s` or `e` (or their derivatives) distinguish;
+    /// `None` computes them.
     pub fn is_prefix_contained(
         &mut self,
         s: ExprId,
         e: ExprId,
         max_pairs: usize,
+        classes: Option<&super::ByteClasses>,
     ) -> Result<bool, LimitKind> {
-        let classes = self.byte_classes(&[s, e]);
+        let computed;
+        let classes = match classes {
+            Some(c) => c,
+            None => {
+                computed = self.byte_classes(&[s, e]);
+                &computed
+            }
+        };
         let reps: Vec<u8> = (0..classes.num_classes())
             .map(|c| classes.representative(c as u8))
             .collect();
@@ -30,7 +41,9 @@ impl ExprSet {
                     continue;
                 }
                 let db = self.derivative(b, byte)?;
-                if db == ExprId::NOTHING || (self.has_and_not(db) && self.is_empty_language(db)?) {
+                if db == ExprId::NOTHING
+                    || (self.has_and_not(db) && self.is_empty_language_with(db, Some(classes))?)
+                {
                     return Ok(false);
                 }
                 if seen.insert((da, db)) {

@@ -31,6 +31,8 @@ const STR_CHAR: &str = r#"(?:[^"\\\x00-\x1F]|\\["\\/bfnrt]|\\u(?:[0-9A-Ca-cEFef]
 const NUMBER: &str = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?";
 /// Non-negative numbers in exponent notation.
 const EXP_POSITIVE: &str = r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][+-]?[0-9]+";
+/// Positive (non-zero) numbers in exponent notation.
+const EXP_NONZERO: &str = r"(?:[1-9][0-9]*(?:\.[0-9]+)?|0\.[0-9]*[1-9][0-9]*)[eE][+-]?[0-9]+";
 const INTEGER: &str = r"-?(?:0|[1-9][0-9]*)";
 /// Most required properties tracked as a subset in any-order objects.
 const MAX_TRACKED_REQUIRED: usize = 10;
@@ -72,7 +74,8 @@ fn value_type(v: &Value) -> u8 {
         Value::Number(n) => {
             let integral = n.is_i64()
                 || n.is_u64()
-                || n.as_f64().is_some_and(|f| f.is_finite() && f == (f as i64) as f64);
+                || n.as_f64()
+                    .is_some_and(|f| f.is_finite() && f == (f as i64) as f64);
             if integral { T_INT } else { T_NUM }
         }
         Value::String(_) => T_STR,
@@ -265,7 +268,11 @@ pub(crate) fn py_float(f: f64) -> String {
         return "NaN".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     let sci = format!("{f:e}");
     let (mant, exp) = match sci.split_once('e') {
@@ -602,7 +609,10 @@ impl<'a> Compiler<'a> {
         let any = self.nt("any")?;
         self.any_nt = Some(any);
         let s = self.string_lexeme()?;
-        let num = self.lexeme("NUMBER", RegexAst::Pattern(NUMBER.into(), Default::default()))?;
+        let num = self.lexeme(
+            "NUMBER",
+            RegexAst::Pattern(NUMBER.into(), Default::default()),
+        )?;
         let lit = self.lexeme(
             "true|false|null",
             RegexAst::Or(vec![
@@ -633,7 +643,10 @@ impl<'a> Compiler<'a> {
                 IrSymbol::Nonterminal(member),
             ],
         )?;
-        self.rule(any, vec![IrSymbol::Lexeme(p.lbrace), IrSymbol::Lexeme(p.rbrace)])?;
+        self.rule(
+            any,
+            vec![IrSymbol::Lexeme(p.lbrace), IrSymbol::Lexeme(p.rbrace)],
+        )?;
         self.rule(
             any,
             vec![
@@ -652,7 +665,10 @@ impl<'a> Compiler<'a> {
                 IrSymbol::Nonterminal(any),
             ],
         )?;
-        self.rule(any, vec![IrSymbol::Lexeme(p.lbrack), IrSymbol::Lexeme(p.rbrack)])?;
+        self.rule(
+            any,
+            vec![IrSymbol::Lexeme(p.lbrack), IrSymbol::Lexeme(p.rbrack)],
+        )?;
         self.rule(
             any,
             vec![
@@ -714,8 +730,15 @@ impl<'a> Compiler<'a> {
                         }
                         _ => stack.push((sub, child(&ptr, k), base.clone())),
                     },
-                    "additionalProperties" | "additionalItems" | "not" | "if" | "then"
-                    | "else" | "contains" | "propertyNames" | "unevaluatedItems"
+                    "additionalProperties"
+                    | "additionalItems"
+                    | "not"
+                    | "if"
+                    | "then"
+                    | "else"
+                    | "contains"
+                    | "propertyNames"
+                    | "unevaluatedItems"
                     | "unevaluatedProperties" => {
                         stack.push((sub, child(&ptr, k), base.clone()));
                     }
@@ -758,15 +781,11 @@ impl<'a> Compiler<'a> {
             }
         } else {
             let abs = join_uri(base, uri);
-            let found = self
-                .resources
-                .iter()
-                .find(|(u, _)| *u == abs)
-                .or_else(|| {
-                    self.resources.iter().find(|(u, _)| {
-                        !u.is_empty() && (u.ends_with(&format!("/{uri}")) || u == uri)
-                    })
-                });
+            let found = self.resources.iter().find(|(u, _)| *u == abs).or_else(|| {
+                self.resources
+                    .iter()
+                    .find(|(u, _)| !u.is_empty() && (u.ends_with(&format!("/{uri}")) || u == uri))
+            });
             match found {
                 Some((u, p)) => (p.clone(), u.clone()),
                 None => {
@@ -847,11 +866,11 @@ impl<'a> Compiler<'a> {
             return Ok(s.clone());
         };
         let base = self.base_of(m, base);
-        if let Some(r) = m.get("$ref").and_then(Value::as_str) {
-            if self.old_ref {
-                let (t, tp, tb) = self.ref_target(r, &base, ptr)?;
-                return self.flatten(t, &tp, &tb, depth + 1);
-            }
+        if let Some(r) = m.get("$ref").and_then(Value::as_str)
+            && self.old_ref
+        {
+            let (t, tp, tb) = self.ref_target(r, &base, ptr)?;
+            return self.flatten(t, &tp, &tb, depth + 1);
         }
         let mut acc = Map::new();
         for (k, v) in m {
@@ -902,8 +921,10 @@ impl<'a> Compiler<'a> {
         let b_add = bm.get("additionalProperties").cloned();
         let a_props = am.get("properties").cloned();
         let b_props = bm.get("properties").cloned();
-        let b_extra = self.cross_additional(&b_props, &a_props, &a_add, am.get("patternProperties"), ptr)?;
-        let a_extra = self.cross_additional(&a_props, &b_props, &b_add, bm.get("patternProperties"), ptr)?;
+        let b_extra =
+            self.cross_additional(&b_props, &a_props, &a_add, am.get("patternProperties"), ptr)?;
+        let a_extra =
+            self.cross_additional(&a_props, &b_props, &b_add, bm.get("patternProperties"), ptr)?;
         if let Some(Value::Object(pm)) = am.get_mut("properties") {
             for (k, v) in a_extra {
                 pm.insert(k, v);
@@ -955,7 +976,9 @@ impl<'a> Compiler<'a> {
         if let Some(Value::Object(pp)) = other_patterns {
             for pat in pp.keys() {
                 match self.pattern(pat, ptr, "patternProperties")? {
-                    Some(r) => pattern_keys.push(Self::quoted(RegexAst::And(vec![self.string_any(), r]))),
+                    Some(r) => {
+                        pattern_keys.push(Self::quoted(RegexAst::And(vec![self.string_any(), r])))
+                    }
                     None => pattern_keys.push(Self::quoted(self.string_any())),
                 }
             }
@@ -1023,32 +1046,33 @@ impl<'a> Compiler<'a> {
                 }
                 Value::Array(names)
             }
-            "properties" | "patternProperties" | "$defs" | "definitions"
-            | "dependentSchemas" => match (va, vb) {
-                (Value::Object(mut ma), Value::Object(mb)) => {
-                    for (kk, v) in mb {
-                        let v = if k == "properties" {
-                            b_extra.get(&kk).cloned().unwrap_or(v)
-                        } else {
-                            v
-                        };
-                        let nv = match ma.remove(&kk) {
-                            Some(old) => Self::all_of(old, v),
-                            None => v,
-                        };
-                        ma.insert(kk, nv);
-                    }
-                    if k == "properties" {
-                        for (kk, v) in b_extra {
-                            if !ma.contains_key(kk) {
-                                ma.insert(kk.clone(), v.clone());
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                match (va, vb) {
+                    (Value::Object(mut ma), Value::Object(mb)) => {
+                        for (kk, v) in mb {
+                            let v = if k == "properties" {
+                                b_extra.get(&kk).cloned().unwrap_or(v)
+                            } else {
+                                v
+                            };
+                            let nv = match ma.remove(&kk) {
+                                Some(old) => Self::all_of(old, v),
+                                None => v,
+                            };
+                            ma.insert(kk, nv);
+                        }
+                        if k == "properties" {
+                            for (kk, v) in b_extra {
+                                if !ma.contains_key(kk) {
+                                    ma.insert(kk.clone(), v.clone());
+                                }
                             }
                         }
+                        Value::Object(ma)
                     }
-                    Value::Object(ma)
+                    (va, _) => va,
                 }
-                (va, _) => va,
-            },
+            }
             "required" => {
                 let mut out: Vec<Value> = va.as_array().cloned().unwrap_or_default();
                 for x in vb.as_array().cloned().unwrap_or_default() {
@@ -1067,8 +1091,13 @@ impl<'a> Compiler<'a> {
                 }
                 (va, _) => va,
             },
-            "additionalProperties" | "additionalItems" | "propertyNames" | "contains"
-            | "unevaluatedProperties" | "unevaluatedItems" | "not" => {
+            "additionalProperties"
+            | "additionalItems"
+            | "propertyNames"
+            | "contains"
+            | "unevaluatedProperties"
+            | "unevaluatedItems"
+            | "not" => {
                 if k == "not" {
                     let mut m = Map::new();
                     m.insert("anyOf".into(), Value::Array(vec![va, vb]));
@@ -1212,13 +1241,11 @@ impl<'a> Compiler<'a> {
                 return self.ref_nt(r, &base, ptr);
             }
         }
-        if let Some(r) = m.get("$ref").and_then(Value::as_str) {
-            // Recursive structures often repeat `{"$ref": X, <siblings>}`: compile each
-            // combination once, so the recursion becomes a cycle of nonterminals.
-            let (target, _) = self.resolve(r, &base, ptr)?;
-            let mut siblings = m.clone();
-            siblings.remove("$ref");
-            let key = format!("{target}|{}", Value::Object(siblings));
+        if m.contains_key("$ref") || m.contains_key("allOf") {
+            // Recursive structures often repeat `{"$ref": X, <siblings>}` or
+            // `{"allOf": [{"$ref": X}, ...]}`: compile each distinct schema once, so the
+            // recursion becomes a cycle of nonterminals.
+            let key = format!("{base}|{s}");
             if let Some(&nt) = self.merged_refs.get(&key) {
                 return Ok(nt);
             }
@@ -1228,10 +1255,6 @@ impl<'a> Compiler<'a> {
             let inner = self.schema_flat(&flat, ptr, &base)?;
             self.rule(nt, vec![IrSymbol::Nonterminal(inner)])?;
             return Ok(nt);
-        }
-        if m.contains_key("allOf") {
-            let flat = self.flatten(s, ptr, &base, 0)?;
-            return self.schema_flat(&flat, ptr, &base);
         }
         self.schema_flat(s, ptr, &base)
     }
@@ -1285,7 +1308,12 @@ impl<'a> Compiler<'a> {
     }
 
     /// Types and literal values a flattened branch can take, for disjointness proofs.
-    fn branch_summary(&mut self, b: &Value, base: &str, ptr: &str) -> R<(u8, Option<Vec<Value>>, Value)> {
+    fn branch_summary(
+        &mut self,
+        b: &Value,
+        base: &str,
+        ptr: &str,
+    ) -> R<(u8, Option<Vec<Value>>, Value)> {
         let fb = self.flatten(b, ptr, base, 0)?;
         let Value::Object(m) = &fb else {
             return Ok((if fb == Value::Bool(true) { T_ALL } else { 0 }, None, fb));
@@ -1336,40 +1364,48 @@ impl<'a> Compiler<'a> {
         Ok(true)
     }
 
-    fn pair_disjoint(&self, a: &(u8, Option<Vec<Value>>, Value), b: &(u8, Option<Vec<Value>>, Value)) -> bool {
+    fn pair_disjoint(
+        &self,
+        a: &(u8, Option<Vec<Value>>, Value),
+        b: &(u8, Option<Vec<Value>>, Value),
+    ) -> bool {
         // `number` sets both numeric bits, `integer` only T_INT.
         if a.0 & b.0 == 0 {
             return true;
         }
-        if let (Some(va), Some(vb)) = (&a.1, &b.1) {
-            if va.iter().all(|x| !vb.contains(x)) {
-                return true;
-            }
+        if let (Some(va), Some(vb)) = (&a.1, &b.1)
+            && va.iter().all(|x| !vb.contains(x))
+        {
+            return true;
         }
         // A discriminator: a property required in both whose values are disjoint literals.
-        if let (Value::Object(ma), Value::Object(mb)) = (&a.2, &b.2) {
-            if a.0 & !T_OBJ == 0 || b.0 & !T_OBJ == 0 {
-                let req = |m: &Map<String, Value>| -> Vec<String> {
-                    m.get("required")
-                        .and_then(Value::as_array)
-                        .map(|r| r.iter().filter_map(|x| x.as_str().map(String::from)).collect())
-                        .unwrap_or_default()
-                };
-                let lits = |m: &Map<String, Value>, k: &str| -> Option<Vec<Value>> {
-                    let p = m.get("properties")?.get(k)?;
-                    if let Some(c) = p.get("const") {
-                        return Some(vec![c.clone()]);
-                    }
-                    p.get("enum").and_then(Value::as_array).cloned()
-                };
-                let ra = req(ma);
-                let rb = req(mb);
-                for k in ra.iter().filter(|k| rb.contains(k)) {
-                    if let (Some(x), Some(y)) = (lits(ma, k), lits(mb, k)) {
-                        if x.iter().all(|v| !y.contains(v)) {
-                            return true;
-                        }
-                    }
+        if let (Value::Object(ma), Value::Object(mb)) = (&a.2, &b.2)
+            && (a.0 & !T_OBJ == 0 || b.0 & !T_OBJ == 0)
+        {
+            let req = |m: &Map<String, Value>| -> Vec<String> {
+                m.get("required")
+                    .and_then(Value::as_array)
+                    .map(|r| {
+                        r.iter()
+                            .filter_map(|x| x.as_str().map(String::from))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            let lits = |m: &Map<String, Value>, k: &str| -> Option<Vec<Value>> {
+                let p = m.get("properties")?.get(k)?;
+                if let Some(c) = p.get("const") {
+                    return Some(vec![c.clone()]);
+                }
+                p.get("enum").and_then(Value::as_array).cloned()
+            };
+            let ra = req(ma);
+            let rb = req(mb);
+            for k in ra.iter().filter(|k| rb.contains(k)) {
+                if let (Some(x), Some(y)) = (lits(ma, k), lits(mb, k))
+                    && x.iter().all(|v| !y.contains(v))
+                {
+                    return true;
                 }
             }
         }
@@ -1550,16 +1586,22 @@ impl<'a> Compiler<'a> {
 
     /// A scalar literal; numbers match every plain spelling of the same value (`2`, `2.0`).
     fn scalar_regex(&self, v: &Value) -> RegexAst {
-        if let Value::Number(n) = v {
-            if let Some(d) = Decimal::parse(&n.to_string()) {
-                let sign = if d.negative { "-" } else if d.int == "0" && d.frac.is_empty() { "-?" } else { "" };
-                let pat = if d.frac.is_empty() {
-                    format!(r"{sign}{}(?:\.0+)?", d.int)
-                } else {
-                    format!(r"{sign}{}\.{}0*", d.int, d.frac)
-                };
-                return RegexAst::Pattern(pat, Default::default());
-            }
+        if let Value::Number(n) = v
+            && let Some(d) = Decimal::parse(&n.to_string())
+        {
+            let sign = if d.negative {
+                "-"
+            } else if d.int == "0" && d.frac.is_empty() {
+                "-?"
+            } else {
+                ""
+            };
+            let pat = if d.frac.is_empty() {
+                format!(r"{sign}{}(?:\.0+)?", d.int)
+            } else {
+                format!(r"{sign}{}\.{}0*", d.int, d.frac)
+            };
+            return RegexAst::Pattern(pat, Default::default());
         }
         RegexAst::Literal(self.scalar_text(v).into_bytes())
     }
@@ -1588,7 +1630,11 @@ impl<'a> Compiler<'a> {
                     if i > 0 {
                         rhs.push(IrSymbol::Lexeme(p.comma));
                     }
-                    rhs.push(IrSymbol::Nonterminal(self.const_value(x, ptr, depth + 1)?));
+                    rhs.push(IrSymbol::Nonterminal(self.const_value(
+                        x,
+                        ptr,
+                        depth + 1,
+                    )?));
                 }
                 rhs.push(IrSymbol::Lexeme(p.rbrack));
                 self.rule(nt, rhs)?;
@@ -1600,10 +1646,15 @@ impl<'a> Compiler<'a> {
                     if i > 0 {
                         rhs.push(IrSymbol::Lexeme(p.comma));
                     }
-                    let kl = self.lexeme(&py_string(k), RegexAst::Literal(py_string(k).into_bytes()))?;
+                    let kl =
+                        self.lexeme(&py_string(k), RegexAst::Literal(py_string(k).into_bytes()))?;
                     rhs.push(IrSymbol::Lexeme(kl));
                     rhs.push(IrSymbol::Lexeme(p.colon));
-                    rhs.push(IrSymbol::Nonterminal(self.const_value(x, ptr, depth + 1)?));
+                    rhs.push(IrSymbol::Nonterminal(self.const_value(
+                        x,
+                        ptr,
+                        depth + 1,
+                    )?));
                 }
                 rhs.push(IrSymbol::Lexeme(p.rbrace));
                 self.rule(nt, rhs)?;
@@ -1657,16 +1708,16 @@ impl<'a> Compiler<'a> {
                 None => self.approx(ptr, incl, Direction::Superset, "not a finite number")?,
             }
         }
-        if let Some(v) = m.get(excl) {
-            if !v.is_boolean() {
-                match parse(v) {
-                    Some((value, dec)) => consider(Bound {
-                        value,
-                        dec,
-                        strict: true,
-                    }),
-                    None => self.approx(ptr, excl, Direction::Superset, "not a finite number")?,
-                }
+        if let Some(v) = m.get(excl)
+            && !v.is_boolean()
+        {
+            match parse(v) {
+                Some((value, dec)) => consider(Bound {
+                    value,
+                    dec,
+                    strict: true,
+                }),
+                None => self.approx(ptr, excl, Direction::Superset, "not a finite number")?,
             }
         }
         Ok(best)
@@ -1686,7 +1737,12 @@ impl<'a> Compiler<'a> {
             let dec = Value::as_number(mo).and_then(|n| Decimal::parse(&n.to_string()));
             match dec {
                 Some(dec) if d > 0.0 && dec.int == "1" && !dec.frac.is_empty() => {
-                    self.approx(ptr, "multipleOf", Direction::Superset, "divisor not supported")?;
+                    self.approx(
+                        ptr,
+                        "multipleOf",
+                        Direction::Superset,
+                        "divisor not supported",
+                    )?;
                 }
                 Some(dec) if d > 0.0 && dec.frac.is_empty() => {
                     integer = true;
@@ -1704,7 +1760,12 @@ impl<'a> Compiler<'a> {
                     frac_digits = Some(dec.frac.len());
                 }
                 _ => {
-                    self.approx(ptr, "multipleOf", Direction::Superset, "divisor not supported")?;
+                    self.approx(
+                        ptr,
+                        "multipleOf",
+                        Direction::Superset,
+                        "divisor not supported",
+                    )?;
                 }
             }
         }
@@ -1721,7 +1782,7 @@ impl<'a> Compiler<'a> {
         } else if bounded {
             // Exponent forms: exact only for non-negative values when there is no upper
             // bound and the lower bound is at most zero.
-            let lo_ok = lo.as_ref().is_none_or(|b| b.value < 0.0 || (b.value == 0.0 && !b.strict));
+            let lo_ok = lo.as_ref().is_none_or(|b| b.value <= 0.0);
             if hi.is_none() && lo_ok {
                 parts.push(pat(format!("{}|{EXP_POSITIVE}", numeric::ANY_MAG_SIGNED)));
                 if lo.as_ref().is_some_and(|b| b.value < 0.0) {
@@ -1746,8 +1807,14 @@ impl<'a> Compiler<'a> {
         }
         if let Some(b) = &lo {
             let g = numeric::ge(&b.dec, b.strict);
-            // Exponent forms (only present when allowed above) pass the lower bound.
-            parts.push(pat(format!("{g}|{EXP_POSITIVE}")));
+            // Exponent forms (only present when allowed above) pass a lower bound <= 0,
+            // except zero itself for an exclusive bound at zero.
+            let exp = if b.strict && b.value == 0.0 {
+                EXP_NONZERO
+            } else {
+                EXP_POSITIVE
+            };
+            parts.push(pat(format!("{g}|{exp}")));
         }
         if let Some(b) = &hi {
             parts.push(pat(numeric::le(&b.dec, b.strict)));
@@ -1755,9 +1822,12 @@ impl<'a> Compiler<'a> {
         if let Some(n) = int_step {
             match self.multiple_regex(n) {
                 Some(r) => parts.push(pat(r)),
-                None => {
-                    self.approx(ptr, "multipleOf", Direction::Superset, "divisor not supported")?
-                }
+                None => self.approx(
+                    ptr,
+                    "multipleOf",
+                    Direction::Superset,
+                    "divisor not supported",
+                )?,
             }
         }
         let regex = if parts.len() == 1 {
@@ -1775,11 +1845,11 @@ impl<'a> Compiler<'a> {
         let mut a = 0;
         let mut b = 0;
         let mut x = n;
-        while x % 2 == 0 {
+        while x.is_multiple_of(2) {
             x /= 2;
             a += 1;
         }
-        while x % 5 == 0 {
+        while x.is_multiple_of(5) {
             x /= 5;
             b += 1;
         }
@@ -1850,13 +1920,15 @@ impl<'a> Compiler<'a> {
         ));
         let patterns: Vec<String> = match m.get("pattern") {
             Some(Value::String(p)) => vec![p.clone()],
-            Some(Value::Array(a)) => a.iter().filter_map(|x| x.as_str().map(String::from)).collect(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect(),
             _ => Vec::new(),
         };
         for p in patterns {
-            match self.pattern(&p, ptr, "pattern")? {
-                Some(r) => parts.push(r),
-                None => {}
+            if let Some(r) = self.pattern(&p, ptr, "pattern")? {
+                parts.push(r)
             }
         }
         if let Some(f) = m.get("format").and_then(Value::as_str) {
@@ -1946,7 +2018,12 @@ impl<'a> Compiler<'a> {
             max = Some(max.map_or(np, |x| x.min(np)));
         }
         if max.is_some_and(|x| x > MAX_UNROLLED_ITEMS.max(min).max(np)) {
-            self.approx(ptr, "maxItems", Direction::Superset, "too large to unroll; not enforced")?;
+            self.approx(
+                ptr,
+                "maxItems",
+                Direction::Superset,
+                "too large to unroll; not enforced",
+            )?;
             max = None;
             if rest.is_none() {
                 rest = Some(self.nothing()?);
@@ -1984,25 +2061,25 @@ impl<'a> Compiler<'a> {
         }
         let last = states[k_end];
         self.rule(last, vec![])?;
-        if max.is_none() {
-            if let Some(r) = rest {
-                let tail = self.nt(&format!("array:{ptr}#tail"))?;
-                let mut first = Vec::new();
-                if k_end > 0 {
-                    first.push(IrSymbol::Lexeme(p.comma));
-                }
-                first.push(IrSymbol::Nonterminal(r));
-                self.rule(tail, first)?;
-                self.rule(
-                    tail,
-                    vec![
-                        IrSymbol::Nonterminal(tail),
-                        IrSymbol::Lexeme(p.comma),
-                        IrSymbol::Nonterminal(r),
-                    ],
-                )?;
-                self.rule(last, vec![IrSymbol::Nonterminal(tail)])?;
+        if max.is_none()
+            && let Some(r) = rest
+        {
+            let tail = self.nt(&format!("array:{ptr}#tail"))?;
+            let mut first = Vec::new();
+            if k_end > 0 {
+                first.push(IrSymbol::Lexeme(p.comma));
             }
+            first.push(IrSymbol::Nonterminal(r));
+            self.rule(tail, first)?;
+            self.rule(
+                tail,
+                vec![
+                    IrSymbol::Nonterminal(tail),
+                    IrSymbol::Lexeme(p.comma),
+                    IrSymbol::Nonterminal(r),
+                ],
+            )?;
+            self.rule(last, vec![IrSymbol::Nonterminal(tail)])?;
         }
         self.rule(
             arr,
@@ -2037,7 +2114,12 @@ impl<'a> Compiler<'a> {
                     is_annotation(k)
                         || matches!(
                             k.as_str(),
-                            "type" | "pattern" | "minLength" | "maxLength" | "format" | "enum"
+                            "type"
+                                | "pattern"
+                                | "minLength"
+                                | "maxLength"
+                                | "format"
+                                | "enum"
                                 | "const"
                         )
                 });
@@ -2096,10 +2178,10 @@ impl<'a> Compiler<'a> {
         let mut required: Vec<String> = Vec::new();
         if let Some(Value::Array(r)) = m.get("required") {
             for x in r {
-                if let Some(s) = x.as_str() {
-                    if !required.iter().any(|y| y == s) {
-                        required.push(s.to_string());
-                    }
+                if let Some(s) = x.as_str()
+                    && !required.iter().any(|y| y == s)
+                {
+                    required.push(s.to_string());
                 }
             }
         }
@@ -2131,7 +2213,8 @@ impl<'a> Compiler<'a> {
         }
         let additional = m.get("additionalProperties");
         // Named keys: properties first, then required keys not listed there.
-        let mut named: Vec<(String, Option<&Value>)> = props.iter().map(|(k, v)| (k.clone(), Some(v))).collect();
+        let mut named: Vec<(String, Option<&Value>)> =
+            props.iter().map(|(k, v)| (k.clone(), Some(v))).collect();
         for r in &required {
             if !props.contains_key(r) {
                 named.push((r.clone(), None));
@@ -2190,7 +2273,10 @@ impl<'a> Compiler<'a> {
             let mut parts = vec![pattern_keys[i].clone()];
             parts.extend(not_named.clone());
             parts.extend(key_names.clone());
-            let kl = self.lexeme(&format!("key:{ptr}/patternProperties/{i}"), RegexAst::And(parts))?;
+            let kl = self.lexeme(
+                &format!("key:{ptr}/patternProperties/{i}"),
+                RegexAst::And(parts),
+            )?;
             let sp = format!("{ptr}/patternProperties/{}", ptr_token(&pattern_props[i].0));
             let v = self.schema(schema, &sp, base)?;
             extras.push(self.member(kl, v)?);
@@ -2216,7 +2302,10 @@ impl<'a> Compiler<'a> {
             let kl = if parts.len() == 1 {
                 self.string_lexeme()?
             } else {
-                self.lexeme(&format!("key:{ptr}/additionalProperties"), RegexAst::And(parts))?
+                self.lexeme(
+                    &format!("key:{ptr}/additionalProperties"),
+                    RegexAst::And(parts),
+                )?
             };
             extras.push(self.member(kl, v)?);
         }
@@ -2247,7 +2336,11 @@ impl<'a> Compiler<'a> {
     ) -> R<u32> {
         let p = self.punct()?;
         let k = named.iter().filter(|x| x.1).count() as u64;
-        let possible = if extras.is_empty() { Some(named.len() as u64) } else { None };
+        let possible = if extras.is_empty() {
+            Some(named.len() as u64)
+        } else {
+            None
+        };
         let need_min = min_p > k;
         let need_max = max_p.is_some_and(|mx| possible.is_none_or(|n| mx < n));
         let mut cap: u64 = 1;
@@ -2258,7 +2351,11 @@ impl<'a> Compiler<'a> {
             if cap > MAX_PROPERTY_COUNT {
                 self.approx(
                     ptr,
-                    if need_max { "maxProperties" } else { "minProperties" },
+                    if need_max {
+                        "maxProperties"
+                    } else {
+                        "minProperties"
+                    },
                     Direction::Superset,
                     "property count too large to track",
                 )?;
@@ -2301,15 +2398,16 @@ impl<'a> Compiler<'a> {
                 let n = named.len() as u64;
                 while let Some((i, c)) = todo.pop() {
                     let here = states[&(i, c)];
-                    let mut goto = |s: &mut Self, key: (u64, u64), todo: &mut Vec<(u64, u64)>| -> R<u32> {
-                        if let Some(&x) = states.get(&key) {
-                            return Ok(x);
-                        }
-                        let x = s.nt("members")?;
-                        states.insert(key, x);
-                        todo.push(key);
-                        Ok(x)
-                    };
+                    let mut goto =
+                        |s: &mut Self, key: (u64, u64), todo: &mut Vec<(u64, u64)>| -> R<u32> {
+                            if let Some(&x) = states.get(&key) {
+                                return Ok(x);
+                            }
+                            let x = s.nt("members")?;
+                            states.insert(key, x);
+                            todo.push(key);
+                            Ok(x)
+                        };
                     if i < n {
                         let (mem, req) = named[i as usize];
                         if can_add(c) {
@@ -2328,15 +2426,15 @@ impl<'a> Compiler<'a> {
                         if c >= min_p {
                             self.rule(here, vec![])?;
                         }
-                        if let Some(e) = extra_nt {
-                            if can_add(c) {
-                                let next = goto(self, (i, inc(c)), &mut todo)?;
-                                let mut rhs = Vec::new();
-                                sep(c, &mut rhs);
-                                rhs.push(IrSymbol::Nonterminal(e));
-                                rhs.push(IrSymbol::Nonterminal(next));
-                                self.rule(here, rhs)?;
-                            }
+                        if let Some(e) = extra_nt
+                            && can_add(c)
+                        {
+                            let next = goto(self, (i, inc(c)), &mut todo)?;
+                            let mut rhs = Vec::new();
+                            sep(c, &mut rhs);
+                            rhs.push(IrSymbol::Nonterminal(e));
+                            rhs.push(IrSymbol::Nonterminal(next));
+                            self.rule(here, rhs)?;
                         }
                     }
                 }
@@ -2358,7 +2456,11 @@ impl<'a> Compiler<'a> {
                     }
                     Some(o)
                 };
-                let full = if tracked { (1u64 << req.len()) - 1 } else { req.len() as u64 };
+                let full = if tracked {
+                    (1u64 << req.len()) - 1
+                } else {
+                    req.len() as u64
+                };
                 let any_req = if tracked || req.is_empty() {
                     None
                 } else {
@@ -2370,30 +2472,31 @@ impl<'a> Compiler<'a> {
                 };
                 while let Some((mask, c)) = todo.pop() {
                     let here = states[&(mask, c)];
-                    let mut goto = |s: &mut Self, key: (u64, u64), todo: &mut Vec<(u64, u64)>| -> R<u32> {
-                        if let Some(&x) = states.get(&key) {
-                            return Ok(x);
-                        }
-                        let x = s.nt("members")?;
-                        states.insert(key, x);
-                        todo.push(key);
-                        Ok(x)
-                    };
+                    let mut goto =
+                        |s: &mut Self, key: (u64, u64), todo: &mut Vec<(u64, u64)>| -> R<u32> {
+                            if let Some(&x) = states.get(&key) {
+                                return Ok(x);
+                            }
+                            let x = s.nt("members")?;
+                            states.insert(key, x);
+                            todo.push(key);
+                            Ok(x)
+                        };
                     if mask == full && c >= min_p {
                         self.rule(here, vec![])?;
                     }
                     if !can_add(c) {
                         continue;
                     }
-                    if let Some(r) = any_req {
-                        if mask < full {
-                            let next = goto(self, (mask + 1, inc(c)), &mut todo)?;
-                            let mut rhs = Vec::new();
-                            sep(c, &mut rhs);
-                            rhs.push(IrSymbol::Nonterminal(r));
-                            rhs.push(IrSymbol::Nonterminal(next));
-                            self.rule(here, rhs)?;
-                        }
+                    if let Some(r) = any_req
+                        && mask < full
+                    {
+                        let next = goto(self, (mask + 1, inc(c)), &mut todo)?;
+                        let mut rhs = Vec::new();
+                        sep(c, &mut rhs);
+                        rhs.push(IrSymbol::Nonterminal(r));
+                        rhs.push(IrSymbol::Nonterminal(next));
+                        self.rule(here, rhs)?;
                     }
                     for (j, &mem) in req.iter().enumerate() {
                         if !tracked || mask & (1 << j) != 0 {

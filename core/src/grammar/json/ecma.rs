@@ -54,7 +54,11 @@ fn hex_value(s: &[char]) -> Option<u32> {
 
 /// Parse an escape after `\` at `chars[i]` that denotes one character (shared by classes and
 /// atoms). Returns the char and the index after the escape.
-fn char_escape(chars: &[char], i: usize, in_class: bool) -> Result<Option<(char, usize)>, PatternError> {
+fn char_escape(
+    chars: &[char],
+    i: usize,
+    in_class: bool,
+) -> Result<Option<(char, usize)>, PatternError> {
     let Some(&c) = chars.get(i) else {
         return Err(PatternError::Invalid("trailing backslash".into()));
     };
@@ -68,9 +72,7 @@ fn char_escape(chars: &[char], i: usize, in_class: bool) -> Result<Option<(char,
         'b' if in_class => simple('\x08'),
         '0' if !chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()) => simple('\0'),
         'c' => match chars.get(i + 1) {
-            Some(l) if l.is_ascii_alphabetic() => {
-                Ok(Some((char::from((*l as u8) % 32), i + 2)))
-            }
+            Some(l) if l.is_ascii_alphabetic() => Ok(Some((char::from((*l as u8) % 32), i + 2))),
             _ => simple('\\'),
         },
         'x' => {
@@ -95,14 +97,14 @@ fn char_escape(chars: &[char], i: usize, in_class: bool) -> Result<Option<(char,
                 Some(v) => {
                     if (0xD800..0xDC00).contains(&v) {
                         // A surrogate pair written as two escapes.
-                        if chars.get(i + 5) == Some(&'\\') && chars.get(i + 6) == Some(&'u') {
-                            if let Some(lo) = chars.get(i + 7..i + 11).and_then(hex_value) {
-                                if (0xDC00..0xE000).contains(&lo) {
-                                    let cp = 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00);
-                                    if let Some(ch) = char::from_u32(cp) {
-                                        return Ok(Some((ch, i + 11)));
-                                    }
-                                }
+                        if chars.get(i + 5) == Some(&'\\')
+                            && chars.get(i + 6) == Some(&'u')
+                            && let Some(lo) = chars.get(i + 7..i + 11).and_then(hex_value)
+                            && (0xDC00..0xE000).contains(&lo)
+                        {
+                            let cp = 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00);
+                            if let Some(ch) = char::from_u32(cp) {
+                                return Ok(Some((ch, i + 11)));
                             }
                         }
                         return Err(PatternError::Unsupported("lone surrogate escape".into()));
@@ -229,22 +231,20 @@ pub(crate) fn translate(src: &str) -> Result<String, PatternError> {
                 quantifiable = true;
                 i += 1;
             }
-            '{' => {
-                match quantifier_end(&chars, i) {
-                    Some(e) if quantifiable => {
-                        out.extend(&chars[i..=e]);
-                        i = e + 1;
-                        if chars.get(i) == Some(&'?') {
-                            i += 1;
-                        }
-                    }
-                    _ => {
-                        out.push_str(r"\{");
+            '{' => match quantifier_end(&chars, i) {
+                Some(e) if quantifiable => {
+                    out.extend(&chars[i..=e]);
+                    i = e + 1;
+                    if chars.get(i) == Some(&'?') {
                         i += 1;
-                        quantifiable = true;
                     }
                 }
-            }
+                _ => {
+                    out.push_str(r"\{");
+                    i += 1;
+                    quantifiable = true;
+                }
+            },
             '}' => {
                 out.push_str(r"\}");
                 quantifiable = true;
@@ -287,7 +287,11 @@ fn translate_class(chars: &[char], mut i: usize, out: &mut String) -> Result<usi
     }
     if chars.get(i) == Some(&']') {
         // `[]` matches nothing, `[^]` any character.
-        out.push_str(if negated { r"[\x{0}-\x{10FFFF}]" } else { r"[^\x{0}-\x{10FFFF}]" });
+        out.push_str(if negated {
+            r"[\x{0}-\x{10FFFF}]"
+        } else {
+            r"[^\x{0}-\x{10FFFF}]"
+        });
         return Ok(i + 1);
     }
     out.push_str(if negated { "[^" } else { "[" });
@@ -311,7 +315,11 @@ fn translate_class(chars: &[char], mut i: usize, out: &mut String) -> Result<usi
                 return Err(PatternError::Invalid("trailing backslash".into()));
             };
             if let Some((set, neg)) = class_shorthand(n) {
-                let s = if neg { format!("[^{set}]") } else { set.to_string() };
+                let s = if neg {
+                    format!("[^{set}]")
+                } else {
+                    set.to_string()
+                };
                 (s, false, i + 2)
             } else if n.is_ascii_digit() && n != '0' {
                 return Err(PatternError::Unsupported("back-reference in class".into()));
@@ -464,14 +472,27 @@ fn encode(h: &Hir, depth: u32) -> Result<Hir, PatternError> {
             return Err(PatternError::Unsupported("byte class".into()));
         }
         HirKind::Look(_) => {
-            return Err(PatternError::Unsupported("anchor or look-around inside the pattern".into()));
+            return Err(PatternError::Unsupported(
+                "anchor or look-around inside the pattern".into(),
+            ));
         }
-        HirKind::Repetition(rep) => Hir::repetition(Repetition {
-            min: rep.min,
-            max: rep.max,
-            greedy: true,
-            sub: Box::new(encode(&rep.sub, depth + 1)?),
-        }),
+        HirKind::Repetition(rep) => {
+            let mut sub = encode(&rep.sub, depth + 1)?;
+            if matches!(sub.kind(), HirKind::Repetition(_)) {
+                // The printer writes `x+?` for `(?:x+)?`, which re-parses as a lazy `+`.
+                sub = Hir::capture(Capture {
+                    index: 1,
+                    name: None,
+                    sub: Box::new(sub),
+                });
+            }
+            Hir::repetition(Repetition {
+                min: rep.min,
+                max: rep.max,
+                greedy: true,
+                sub: Box::new(sub),
+            })
+        }
         HirKind::Capture(cap) => Hir::capture(Capture {
             index: cap.index,
             name: None,
@@ -503,7 +524,11 @@ fn is_end(h: &Hir) -> bool {
 }
 
 /// Split `h` into top-level alternatives with their anchoring: (start, end, body).
-fn split_alternatives(h: &Hir, out: &mut Vec<(bool, bool, Hir)>, depth: u32) -> Result<(), PatternError> {
+fn split_alternatives(
+    h: &Hir,
+    out: &mut Vec<(bool, bool, Hir)>,
+    depth: u32,
+) -> Result<(), PatternError> {
     if depth > 100 {
         return Err(PatternError::Unsupported("pattern nests too deeply".into()));
     }

@@ -39,8 +39,12 @@ pub(crate) fn format_regex(name: &str) -> Option<alloc::string::String> {
             alts.push(format!("(?:{h16}:){{6}}{ls32}"));
             alts.push(format!("::(?:{h16}:){{5}}{ls32}"));
             alts.push(format!("(?:{h16})?::(?:{h16}:){{4}}{ls32}"));
-            alts.push(format!("(?:(?:{h16}:){{0,1}}{h16})?::(?:{h16}:){{3}}{ls32}"));
-            alts.push(format!("(?:(?:{h16}:){{0,2}}{h16})?::(?:{h16}:){{2}}{ls32}"));
+            alts.push(format!(
+                "(?:(?:{h16}:){{0,1}}{h16})?::(?:{h16}:){{3}}{ls32}"
+            ));
+            alts.push(format!(
+                "(?:(?:{h16}:){{0,2}}{h16})?::(?:{h16}:){{2}}{ls32}"
+            ));
             alts.push(format!("(?:(?:{h16}:){{0,3}}{h16})?::{h16}:{ls32}"));
             alts.push(format!("(?:(?:{h16}:){{0,4}}{h16})?::{ls32}"));
             alts.push(format!("(?:(?:{h16}:){{0,5}}{h16})?::{h16}"));

@@ -15,12 +15,12 @@
 //!
 //! | keyword | status |
 //! |:--|:--|
-//! | `type` (string or array), `enum`, `const` | exact (enum values are filtered by `type`) |
+//! | `type` (string or array), `enum`, `const` | exact (enum values are filtered by `type`; a number matches every plain spelling of its value, `2` = `2.0`; other keywords next to `enum` are not re-checked against its values) |
 //! | `properties`, `required`, `additionalProperties`, `patternProperties` | exact; a key matching several patterns must match their schemas' union (superset, reported, when patterns overlap) |
-//! | property order | [`PropertyOrder::AnyOrder`]: any order, each required key exactly once (tracked as a subset when there are at most 10 required keys; beyond, schema order: subset, reported). [`PropertyOrder::SchemaOrder`]: schema order, extra keys last |
+//! | property order | [`PropertyOrder::AnyOrder`]: any order; required keys are tracked as a set (at most 10 of them) or, beyond, counted (exact for documents without duplicate keys). [`PropertyOrder::SchemaOrder`]: schema order, extra keys last |
 //! | `propertyNames` | exact for string keywords (`pattern`, lengths, `enum`, `const`, `format`); other forms ignored (superset, reported) |
 //! | `minProperties`, `maxProperties` | exact (counted up to 64; beyond: superset, reported) |
-//! | `dependentRequired`, draft-7 `dependencies` (arrays) | superset, reported (ignored) |
+//! | `dependentRequired`, draft-7 `dependencies` | unsupported: ignored (superset, reported) |
 //! | `items`, `prefixItems`, draft-7 `items` array + `additionalItems`, `minItems`, `maxItems` | exact (`maxItems` above 1000 is dropped: superset, reported) |
 //! | `anyOf` | exact (sibling keywords are merged into every branch) |
 //! | `oneOf` | exact when branches are provably disjoint (types, `const`/`enum`, a required discriminator property); otherwise `anyOf` (superset, reported) |
@@ -28,10 +28,11 @@
 //! | `$ref` | local JSON pointers (`~0`, `~1`, percent escapes), `$defs`, `definitions`, `$id`/`id`, `$anchor`; recursion becomes nonterminals; draft 4–7 ignore `$ref` siblings as the spec says. Remote references: error |
 //! | `minLength`, `maxLength` | exact, one escape sequence = one character (a surrogate pair escape = one); a `maxLength` above `max_repeat` is dropped (superset, reported); a `minLength` above it is an error |
 //! | `pattern` | ECMA-262, unanchored search, ASCII `\d`/`\w`; exact for canonical (`json.dumps`-style) escapes; look-around, back-references and word boundaries are ignored (superset, reported) |
-//! | `format` | date-time, date, time, duration, email, hostname, ipv4, ipv6, uuid, uri, uri-reference enforced (see `formats.rs` for their documented looseness); other formats are unknown (ignored, reported) |
-//! | `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` (number or draft-4 bool) | exact for integers and decimals written without exponent; a bounded `number` does not accept exponent notation (subset, reported) |
+//! | `format` | date-time, date, time, duration, email, hostname, ipv4, ipv6, uuid, uri, uri-reference enforced (see `formats.rs` for their documented looseness); the other formats of the specification (`regex`, `iri`, `json-pointer`, ...) are unsupported (ignored, reported); custom formats (`int32`, ...) are unknown (ignored) |
+//! | `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` (number or draft-4 bool) | exact for integers and for decimals written without exponent (range regexes built digit by digit); exponent notation is accepted for non-negative values under a lower bound <= 0 and no upper bound; otherwise a bounded `number` rejects exponent notation (subset, reported: `{m e x : lo <= m 10^x <= hi}` is not regular) |
 //! | `multipleOf` | exact for integer divisors up to 1000 on integers and for `10^-k` on numbers; otherwise superset, reported |
-//! | `not`, `if`/`then`/`else`, `uniqueItems`, `contains`, `dependentSchemas`, `unevaluated*` | unsupported: ignored (superset, reported) |
+//! | `not` | exact for `{}`, `true`, `false` and a bare `type`; otherwise unsupported (ignored, reported) |
+//! | `if`/`then`/`else`, `uniqueItems: true`, `contains`, `dependentSchemas`, `unevaluated*`, `$dynamicRef` | unsupported: ignored (superset, reported) |
 //! | annotations (`title`, `description`, `default`, `examples`, `$comment`, ...) | ignored |
 //! | other keywords | unknown: ignored (reported as [`CoverageStatus::Unknown`]; never an error) |
 //!
@@ -39,7 +40,7 @@
 //! (`json.dumps(ensure_ascii=False)`) spelling; generic strings accept every JSON escape;
 //! strings under `pattern` accept the canonical escapes only; an `integer` is written without
 //! fraction or exponent. Duplicate object keys (undefined in RFC 8259) are accepted for
-//! optional properties in [`PropertyOrder::AnyOrder`].
+//! optional properties in [`PropertyOrder::AnyOrder`] (and for required ones beyond 10).
 
 mod compiler;
 mod ecma;

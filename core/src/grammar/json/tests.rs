@@ -1,0 +1,532 @@
+//! Accept/reject tests per keyword family, checked byte by byte with a matcher over a small
+//! synthetic vocabulary (the same semantics as token masks).
+
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use serde_json::{Value, json};
+
+use super::{CoverageStatus, Direction, JsonOptions, PropertyOrder, Whitespace};
+use crate::{Grammar, GrammarErrorKind, Limits, Matcher, Vocabulary};
+
+fn vocab() -> Arc<Vocabulary> {
+    Arc::new(Vocabulary::synthetic(300, 7))
+}
+
+fn build(schema: Value, opts: &JsonOptions) -> (Grammar, super::CoverageReport) {
+    Grammar::from_json_schema(&schema, opts, &vocab(), &Limits::default())
+        .unwrap_or_else(|e| panic!("compile failed: {e}"))
+}
+
+fn accepts(g: &Grammar, text: &str) -> bool {
+    let mut m = Matcher::new(g);
+    m.try_consume_bytes(text.as_bytes()) && m.is_accepting()
+}
+
+/// Compile with `Whitespace::Python` and check each text.
+fn check(schema: Value, good: &[&str], bad: &[&str]) {
+    check_with(schema, &python(), good, bad);
+}
+
+fn python() -> JsonOptions {
+    JsonOptions {
+        whitespace: Whitespace::Python,
+        ..JsonOptions::default()
+    }
+}
+
+fn check_with(schema: Value, opts: &JsonOptions, good: &[&str], bad: &[&str]) {
+    let (g, report) = build(schema.clone(), opts);
+    for t in good {
+        assert!(
+            accepts(&g, t),
+            "should accept {t} for {schema} ({report:?})"
+        );
+    }
+    for t in bad {
+        assert!(!accepts(&g, t), "should reject {t} for {schema}");
+    }
+}
+
+#[test]
+fn types() {
+    check(json!({"type": "null"}), &["null"], &["0", "\"\"", "nul"]);
+    check(
+        json!({"type": "boolean"}),
+        &["true", "false"],
+        &["null", "1"],
+    );
+    check(
+        json!({"type": "integer"}),
+        &["0", "-12", "1234567890123"],
+        &["1.5", "01", "-", "\"1\""],
+    );
+    check(
+        json!({"type": "number"}),
+        &["0", "-1.25", "1e-05", "1.5e+16", "3"],
+        &["1.", ".5", "+1", "01"],
+    );
+    check(
+        json!({"type": ["string", "null"]}),
+        &["\"a\"", "null", "\"\\u00e9\\n\""],
+        &["1", "\"\\x\"", "\"\u{1}\""],
+    );
+    check(
+        json!({}),
+        &["{\"a\": [1, {}]}", "[]", "\"x\"", "-0.5"],
+        &["{\"a\" 1}"],
+    );
+    check(json!(true), &["1"], &[]);
+    let never =
+        Grammar::from_json_schema(&json!({"not": {}}), &python(), &vocab(), &Limits::default());
+    assert!(never.is_err(), "a schema accepting nothing cannot start");
+    check(
+        json!({"not": {"type": "string"}}),
+        &["1", "null"],
+        &["\"a\""],
+    );
+}
+
+#[test]
+fn enum_const() {
+    check(
+        json!({"enum": ["a", 1, null, [1, 2], {"k": true}]}),
+        &["\"a\"", "1", "1.0", "null", "[1, 2]", "{\"k\": true}"],
+        &["\"b\"", "2", "[1]", "{\"k\": false}"],
+    );
+    check(json!({"const": 2.5}), &["2.5", "2.50"], &["2.4", "25"]);
+    check(
+        json!({"type": "string", "enum": ["a", 1]}),
+        &["\"a\""],
+        &["1"],
+    );
+    check(json!({"const": "x\"y"}), &["\"x\\\"y\""], &["\"xy\""]);
+}
+
+#[test]
+fn objects_any_order() {
+    let s = json!({
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "boolean"}},
+        "required": ["a", "b"],
+        "additionalProperties": false
+    });
+    check(
+        s,
+        &[
+            "{\"a\": 1, \"b\": \"x\"}",
+            "{\"b\": \"x\", \"a\": 1}",
+            "{\"c\": true, \"b\": \"x\", \"a\": 1}",
+        ],
+        &[
+            "{\"a\": 1}",
+            "{\"a\": 1, \"b\": \"x\", \"d\": 1}",
+            "{\"a\": \"1\", \"b\": \"x\"}",
+            "{\"a\": 1, \"a\": 1}",
+            "{}",
+        ],
+    );
+}
+
+#[test]
+fn objects_schema_order() {
+    let opts = JsonOptions {
+        property_order: PropertyOrder::SchemaOrder,
+        ..python()
+    };
+    let s = json!({
+        "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+        "required": ["b"]
+    });
+    check_with(
+        s,
+        &opts,
+        &[
+            "{\"a\": 1, \"b\": \"x\"}",
+            "{\"b\": \"x\"}",
+            "{\"b\": \"x\", \"zz\": [1]}",
+        ],
+        &[
+            "{\"b\": \"x\", \"a\": 1}",
+            "{\"a\": 1}",
+            "{\"zz\": 1, \"b\": \"x\"}",
+        ],
+    );
+}
+
+#[test]
+fn many_required_keys_any_order() {
+    let mut props = serde_json::Map::new();
+    let mut req = Vec::new();
+    for i in 0..14 {
+        let k = alloc::format!("k{i}");
+        props.insert(k.clone(), json!({"type": "integer"}));
+        req.push(Value::String(k));
+    }
+    let s = json!({"type": "object", "properties": props, "required": req, "additionalProperties": false});
+    let mut fwd = String::from("{");
+    let mut rev = String::from("{");
+    for i in 0..14 {
+        if i > 0 {
+            fwd.push_str(", ");
+            rev.push_str(", ");
+        }
+        fwd.push_str(&alloc::format!("\"k{i}\": {i}"));
+        rev.push_str(&alloc::format!("\"k{}\": {i}", 13 - i));
+    }
+    fwd.push('}');
+    rev.push('}');
+    check(s, &[&fwd, &rev], &["{\"k0\": 1}"]);
+}
+
+#[test]
+fn additional_and_pattern_properties() {
+    check(
+        json!({
+            "properties": {"id": {"type": "integer"}},
+            "patternProperties": {"^x-": {"type": "string"}},
+            "additionalProperties": {"type": "boolean"}
+        }),
+        &["{\"id\": 1, \"x-a\": \"s\", \"other\": true}", "{}"],
+        &["{\"id\": true}", "{\"x-a\": true}", "{\"other\": \"s\"}"],
+    );
+    check(
+        json!({"propertyNames": {"pattern": "^[a-z]+$"}}),
+        &["{\"abc\": 1}"],
+        &["{\"aB\": 1}"],
+    );
+    check(
+        json!({"minProperties": 1, "maxProperties": 2}),
+        &["{\"a\": 1}", "{\"a\": 1, \"b\": 2}"],
+        &["{}", "{\"a\": 1, \"b\": 2, \"c\": 3}"],
+    );
+    check(
+        json!({"additionalProperties": false, "required": ["a"]}),
+        &[],
+        &["{\"a\": 1}", "{}"],
+    );
+}
+
+#[test]
+fn arrays() {
+    check(
+        json!({"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 3}),
+        &["[1]", "[1, 2, 3]"],
+        &["[]", "[1, 2, 3, 4]", "[\"a\"]"],
+    );
+    check(
+        json!({"prefixItems": [{"type": "string"}, {"type": "integer"}], "items": false}),
+        &["[]", "[\"a\"]", "[\"a\", 1]"],
+        &["[1]", "[\"a\", 1, 2]"],
+    );
+    check(
+        json!({"items": [{"type": "string"}], "additionalItems": {"type": "null"}}),
+        &["[\"a\", null, null]"],
+        &["[\"a\", 1]"],
+    );
+    check(
+        json!({"type": "array"}),
+        &["[]", "[1, [2, [3]], {\"a\": null}]"],
+        &["[1,]", "["],
+    );
+}
+
+#[test]
+fn strings() {
+    check(
+        json!({"type": "string", "minLength": 2, "maxLength": 3}),
+        &["\"ab\"", "\"abc\"", "\"a\\n\"", "\"éé\""],
+        &["\"a\"", "\"abcd\"", "\"\\n\""],
+    );
+    check(
+        json!({"type": "string", "pattern": "^[a-z]+-\\d{2}$"}),
+        &["\"ab-12\""],
+        &["\"ab-1\"", "\"AB-12\"", "\"ab-123\""],
+    );
+    check(
+        json!({"type": "string", "pattern": "b+"}),
+        &["\"abbc\"", "\"b\""],
+        &["\"ac\""],
+    );
+    check(
+        json!({"type": "string", "pattern": "^((?:.?[0-9]+){3,}(?:[-a-z]+)?)$"}),
+        &["\"6.0.1\"", "\"123\""],
+        &["\"1.2\""],
+    );
+    check(
+        json!({"type": "string", "pattern": "^[^\"]*$"}),
+        &["\"a\\\\b\""],
+        &["\"a\\\"b\""],
+    );
+}
+
+#[test]
+fn formats() {
+    let f = |name: &str| json!({"type": "string", "format": name});
+    check(
+        f("date-time"),
+        &[
+            "\"2024-02-29T12:30:00Z\"",
+            "\"2024-01-01T00:00:00.5+01:00\"",
+        ],
+        &["\"2024-13-01T00:00:00Z\"", "\"2024-01-01 00:00:00Z\""],
+    );
+    check(
+        f("date"),
+        &["\"2024-04-30\""],
+        &["\"2024-04-31\"", "\"24-01-01\""],
+    );
+    check(f("time"), &["\"23:59:60Z\""], &["\"24:00:00Z\""]);
+    check(f("email"), &["\"a.b@c.org\""], &["\"a@\"", "\"ab\""]);
+    check(f("ipv4"), &["\"192.168.0.1\""], &["\"256.1.1.1\""]);
+    check(f("ipv6"), &["\"::1\"", "\"fe80::1:2\""], &["\"1:::2\""]);
+    check(
+        f("uuid"),
+        &["\"123e4567-e89b-12d3-a456-426614174000\""],
+        &["\"123\""],
+    );
+    check(
+        f("uri"),
+        &["\"https://x.org/a?b#c\""],
+        &["\"x y\"", "\"/rel\""],
+    );
+    check(f("uri-reference"), &["\"/rel\"", "\"a/b\""], &["\"://\""]);
+    check(
+        f("duration"),
+        &["\"P1DT2H\"", "\"P3W\"", "\"PT5S\""],
+        &["\"P\"", "\"PT\""],
+    );
+    check(f("hostname"), &["\"a-b.example.com\""], &["\"-a.com\""]);
+}
+
+#[test]
+fn numbers() {
+    check(
+        json!({"type": "integer", "minimum": -5, "exclusiveMaximum": 10}),
+        &["-5", "0", "9"],
+        &["-6", "10", "100"],
+    );
+    check(
+        json!({"type": "number", "minimum": 0.5, "maximum": 2.25}),
+        &["0.5", "1", "2.25", "2.2"],
+        &["0.49", "2.26", "3", "-1"],
+    );
+    check(
+        json!({"type": "number", "exclusiveMinimum": 0}),
+        &["0.001", "5", "1e+20"],
+        &["0", "-1", "0.0"],
+    );
+    check(
+        json!({"$schema": "http://json-schema.org/draft-04/schema#",
+               "type": "integer", "minimum": 1, "exclusiveMinimum": true}),
+        &["2"],
+        &["1"],
+    );
+    check(
+        json!({"type": "integer", "multipleOf": 5}),
+        &["0", "15", "-20"],
+        &["7", "21"],
+    );
+    check(
+        json!({"type": "number", "multipleOf": 0.01}),
+        &["1.25", "3", "0.1"],
+        &["0.125"],
+    );
+}
+
+#[test]
+fn combinators() {
+    check(
+        json!({"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 3}]}),
+        &["\"a\"", "3"],
+        &["2", "null"],
+    );
+    check(
+        json!({"type": "object", "required": ["a"],
+               "oneOf": [{"properties": {"a": {"const": 1}}}, {"properties": {"a": {"const": 2}, "b": {"type": "string"}}, "required": ["b"]}]}),
+        &["{\"a\": 1}", "{\"a\": 2, \"b\": \"x\"}"],
+        &["{\"a\": 3}", "{\"a\": 2}"],
+    );
+    check(
+        json!({"allOf": [
+            {"properties": {"a": {"type": "integer"}}, "required": ["a"]},
+            {"properties": {"b": {"type": "string"}}, "required": ["b"], "additionalProperties": false}
+        ]}),
+        &[],
+        &["{\"a\": 1, \"b\": \"x\"}", "{\"b\": \"x\"}"],
+    );
+    check(
+        json!({"allOf": [{"type": "integer"}, {"minimum": 2}, {"maximum": 4}]}),
+        &["2", "4"],
+        &["1", "5", "2.5"],
+    );
+}
+
+#[test]
+fn refs_and_recursion() {
+    let s = json!({
+        "$defs": {"node": {"type": "object", "properties": {
+            "v": {"type": "integer"},
+            "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}
+        }, "required": ["v"], "additionalProperties": false}},
+        "$ref": "#/$defs/node"
+    });
+    check(
+        s,
+        &[
+            "{\"v\": 1}",
+            "{\"v\": 1, \"kids\": [{\"v\": 2, \"kids\": [{\"v\": 3}]}]}",
+        ],
+        &["{\"v\": 1, \"kids\": [{}]}"],
+    );
+    check(
+        json!({"definitions": {"a~b/c d": {"type": "null"}}, "$ref": "#/definitions/a~0b~1c%20d"}),
+        &["null"],
+        &["1"],
+    );
+    check(
+        json!({"$id": "http://x.org/root.json", "$defs": {"s": {"$anchor": "str", "type": "string"}},
+               "properties": {"a": {"$ref": "#str"}, "b": {"$ref": "root.json#/$defs/s"}}}),
+        &["{\"a\": \"x\", \"b\": \"y\"}"],
+        &["{\"a\": 1}", "{\"b\": 1}"],
+    );
+    check(
+        json!({"definitions": {"list": {"type": "array", "items": {"allOf": [{"$ref": "#/definitions/list"}]}}},
+               "$ref": "#/definitions/list"}),
+        &["[[], [[]]]"],
+        &["[1]"],
+    );
+}
+
+#[test]
+fn whitespace_modes() {
+    let s = json!({"type": "object", "properties": {"a": {"type": "array"}}});
+    let compact = JsonOptions {
+        whitespace: Whitespace::Compact,
+        ..JsonOptions::default()
+    };
+    check_with(
+        s.clone(),
+        &compact,
+        &["{\"a\":[1,2]}"],
+        &["{\"a\": [1, 2]}"],
+    );
+    check_with(
+        s.clone(),
+        &python(),
+        &["{\"a\": [1, 2]}"],
+        &["{\"a\":[1,2]}", "{ \"a\": []}"],
+    );
+    let flex = JsonOptions::default();
+    check_with(
+        s,
+        &flex,
+        &[
+            "{\"a\":[1,2]}",
+            "{\"a\": [1, 2]}",
+            "{\n \"a\" : [ 1 ,2 ]\n}",
+        ],
+        &["{\"a\":   [1]}", " {\"a\": []}"],
+    );
+}
+
+#[test]
+fn report_and_strict() {
+    let s = json!({"type": "array", "uniqueItems": true, "x-custom": 1});
+    let (_, report) = build(s.clone(), &python());
+    assert!(report.entries.iter().any(|e| e.keyword == "uniqueItems"
+        && e.status == CoverageStatus::Unsupported
+        && e.pointer.is_empty()));
+    assert!(
+        report
+            .entries
+            .iter()
+            .any(|e| e.keyword == "x-custom" && e.status == CoverageStatus::Unknown)
+    );
+    let strict = JsonOptions {
+        strict: true,
+        ..python()
+    };
+    let err = Grammar::from_json_schema(&s, &strict, &vocab(), &Limits::default()).unwrap_err();
+    assert_eq!(err.kind, GrammarErrorKind::Unsupported);
+    assert!(err.message.contains("uniqueItems"), "{}", err.message);
+    let s = json!({"properties": {"p": {"oneOf": [{"type": "string"}, {"minLength": 2}]}}});
+    let (_, report) = build(s, &python());
+    assert!(report.entries.iter().any(|e| e.pointer == "/properties/p"
+        && e.keyword == "oneOf"
+        && matches!(
+            e.status,
+            CoverageStatus::Approximated {
+                direction: Direction::Superset,
+                ..
+            }
+        )));
+}
+
+#[test]
+fn hostile_schemas() {
+    let limits = Limits::default();
+    let err = Grammar::from_json_schema(
+        &json!({"minLength": 1_000_000_000}),
+        &python(),
+        &vocab(),
+        &limits,
+    )
+    .unwrap_err();
+    assert!(matches!(err.kind, GrammarErrorKind::Limit(_)), "{err}");
+    let err = Grammar::from_json_schema(
+        &json!({"type": "array", "minItems": 1_000_000_000u64}),
+        &python(),
+        &vocab(),
+        &limits,
+    )
+    .unwrap_err();
+    assert!(matches!(err.kind, GrammarErrorKind::Limit(_)), "{err}");
+    // Long $ref chain.
+    let mut defs = serde_json::Map::new();
+    for i in 0..5000 {
+        defs.insert(
+            alloc::format!("d{i}"),
+            json!({"$ref": alloc::format!("#/$defs/d{}", i + 1)}),
+        );
+    }
+    defs.insert("d5000".into(), json!({"type": "null"}));
+    let s = json!({"$defs": defs, "$ref": "#/$defs/d0"});
+    let (g, _) = build(s, &python());
+    assert!(accepts(&g, "null"));
+    // A self-referencing allOf is bounded.
+    let s = json!({"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}], "type": "object"}}, "$ref": "#/$defs/a"});
+    let _ = Grammar::from_json_schema(&s, &python(), &vocab(), &limits);
+    // A big enum is compiled or refused, not hung.
+    let values: Vec<Value> = (0..20_000)
+        .map(|i| Value::String(alloc::format!("v{i}")))
+        .collect();
+    let small = Limits {
+        max_grammar_size: 10_000,
+        ..Limits::default()
+    };
+    let r = Grammar::from_json_schema(&json!({"enum": values}), &python(), &vocab(), &small);
+    assert!(r.is_err());
+    // Deep nesting.
+    let mut s = json!({"type": "null"});
+    for _ in 0..1000 {
+        s = json!({"items": s});
+    }
+    let err = Grammar::from_json_schema(&s, &python(), &vocab(), &limits).unwrap_err();
+    assert!(matches!(err.kind, GrammarErrorKind::Limit(_)), "{err}");
+}
+
+#[test]
+fn schema_text_errors() {
+    let err = Grammar::from_json_schema_str(
+        "{\n  \"type\": ,\n}",
+        &python(),
+        &vocab(),
+        &Limits::default(),
+    )
+    .unwrap_err();
+    assert_eq!(err.kind, GrammarErrorKind::Syntax);
+    let span = err.span.unwrap();
+    assert_eq!(span.start.line, 2);
+}

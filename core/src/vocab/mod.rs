@@ -7,6 +7,11 @@
 //!
 //! Invariants: every special and EOS id is `< vocab_size`; special ids have non-empty names.
 //! Lookups are O(1) except [`Vocabulary::special_by_name`] (linear in the specials).
+//!
+//! [`hf`] reads the byte table of a Hugging Face `tokenizer.json`
+//! ([`Vocabulary::from_tokenizer_json`]).
+
+pub mod hf;
 
 use alloc::vec::Vec;
 use core::fmt;
@@ -45,6 +50,42 @@ pub enum VocabError {
         /// Its index in the list given.
         index: usize,
     },
+    /// `tokenizer.json` text is not valid JSON.
+    InvalidJson {
+        /// 1-based line of the syntax error.
+        line: usize,
+        /// 1-based column of the syntax error.
+        column: usize,
+    },
+    /// A `tokenizer.json` field is missing or has the wrong shape.
+    TokenizerJsonField {
+        /// The field (`model`, `model.vocab`, `added_tokens`).
+        field: &'static str,
+    },
+    /// An entry of a `tokenizer.json` list or map is malformed.
+    TokenizerJsonEntry {
+        /// The field holding it (`model.vocab`, `added_tokens`).
+        field: &'static str,
+        /// Its index there.
+        index: usize,
+        /// What is wrong.
+        what: String,
+    },
+    /// A `tokenizer.json` token id is larger than [`hf::MAX_TOKEN_ID`].
+    TokenIdTooLarge {
+        /// The offending id.
+        id: u64,
+    },
+    /// A byte-level BPE piece uses a character outside GPT-2's byte alphabet.
+    NotByteLevel {
+        /// The token id.
+        id: u64,
+        /// The piece as written in the file.
+        piece: String,
+    },
+    /// The `tokenizer.json` is neither byte-level BPE (a `ByteLevel` component) nor
+    /// SentencePiece-style (`Metaspace`, or `▁` and `<0xNN>` pieces).
+    UnsupportedTokenizer,
 }
 
 impl fmt::Display for VocabError {
@@ -63,6 +104,33 @@ impl fmt::Display for VocabError {
             VocabError::EmptySpecial { id } => write!(f, "special token {id} has an empty name"),
             VocabError::Trie(e) => write!(f, "token trie: {e}"),
             VocabError::InvalidSlice { index } => write!(f, "slice regex {index} does not compile"),
+            VocabError::InvalidJson { line, column } => {
+                write!(
+                    f,
+                    "tokenizer.json is not valid JSON (line {line}, column {column})"
+                )
+            }
+            VocabError::TokenizerJsonField { field } => {
+                write!(f, "tokenizer.json: \"{field}\" is missing or malformed")
+            }
+            VocabError::TokenizerJsonEntry { field, index, what } => {
+                write!(f, "tokenizer.json: entry {index} of \"{field}\": {what}")
+            }
+            VocabError::TokenIdTooLarge { id } => write!(
+                f,
+                "tokenizer.json: token id {id} is larger than {}",
+                hf::MAX_TOKEN_ID
+            ),
+            VocabError::NotByteLevel { id, piece } => {
+                write!(
+                    f,
+                    "tokenizer.json: token {id} {piece:?} is not byte-level encoded"
+                )
+            }
+            VocabError::UnsupportedTokenizer => f.write_str(
+                "unsupported tokenizer.json: neither byte-level BPE (a ByteLevel component) nor \
+                 SentencePiece-style (Metaspace, or `▁` and `<0xNN>` pieces)",
+            ),
         }
     }
 }

@@ -1,0 +1,419 @@
+//! Token byte tables from a Hugging Face `tokenizer.json`, without the `tokenizers` crate.
+//!
+//! [`table`] reads the model's vocabulary and the added tokens of a parsed `tokenizer.json`
+//! and recovers the exact bytes of every id: byte-level BPE pieces (GPT-2, Llama 3, Qwen)
+//! through the inverse of GPT-2's bytes-to-unicode map, SentencePiece-style pieces (Llama 2,
+//! Mistral) with `▁` as a space and `<0xNN>` as that byte. Special added tokens keep their
+//! text as their name; the EOS ids are the special tokens named in [`KNOWN_EOS_NAMES`].
+//!
+//! Invariants of a [`Table`]: `tokens.len()` is max id + 1 (at most [`MAX_TOKEN_ID`] + 1);
+//! unused ids are empty; `special` is sorted and deduplicated; every EOS id is special.
+//! Cost: one pass over the vocabulary; nothing here is on a hot path.
+
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use serde_json::Value;
+
+use super::{VocabError, Vocabulary};
+
+/// Special added-token names treated as end-of-sequence (unless the model's `unk_token`), in
+/// preference order: chat-turn ends first, then document ends. [`Table::eos`] follows it.
+pub const KNOWN_EOS_NAMES: &[&str] = &[
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<end_of_turn>",
+    "<|eom_id|>",
+    "<|end_of_text|>",
+    "<|endoftext|>",
+    "</s>",
+    "<eos>",
+];
+
+/// Largest token id accepted; larger ids are a malformed file, not a mask to size.
+pub const MAX_TOKEN_ID: u64 = 1 << 24;
+
+/// How the vocabulary spells token bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Spelling {
+    /// Byte-level BPE: bytes spelled through GPT-2's bytes-to-unicode table.
+    ByteLevel,
+    /// SentencePiece-style: `▁` is a space, `<0xNN>` a raw byte (with byte fallback).
+    SentencePiece,
+}
+
+/// The byte table recovered from a `tokenizer.json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    /// How the pieces were spelled.
+    pub spelling: Spelling,
+    /// `tokens[id]` = exact bytes of token `id` (a special token's name); empty if unused.
+    pub tokens: Vec<Vec<u8>>,
+    /// Special (control) token ids, ascending.
+    pub special: Vec<u32>,
+    /// End-of-sequence ids, preferred first.
+    pub eos: Vec<u32>,
+}
+
+impl Vocabulary {
+    /// Builds a vocabulary from the text of a Hugging Face `tokenizer.json` (byte-level BPE or
+    /// SentencePiece-style; see [`table`]).
+    ///
+    /// # Errors
+    /// [`VocabError::InvalidJson`] if the text is not JSON, the `tokenizer.json` errors of
+    /// [`table`], and those of [`Vocabulary::new`].
+    pub fn from_tokenizer_json(text: &str) -> Result<Vocabulary, VocabError> {
+        let json: Value = serde_json::from_str(text).map_err(|e| VocabError::InvalidJson {
+            line: e.line(),
+            column: e.column(),
+        })?;
+        let t = table(&json)?;
+        Vocabulary::new(t.tokens, &t.special, &t.eos)
+    }
+}
+
+/// Recovers the exact byte table of a parsed `tokenizer.json`.
+///
+/// # Errors
+/// [`VocabError::TokenizerJsonField`] when `model`, `model.vocab` or `added_tokens` is
+/// missing or of the wrong shape, [`VocabError::TokenizerJsonEntry`] for a malformed entry,
+/// [`VocabError::TokenIdTooLarge`], [`VocabError::NotByteLevel`] for a piece outside GPT-2's
+/// alphabet, and [`VocabError::UnsupportedTokenizer`] when the tokenizer is neither byte-level
+/// nor SentencePiece-style.
+pub fn table(json: &Value) -> Result<Table, VocabError> {
+    let model = json
+        .get("model")
+        .ok_or(VocabError::TokenizerJsonField { field: "model" })?;
+    let pieces = model_pieces(model)?;
+    let spelling = detect_spelling(json, &pieces)?;
+    let byte_fallback = model.get("byte_fallback").and_then(Value::as_bool) == Some(true)
+        || pieces.iter().any(|(p, _)| p == "<0x00>");
+
+    let mut tokens: Vec<Vec<u8>> = Vec::new();
+    let byte_level = ByteLevelDecoder::new();
+    for (piece, id) in &pieces {
+        let bytes = match spelling {
+            Spelling::ByteLevel => {
+                byte_level
+                    .decode(piece)
+                    .ok_or_else(|| VocabError::NotByteLevel {
+                        id: *id,
+                        piece: piece.clone(),
+                    })?
+            }
+            Spelling::SentencePiece => sentencepiece_bytes(piece, byte_fallback),
+        };
+        set_token(&mut tokens, *id, bytes)?;
+    }
+
+    let unk = model.get("unk_token").and_then(Value::as_str);
+    let added = match json.get("added_tokens") {
+        None | Some(Value::Null) => &[][..],
+        Some(Value::Array(a)) => a.as_slice(),
+        Some(_) => {
+            return Err(VocabError::TokenizerJsonField {
+                field: "added_tokens",
+            });
+        }
+    };
+    let mut special = Vec::new();
+    let mut eos_ranked: Vec<(usize, u32)> = Vec::new();
+    for (index, entry) in added.iter().enumerate() {
+        let malformed = |what: &str| VocabError::TokenizerJsonEntry {
+            field: "added_tokens",
+            index,
+            what: what.to_owned(),
+        };
+        let id = entry
+            .get("id")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| malformed("no integer \"id\""))?;
+        let content = entry
+            .get("content")
+            .and_then(Value::as_str)
+            .ok_or_else(|| malformed("no \"content\" string"))?;
+        set_token(&mut tokens, id, content.as_bytes().to_vec())?;
+        if entry.get("special").and_then(Value::as_bool) == Some(true) {
+            // Bounded by MAX_TOKEN_ID in set_token.
+            let id = id as u32;
+            special.push(id);
+            if let Some(rank) = KNOWN_EOS_NAMES.iter().position(|n| *n == content)
+                && unk != Some(content)
+            {
+                eos_ranked.push((rank, id));
+            }
+        }
+    }
+    special.sort_unstable();
+    special.dedup();
+    eos_ranked.sort_unstable();
+    let mut eos: Vec<u32> = eos_ranked.into_iter().map(|(_, id)| id).collect();
+    eos.dedup();
+    Ok(Table {
+        spelling,
+        tokens,
+        special,
+        eos,
+    })
+}
+
+fn set_token(tokens: &mut Vec<Vec<u8>>, id: u64, bytes: Vec<u8>) -> Result<(), VocabError> {
+    if id > MAX_TOKEN_ID {
+        return Err(VocabError::TokenIdTooLarge { id });
+    }
+    let id = id as usize;
+    if tokens.len() <= id {
+        tokens.resize(id + 1, Vec::new());
+    }
+    if let Some(slot) = tokens.get_mut(id) {
+        *slot = bytes;
+    }
+    Ok(())
+}
+
+/// The `(piece, id)` pairs of a model's vocabulary: an object for BPE/WordPiece/WordLevel, an
+/// array of `[piece, score]` (id = index) for Unigram.
+fn model_pieces(model: &Value) -> Result<Vec<(String, u64)>, VocabError> {
+    let malformed = |index: usize, what: String| VocabError::TokenizerJsonEntry {
+        field: "model.vocab",
+        index,
+        what,
+    };
+    match model.get("vocab") {
+        Some(Value::Object(map)) => map
+            .iter()
+            .enumerate()
+            .map(|(i, (piece, id))| {
+                let id = id
+                    .as_u64()
+                    .ok_or_else(|| malformed(i, alloc::format!("{piece:?} has no integer id")))?;
+                Ok((piece.clone(), id))
+            })
+            .collect(),
+        Some(Value::Array(entries)) => entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let piece = e
+                    .get(0)
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| malformed(i, "not [piece, score]".to_owned()))?;
+                Ok((piece.to_owned(), i as u64))
+            })
+            .collect(),
+        _ => Err(VocabError::TokenizerJsonField {
+            field: "model.vocab",
+        }),
+    }
+}
+
+/// Byte-level if any component is `ByteLevel`; SentencePiece-style if any is `Metaspace` or
+/// maps `▁`, or the vocabulary has both `▁` and `<0xNN>` pieces.
+fn detect_spelling(json: &Value, pieces: &[(String, u64)]) -> Result<Spelling, VocabError> {
+    let parts = ["normalizer", "pre_tokenizer", "decoder"].map(|k| json.get(k));
+    let is_byte_level = |c: &Value| c.get("type").and_then(Value::as_str) == Some("ByteLevel");
+    if parts
+        .iter()
+        .flatten()
+        .any(|v| has_component(v, &is_byte_level))
+    {
+        return Ok(Spelling::ByteLevel);
+    }
+    let metaspace = |c: &Value| {
+        c.get("type").and_then(Value::as_str) == Some("Metaspace")
+            || c.get("content").and_then(Value::as_str) == Some("\u{2581}")
+            || c.get("prepend").and_then(Value::as_str) == Some("\u{2581}")
+    };
+    let has_byte_pieces = pieces.iter().any(|(p, _)| p == "<0x00>");
+    let has_meta_pieces = pieces.iter().any(|(p, _)| p.starts_with('\u{2581}'));
+    if parts.iter().flatten().any(|v| has_component(v, &metaspace))
+        || (has_byte_pieces && has_meta_pieces)
+    {
+        return Ok(Spelling::SentencePiece);
+    }
+    Err(VocabError::UnsupportedTokenizer)
+}
+
+/// Whether `v` or any value nested in it satisfies `pred`. Iterative: the depth of the
+/// document does not grow the call stack.
+fn has_component(v: &Value, pred: &dyn Fn(&Value) -> bool) -> bool {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                if pred(v) {
+                    return true;
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items.iter()),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// `<0xNN>` → that byte (with byte fallback); otherwise the piece with `▁` as a space.
+pub fn sentencepiece_bytes(piece: &str, byte_fallback: bool) -> Vec<u8> {
+    if byte_fallback
+        && let Some(hex) = piece.strip_prefix("<0x").and_then(|r| r.strip_suffix('>'))
+        && hex.len() == 2
+        && let Ok(b) = u8::from_str_radix(hex, 16)
+    {
+        return vec![b];
+    }
+    piece.replace('\u{2581}', " ").into_bytes()
+}
+
+/// The inverse of GPT-2's `bytes_to_unicode`: printable Latin-1 bytes stand for themselves;
+/// the other 68 bytes are spelled U+0100 + n, in byte order.
+#[derive(Debug, Clone)]
+pub struct ByteLevelDecoder {
+    /// Indexed by char code (< 0x144); `None` for chars that spell no byte.
+    table: [Option<u8>; 0x144],
+}
+
+impl Default for ByteLevelDecoder {
+    fn default() -> Self {
+        ByteLevelDecoder::new()
+    }
+}
+
+impl ByteLevelDecoder {
+    /// Builds the table.
+    pub fn new() -> Self {
+        let mut table = [None; 0x144];
+        let mut shifted = 0usize;
+        for b in 0..=255u8 {
+            let printable = matches!(b, b'!'..=b'~' | 0xA1..=0xAC | 0xAE..=0xFF);
+            let slot = if printable {
+                b as usize
+            } else {
+                shifted += 1;
+                0x100 + shifted - 1
+            };
+            if let Some(s) = table.get_mut(slot) {
+                *s = Some(b);
+            }
+        }
+        ByteLevelDecoder { table }
+    }
+
+    /// The bytes a byte-level piece spells, or `None` if a char is outside the alphabet.
+    pub fn decode(&self, piece: &str) -> Option<Vec<u8>> {
+        piece
+            .chars()
+            .map(|c| self.table.get(c as usize).copied().flatten())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Value {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn byte_level_table_is_a_bijection() {
+        let d = ByteLevelDecoder::new();
+        let mut seen = [false; 256];
+        for b in d.table.iter().flatten() {
+            assert!(!seen[*b as usize], "byte {b} spelled twice");
+            seen[*b as usize] = true;
+        }
+        assert!(seen.iter().all(|s| *s));
+        assert_eq!(d.decode("Ġhello"), Some(b" hello".to_vec()));
+        assert_eq!(d.decode("Ċ"), Some(b"\n".to_vec()));
+        assert_eq!(d.decode("Ã¼"), Some("ü".as_bytes().to_vec()));
+        assert_eq!(d.decode("\u{2581}"), None);
+    }
+
+    #[test]
+    fn sentencepiece_pieces() {
+        assert_eq!(sentencepiece_bytes("<0x0A>", true), b"\n");
+        assert_eq!(sentencepiece_bytes("<0x0A>", false), b"<0x0A>");
+        assert_eq!(sentencepiece_bytes("\u{2581}the", true), b" the");
+        assert_eq!(sentencepiece_bytes("<0xZZ>", true), b"<0xZZ>");
+    }
+
+    const SMALL: &str = r#"{"added_tokens":[{"id":5,"content":"<|endoftext|>","special":true},
+        {"id":6,"content":"<think>","special":false}],
+       "normalizer":null,"pre_tokenizer":{"type":"ByteLevel"},"decoder":null,
+       "model":{"type":"BPE","vocab":{"a":0,"Ġb":1,"Ċ":3}}}"#;
+
+    #[test]
+    fn small_byte_level_file() {
+        let t = table(&parse(SMALL)).unwrap();
+        assert_eq!(t.spelling, Spelling::ByteLevel);
+        assert_eq!(t.tokens.len(), 7);
+        assert_eq!(t.tokens[1], b" b");
+        assert!(t.tokens[2].is_empty());
+        assert_eq!(t.tokens[3], b"\n");
+        assert_eq!(t.tokens[6], b"<think>");
+        assert_eq!(t.special, [5]);
+        assert_eq!(t.eos, [5]);
+        let v = Vocabulary::from_tokenizer_json(SMALL).unwrap();
+        assert_eq!(v.vocab_size(), 7);
+        assert_eq!(v.eos_tokens(), &[5]);
+        assert!(v.is_special(5) && !v.is_special(6));
+        assert_eq!(v.token_text(5), b"<|endoftext|>");
+    }
+
+    #[test]
+    fn sentencepiece_file() {
+        let text = r#"{"added_tokens":[{"id":2,"content":"</s>","special":true},
+            {"id":0,"content":"<unk>","special":true}],
+            "pre_tokenizer":{"type":"Metaspace","replacement":"▁"},
+            "model":{"type":"BPE","byte_fallback":true,"unk_token":"<unk>",
+            "vocab":{"<unk>":0,"<0x0A>":1,"</s>":2,"▁hi":3}}}"#;
+        let t = table(&parse(text)).unwrap();
+        assert_eq!(t.spelling, Spelling::SentencePiece);
+        assert_eq!(t.tokens[1], b"\n");
+        assert_eq!(t.tokens[3], b" hi");
+        assert_eq!(t.special, [0, 2]);
+        assert_eq!(t.eos, [2]);
+    }
+
+    #[test]
+    fn typed_errors() {
+        let e = Vocabulary::from_tokenizer_json("{\n  \"model\": ]").unwrap_err();
+        assert!(
+            matches!(e, VocabError::InvalidJson { line: 2, .. }),
+            "{e:?}"
+        );
+        let e = table(&parse(r#"{"x":1}"#)).unwrap_err();
+        assert_eq!(e, VocabError::TokenizerJsonField { field: "model" });
+        let e = table(&parse(r#"{"model":{"vocab":3}}"#)).unwrap_err();
+        assert_eq!(
+            e,
+            VocabError::TokenizerJsonField {
+                field: "model.vocab"
+            }
+        );
+        let e = table(&parse(r#"{"model":{"type":"WordPiece","vocab":{"a":0}}}"#)).unwrap_err();
+        assert_eq!(e, VocabError::UnsupportedTokenizer);
+        let huge = r#"{"pre_tokenizer":{"type":"ByteLevel"},"model":{"vocab":{"a":4294967295}}}"#;
+        let e = table(&parse(huge)).unwrap_err();
+        assert_eq!(e, VocabError::TokenIdTooLarge { id: 4_294_967_295 });
+        let bad = r#"{"pre_tokenizer":{"type":"ByteLevel"},"model":{"vocab":{"▁a":0}}}"#;
+        let e = table(&parse(bad)).unwrap_err();
+        assert!(matches!(e, VocabError::NotByteLevel { id: 0, .. }), "{e:?}");
+        let bad = r#"{"pre_tokenizer":{"type":"ByteLevel"},"model":{"vocab":{"a":0}},
+            "added_tokens":[{"content":"x"}]}"#;
+        let e = table(&parse(bad)).unwrap_err();
+        assert!(
+            matches!(e, VocabError::TokenizerJsonEntry { index: 0, .. }),
+            "{e:?}"
+        );
+        for e in [e, VocabError::UnsupportedTokenizer] {
+            assert!(!alloc::format!("{e}").is_empty());
+        }
+    }
+}

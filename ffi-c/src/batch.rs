@@ -1,0 +1,237 @@
+//! Batch mask computation: N distinct matchers at once, on threads the library owns or on a
+//! host-supplied executor (so a runtime can overlap masks with its forward pass on its own
+//! pool).
+//!
+//! Invariants: the matcher list is checked for NULLs and duplicates before any work, so each
+//! work item has exclusive use of its matcher and its mask row; an item runs at most once (a
+//! claim flag per item), and an item an executor never ran reports
+//! `SIEVE_STATUS_CALLBACK_ERROR` with a zeroed row.
+
+use std::ffi::c_void;
+use std::num::NonZero;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+
+use sieve_core::Matcher;
+
+use crate::boundary::{ffi_boundary, input_slice, output_slice};
+use crate::matcher::{compute_mask_into, sieve_matcher};
+use crate::status::sieve_status;
+
+/// Runs work item `i` of `job`. Called by a host executor (see `sieve_executor_fn`); safe to
+/// call from any thread, concurrently for different `i`.
+pub type sieve_run_item_fn = unsafe extern "C" fn(job: *mut c_void, i: usize);
+
+/// A host executor: must call `run_item(job, i)` exactly once for every `i` in
+/// `0..n_items` (in any order, on any threads, concurrently or not) and return only after
+/// all those calls have returned. `ctx` is the host's own pointer, passed through.
+pub type sieve_executor_fn = Option<
+    unsafe extern "C" fn(
+        ctx: *mut c_void,
+        n_items: usize,
+        run_item: sieve_run_item_fn,
+        job: *mut c_void,
+    ),
+>;
+
+/// One batch: validated inputs plus per-item claim flags and statuses.
+struct Job {
+    matchers: Vec<*mut Matcher>,
+    masks: *mut u32,
+    mask_words: usize,
+    claimed: Vec<AtomicBool>,
+    statuses: Vec<AtomicU32>,
+}
+
+// SAFETY: 1. the matchers are distinct (checked) and each is touched only by the one call that
+// claims its index; 2. mask rows are disjoint, one per index; 3. the claim flags and statuses
+// are atomics. So sharing `&Job` across threads creates no data race.
+unsafe impl Sync for Job {}
+
+impl Job {
+    fn run(&self, i: usize) {
+        let (Some(claim), Some(status), Some(&m)) = (
+            self.claimed.get(i),
+            self.statuses.get(i),
+            self.matchers.get(i),
+        ) else {
+            return;
+        };
+        if claim.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: 1. `m` is a live, non-NULL matcher handle (checked) that only this
+            // claimed item touches; 2. row `i` lies inside the `n * mask_words` words the
+            // caller provided and no other item writes it.
+            let (m, row) = unsafe {
+                (
+                    &mut *m,
+                    std::slice::from_raw_parts_mut(
+                        self.masks.add(i * self.mask_words),
+                        self.mask_words,
+                    ),
+                )
+            };
+            compute_mask_into(m, row)
+        }));
+        let s = result.unwrap_or(sieve_status::Panic);
+        status.store(s as u32, Ordering::Release);
+    }
+
+    /// After all runs: zero the rows of items never run; copy statuses out; the first failure.
+    fn finish(&self, statuses: &mut [u32]) -> sieve_status {
+        let mut first = sieve_status::Ok;
+        for (i, (claim, s)) in self.claimed.iter().zip(&self.statuses).enumerate() {
+            if !claim.load(Ordering::Acquire) {
+                // SAFETY: 1. row `i` lies inside the caller's buffer; 2. all runs have
+                // returned, so nothing else accesses it.
+                unsafe {
+                    std::ptr::write_bytes(self.masks.add(i * self.mask_words), 0, self.mask_words)
+                };
+            }
+            let s =
+                sieve_status::try_from(s.load(Ordering::Acquire)).unwrap_or(sieve_status::Panic);
+            if let Some(out) = statuses.get_mut(i) {
+                *out = s as u32;
+            }
+            if first == sieve_status::Ok {
+                first = s;
+            }
+        }
+        first
+    }
+}
+
+/// Checks the arguments shared by both batch entry points and builds the job.
+fn prepare<'a>(
+    matchers: *const *mut sieve_matcher,
+    n: usize,
+    masks: *mut u32,
+    mask_words: usize,
+    statuses: *mut u32,
+) -> Result<(Job, &'a mut [u32]), sieve_status> {
+    // SAFETY: 1. NULL or readable for `n` handles (caller contract).
+    let list = unsafe { input_slice(matchers, n) }.ok_or(sieve_status::NullArgument)?;
+    let total = n
+        .checked_mul(mask_words)
+        .ok_or(sieve_status::InvalidArgument)?;
+    // SAFETY: 1. NULL or writable for `n * mask_words` words (caller contract). Only its
+    // length is used here; rows are written through the raw pointer, one item each.
+    let mask_buf = unsafe { output_slice(masks, total) }.ok_or(sieve_status::NullArgument)?;
+    // SAFETY: 1. NULL or writable for `n` statuses (caller contract) for the whole call.
+    let statuses = unsafe { output_slice(statuses, n) }.ok_or(sieve_status::NullArgument)?;
+    if list.iter().any(|m| m.is_null()) {
+        return Err(sieve_status::NullArgument);
+    }
+    let mut sorted: Vec<*mut sieve_matcher> = list.to_vec();
+    sorted.sort_unstable();
+    if sorted.windows(2).any(|w| w[0] == w[1]) {
+        return Err(sieve_status::InvalidArgument);
+    }
+    let job = Job {
+        matchers: list.iter().map(|m| m.cast::<Matcher>()).collect(),
+        masks: mask_buf.as_mut_ptr(),
+        mask_words,
+        claimed: (0..n).map(|_| AtomicBool::new(false)).collect(),
+        statuses: (0..n)
+            .map(|_| AtomicU32::new(sieve_status::CallbackError as u32))
+            .collect(),
+    };
+    Ok((job, statuses))
+}
+
+/// Computes the masks of `n` distinct matchers: row `i` of `masks` (words
+/// `i * mask_words ..< (i + 1) * mask_words`) receives matcher `i`'s mask and `statuses[i]`
+/// its `sieve_status`. Work is spread over up to `available_parallelism` threads that the
+/// library starts for this call (and joins before returning).
+///
+/// Returns the first failing item's status (or `SIEVE_STATUS_OK`); a failed item's row is all
+/// zero. Argument errors (a NULL or repeated matcher, NULL buffers, an overflowing size)
+/// return before any work and write nothing. The matchers must not be in use elsewhere
+/// during the call.
+#[unsafe(no_mangle)]
+#[must_use]
+pub extern "C" fn sieve_compute_masks(
+    matchers: *const *mut sieve_matcher,
+    n: usize,
+    masks: *mut u32,
+    mask_words: usize,
+    statuses: *mut u32,
+) -> sieve_status {
+    ffi_boundary! {
+        let (job, statuses) = match prepare(matchers, n, masks, mask_words, statuses) {
+            Ok(x) => x,
+            Err(s) => return s,
+        };
+        let threads = std::thread::available_parallelism().map_or(1, NonZero::get).min(n);
+        let next = AtomicUsize::new(0);
+        let work = || {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                job.run(i);
+            }
+        };
+        std::thread::scope(|scope| {
+            for _ in 1..threads {
+                // A thread that cannot be started leaves its share to the others.
+                let _ = std::thread::Builder::new().spawn_scoped(scope, work);
+            }
+            work();
+        });
+        job.finish(statuses)
+    }
+}
+
+/// The trampoline handed to host executors.
+///
+/// # Safety
+/// `job` is the pointer passed to the executor by `sieve_compute_masks_with_executor`, used
+/// only before that call returns.
+unsafe extern "C" fn run_item(job: *mut c_void, i: usize) {
+    if job.is_null() {
+        return;
+    }
+    // SAFETY: 1. `job` points at the live `Job` of the enclosing call (contract above).
+    let job = unsafe { &*job.cast::<Job>() };
+    // `Job::run` catches panics of the computation; nothing else here can panic, but an
+    // unwind must never reach the host's frames.
+    let _ = catch_unwind(AssertUnwindSafe(|| job.run(i)));
+}
+
+/// Like `sieve_compute_masks`, but the work items run on the host's executor: `executor(ctx,
+/// n, run_item, job)` is called once, and must call `run_item(job, i)` exactly once for each
+/// `i < n` before returning (see `sieve_executor_fn`). An item it skips reports
+/// `SIEVE_STATUS_CALLBACK_ERROR`; an item it runs twice runs once.
+#[unsafe(no_mangle)]
+#[must_use]
+pub extern "C" fn sieve_compute_masks_with_executor(
+    matchers: *const *mut sieve_matcher,
+    n: usize,
+    masks: *mut u32,
+    mask_words: usize,
+    statuses: *mut u32,
+    executor: sieve_executor_fn,
+    ctx: *mut c_void,
+) -> sieve_status {
+    ffi_boundary! {
+        let Some(executor) = executor else {
+            return sieve_status::NullArgument;
+        };
+        let (job, statuses) = match prepare(matchers, n, masks, mask_words, statuses) {
+            Ok(x) => x,
+            Err(s) => return s,
+        };
+        if n > 0 {
+            let job_ptr = (&raw const job).cast_mut().cast::<c_void>();
+            // SAFETY: 1. `executor` is the host's function, called with its own `ctx`; 2. the
+            // job pointer stays valid until it returns, which by contract is after every
+            // `run_item` call has returned.
+            unsafe { executor(ctx, n, run_item, job_ptr) };
+        }
+        job.finish(statuses)
+    }
+}

@@ -1,0 +1,58 @@
+//! sieve-ffi-c: the C ABI of sieve (`libsieve.a` / `libsieve.so`, header
+//! `include/sieve.h`).
+//!
+//! A thin shell over `sieve-core`: conversion, NULL checks, the panic boundary and ownership;
+//! all grammar and token work happens in the core.
+//!
+//! # Key types
+//! - `sieve_tokenizer`: a vocabulary (shared `Arc`, immutable, thread-safe), from a token
+//!   byte table or from `tokenizer.json` text.
+//! - `sieve_grammar`: a compiled Lark, regex or JSON Schema grammar (shared `Arc`,
+//!   thread-safe) with its JSON Schema coverage report.
+//! - `sieve_matcher`: per-sequence state (exclusive `Box`, one thread at a time).
+//! - `sieve_error`: an owned rich error (status, message, line, column, JSON pointer).
+//! - [`sieve_status`]: stable status numbers.
+//!
+//! # Usage pattern
+//! `sieve_tokenizer_from_json` → `sieve_grammar_new` → `sieve_matcher_new` → loop {
+//! `sieve_matcher_compute_mask` → `sieve_apply_mask_f32` → sample →
+//! `sieve_matcher_consume_token` } until `sieve_matcher_is_stopped`. Batches:
+//! `sieve_compute_masks` (library threads) or `sieve_compute_masks_with_executor` (host pool).
+//!
+//! # Conventions
+//! Handle first, then inputs, then outputs; a buffer is followed by its length; text is
+//! `const uint8_t *` + `size_t` checked as UTF-8; enums arrive as `uint32_t`; every pointer is
+//! NULL-checked (a NULL buffer is accepted only with length 0); outputs are written only on
+//! success (documented size queries aside); a panic is caught and becomes
+//! `SIEVE_STATUS_PANIC`.
+//!
+//! # Crate features
+//! `generate-header`: regenerate `include/sieve.h` with cbindgen during the build.
+//!
+//! # Panics & limits
+//! No exported function unwinds into C. Every budget is a field of `sieve_limits`.
+#![deny(missing_docs)]
+#![allow(non_camel_case_types)]
+// The exported functions take raw pointers by design (a C ABI); each one checks them for NULL
+// and documents the validity the caller must guarantee. They are not `unsafe fn` because C
+// has no such notion and Rust callers use the core crate directly.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
+pub mod batch;
+mod boundary;
+pub mod error;
+pub mod grammar;
+pub mod kernels;
+pub mod matcher;
+pub mod status;
+pub mod tokenizer;
+
+pub use status::sieve_status;
+
+/// The library version, e.g. `"sieve 0.1.0"`: a static NUL-terminated string (never free it).
+#[unsafe(no_mangle)]
+pub extern "C" fn sieve_version() -> *const std::ffi::c_char {
+    boundary::ffi_boundary! {
+        concat!("sieve ", env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+    }
+}

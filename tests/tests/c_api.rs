@@ -1,0 +1,177 @@
+//! Compiles and runs the C programs in `tests/c/` against `libsieve.a` (the `sieve-ffi-c`
+//! staticlib): `cc -std=c11 -Wall -Wextra -Werror`, then each program under
+//! `valgrind --error-exitcode=1 --leak-check=full` when valgrind is installed.
+//!
+//! The library is built first with `cargo build -p sieve-ffi-c` (same profile as this test,
+//! same target directory): a staticlib is not produced for a dev-dependency. In release
+//! builds `api_e2e` loads the real tokenizer `../shared/tokenizers/llama3.json` when present;
+//! otherwise (and in debug builds, too slow under valgrind) the programs use a small byte
+//! table built in C.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
+}
+
+fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            if dir.is_absolute() {
+                dir
+            } else {
+                root().join(dir)
+            }
+        }
+        None => root().join("target"),
+    }
+}
+
+const RELEASE: bool = !cfg!(debug_assertions);
+
+/// Builds `libsieve.a` (a no-op when it is up to date) and returns its path.
+fn build_lib() -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root())
+        .args(["build", "--quiet", "-p", "sieve-ffi-c"])
+        .env("CARGO_TARGET_DIR", target_dir());
+    if RELEASE {
+        cmd.arg("--release");
+    }
+    let status = cmd.status().expect("running cargo build -p sieve-ffi-c");
+    assert!(status.success(), "cargo build -p sieve-ffi-c failed");
+    let lib = target_dir()
+        .join(if RELEASE { "release" } else { "debug" })
+        .join("libsieve.a");
+    assert!(lib.exists(), "{} missing after the build", lib.display());
+    lib
+}
+
+fn have(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Compiles `tests/c/<name>.c` and returns the executable's path.
+fn compile(name: &str, lib: &Path) -> PathBuf {
+    let out_dir = target_dir().join("c-tests");
+    std::fs::create_dir_all(&out_dir).expect("creating the C test output dir");
+    let exe = out_dir.join(name);
+    let src = root().join("tests/c").join(format!("{name}.c"));
+    let output = Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-O1", "-I"])
+        .arg(root().join("ffi-c/include"))
+        .arg("-I")
+        .arg(root().join("tests/c"))
+        .arg(&src)
+        .arg(lib)
+        .args(["-lpthread", "-ldl", "-lm", "-o"])
+        .arg(&exe)
+        .output()
+        .expect("running cc");
+    assert!(
+        output.status.success(),
+        "cc {} failed:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    exe
+}
+
+/// Runs a compiled test, under valgrind when available.
+fn run(exe: &Path, args: &[&Path]) {
+    let valgrind = have("valgrind");
+    let mut cmd = if valgrind {
+        let mut c = Command::new("valgrind");
+        c.args([
+            "--error-exitcode=1",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite,indirect",
+            // std keeps the main thread's handle for the process lifetime: "possibly lost".
+            "--show-possibly-lost=no",
+            "--quiet",
+        ])
+        .arg(exe);
+        c
+    } else {
+        println!("SKIP: valgrind not installed (ran without it)");
+        Command::new(exe)
+    };
+    cmd.args(args);
+    let output = cmd.output().expect("running the C test");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{stdout}");
+    assert!(
+        output.status.success(),
+        "{} failed ({}){}:\n{stdout}\n{stderr}",
+        exe.display(),
+        output.status,
+        if valgrind { " under valgrind" } else { "" },
+    );
+}
+
+fn tokenizer_json() -> Option<PathBuf> {
+    if !RELEASE {
+        // An unoptimized library under valgrind takes minutes on a 128k vocabulary.
+        println!(
+            "note: debug build: the C tests use their small byte table (--release for llama3)"
+        );
+        return None;
+    }
+    let path = root().join("../shared/tokenizers/llama3.json");
+    if path.exists() {
+        Some(path)
+    } else {
+        println!(
+            "note: {} not found; the C tests use their small byte table",
+            path.display()
+        );
+        None
+    }
+}
+
+/// Builds the library once for all tests of this file (cargo itself serializes concurrent
+/// builds, but one build keeps the output quiet).
+fn lib() -> &'static Path {
+    static LIB: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    LIB.get_or_init(build_lib)
+}
+
+fn c_test(name: &str, with_tokenizer: bool) {
+    if !have("cc") {
+        println!("SKIP: no C compiler (cc) installed; {name}.c not run");
+        return;
+    }
+    let exe = compile(name, lib());
+    let tok = if with_tokenizer {
+        tokenizer_json()
+    } else {
+        None
+    };
+    let args: Vec<&Path> = tok.iter().map(PathBuf::as_path).collect();
+    run(&exe, &args);
+}
+
+#[test]
+fn c_api_end_to_end() {
+    c_test("api_e2e", true);
+}
+
+#[test]
+fn c_threads_and_batches() {
+    c_test("threads", false);
+}
+
+#[test]
+fn c_bad_input() {
+    c_test("bad_input", false);
+}
