@@ -40,6 +40,8 @@
 
 pub mod batch;
 mod boundary;
+/// cbindgen:ignore
+mod compat;
 pub mod error;
 pub mod grammar;
 pub mod kernels;

@@ -175,3 +175,17 @@ fn c_threads_and_batches() {
 fn c_bad_input() {
     c_test("bad_input", false);
 }
+
+/// llama.cpp's llguidance sampler call sequence against the LLGuidance-compatible layer
+/// (`ffi-c/include/llguidance_compat.h`).
+#[test]
+fn c_compat_llama_cpp() {
+    c_test("compat_llama_cpp", false);
+}
+
+/// onnxruntime-genai's constraint processor call sequence (tokenizer.json + tokenize
+/// callback, `llg_compute_mask` / `llg_commit_token`) against the compatible layer.
+#[test]
+fn c_compat_ort_genai() {
+    c_test("compat_ort_genai", false);
+}

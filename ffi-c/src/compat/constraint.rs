@@ -1,0 +1,437 @@
+//! `LlgConstraint`: LLGuidance's constraint interface (compute mask → sample → commit), used
+//! by onnxruntime-genai, Chromium and LiteRT-LM.
+
+use std::ffi::{CString, c_char};
+
+use sieve_core::Matcher;
+
+use super::tokenizer::{LlgTokenizer, vocab_of};
+use super::{c_message, c_str, compile, guard};
+use crate::boundary::{
+    Castable, Exclusive, box_free, box_into_handle, handle_mut, handle_ref, write_out,
+};
+
+/// Opaque constraint handle: one sequence, one thread at a time.
+pub struct LlgConstraint {
+    _private: [u8; 0],
+}
+
+/// LLGuidance's parser budgets. Accepted for layout compatibility; sieve enforces its own
+/// budgets (`sieve_limits` defaults), whose units differ.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LlgParserLimits {
+    /// Earley items in one row.
+    pub max_items_in_row: usize,
+    /// Lexer work to build the initial automaton.
+    pub initial_lexer_fuel: u64,
+    /// Lexer work per mask.
+    pub step_lexer_fuel: u64,
+    /// Earley items per mask.
+    pub step_max_items: usize,
+    /// Lexer states.
+    pub max_lexer_states: usize,
+    /// Grammar symbols.
+    pub max_grammar_size: usize,
+    /// Precompute large lexemes against the token trie.
+    pub precompute_large_lexemes: bool,
+    /// Verbose error messages.
+    pub verbose_errors: bool,
+}
+
+/// Settings for a new constraint or matcher (zero-initialise, then
+/// `llg_constraint_init_set_defaults`). No `struct_size`, as in LLGuidance.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LlgConstraintInit {
+    /// The tokenizer (not consumed; the constraint keeps what it needs).
+    pub tokenizer: *const LlgTokenizer,
+    /// Log level kept in the constraint's buffer (0 none, 1 warnings, 2 info).
+    pub log_buffer_level: u32,
+    /// Log level written to stderr.
+    pub log_stderr_level: u32,
+    /// `llg_commit_token` may return forced tokens after the sampled one.
+    pub ff_tokens_ok: bool,
+    /// Backtracking allowed (sieve never asks for it).
+    pub backtrack_ok: bool,
+    /// Parser budgets.
+    pub limits: LlgParserLimits,
+}
+
+/// The result of `llg_compute_mask`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LlgMaskResult {
+    /// One bit per token (owned by the constraint, valid until its next call); NULL when
+    /// `is_stop`.
+    pub sample_mask: *const u32,
+    /// Sampling temperature requested by the grammar (sieve grammars never set one: 0).
+    pub temperature: f32,
+    /// The sequence must end now.
+    pub is_stop: bool,
+}
+
+/// The result of `llg_commit_token`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LlgCommitResult {
+    /// Tokens to append to the output (the sampled one, then forced ones when
+    /// `ff_tokens_ok`); owned by the constraint, valid until its next call.
+    pub tokens: *const u32,
+    /// Length of `tokens`.
+    pub n_tokens: u32,
+    /// The sequence must end now.
+    pub is_stop: bool,
+}
+
+/// The Rust value behind an `LlgConstraint`.
+#[derive(Clone)]
+pub(crate) struct Constraint {
+    matcher: Option<Matcher>,
+    error: Option<CString>,
+    ff_tokens_ok: bool,
+    mask: Vec<u32>,
+    committed: Vec<u32>,
+    /// The last mask said the grammar can only end.
+    stop: bool,
+}
+
+impl Castable for LlgConstraint {
+    type Ownership = Exclusive;
+    type Rust = Constraint;
+}
+
+impl Constraint {
+    fn failed(msg: &str) -> Constraint {
+        Constraint {
+            matcher: None,
+            error: Some(c_message(msg)),
+            ff_tokens_ok: false,
+            mask: Vec::new(),
+            committed: Vec::new(),
+            stop: false,
+        }
+    }
+
+    /// Records the first error (later ones keep the first message, so the pointer handed
+    /// out by `llg_get_error` stays valid); returns -1.
+    fn fail(&mut self, msg: &str) -> i32 {
+        if self.error.is_none() {
+            self.error = Some(c_message(msg));
+        }
+        -1
+    }
+
+    /// The live matcher, or `None` in the error state.
+    fn live(&mut self) -> Option<&mut Matcher> {
+        if self.error.is_some() {
+            return None;
+        }
+        self.matcher.as_mut()
+    }
+
+    fn compute_mask(&mut self) -> Result<bool, String> {
+        let mut mask = std::mem::take(&mut self.mask);
+        let Some(m) = self.live() else {
+            return Err(String::new());
+        };
+        if m.is_stopped() {
+            return Ok(true);
+        }
+        mask.resize(m.mask_words(), 0);
+        let res = m.compute_mask(&mut mask);
+        let eos = m.grammar().vocab().eos_tokens().to_vec();
+        self.mask = mask;
+        res.map_err(|e| e.to_string())?;
+        // Only EOS left (or nothing): the grammar can only end here.
+        let mut rest = self.mask.clone();
+        for &t in &eos {
+            if let Some(w) = rest.get_mut((t / 32) as usize) {
+                *w &= !(1u32 << (t % 32));
+            }
+        }
+        let only_eos = rest.iter().all(|&w| w == 0);
+        if only_eos && self.mask.iter().all(|&w| w == 0) {
+            return Err("no token is allowed (the grammar is at a dead end)".to_owned());
+        }
+        Ok(only_eos)
+    }
+
+    fn commit(&mut self, token: u32) -> Result<bool, String> {
+        let ff_ok = self.ff_tokens_ok;
+        let Some(m) = self.live() else {
+            return Err(String::new());
+        };
+        m.consume_token(token).map_err(|e| e.to_string())?;
+        let mut out = vec![token];
+        if ff_ok && !m.is_stopped() {
+            let ff = m.compute_ff_tokens().map_err(|e| e.to_string())?;
+            for t in ff {
+                m.consume_token(t).map_err(|e| e.to_string())?;
+                out.push(t);
+            }
+        }
+        let stopped = m.is_stopped();
+        self.committed = out;
+        self.stop = stopped;
+        Ok(stopped)
+    }
+}
+
+/// Fills `*init` with defaults: the given tokenizer, no forced tokens, no backtracking,
+/// warnings to stderr, LLGuidance's default limit values.
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_constraint_init_set_defaults(
+    init: *mut LlgConstraintInit,
+    tokenizer: *const LlgTokenizer,
+) {
+    guard((), || {
+        if init.is_null() {
+            return;
+        }
+        let value = LlgConstraintInit {
+            tokenizer,
+            log_buffer_level: 0,
+            log_stderr_level: 1,
+            ff_tokens_ok: false,
+            backtrack_ok: false,
+            limits: LlgParserLimits {
+                max_items_in_row: 2000,
+                initial_lexer_fuel: 1_000_000,
+                step_lexer_fuel: 200_000,
+                step_max_items: 50_000,
+                max_lexer_states: 250_000,
+                max_grammar_size: 500_000,
+                precompute_large_lexemes: true,
+                verbose_errors: true,
+            },
+        };
+        // SAFETY: 1. non-NULL and writable (caller contract).
+        unsafe { write_out(init, value) }
+    })
+}
+
+/// Builds a constraint; never NULL (an error constraint on failure).
+///
+/// # Safety
+/// `init` is NULL or readable; `kind`/`data` NULL or NUL-terminated.
+unsafe fn new_constraint(
+    init: *const LlgConstraintInit,
+    kind: &str,
+    data: *const c_char,
+) -> *mut LlgConstraint {
+    let c = (|| {
+        // SAFETY: 1. NULL or readable (caller contract).
+        let init = unsafe { init.as_ref() }.ok_or("init is NULL")?;
+        // SAFETY: 1. NULL or a live tokenizer handle (caller contract).
+        let vocab = unsafe { vocab_of(init.tokenizer) }.ok_or("init->tokenizer is NULL")?;
+        // SAFETY: 1. NULL or NUL-terminated (caller contract).
+        let text = unsafe { c_str(data, "grammar text") }?;
+        let grammar = compile(&vocab, kind, text)?;
+        Ok::<_, String>(Constraint {
+            matcher: Some(Matcher::new(&grammar)),
+            error: None,
+            ff_tokens_ok: init.ff_tokens_ok,
+            mask: Vec::new(),
+            committed: Vec::new(),
+            stop: false,
+        })
+    })();
+    let c = c.unwrap_or_else(|msg| {
+        // SAFETY: 1. NULL or readable (caller contract).
+        if unsafe { init.as_ref() }.is_some_and(|i| i.log_stderr_level >= 1) {
+            eprintln!("sieve (llg compat): {msg}");
+        }
+        Constraint::failed(&msg)
+    });
+    box_into_handle::<LlgConstraint>(c)
+}
+
+/// A constraint from LLGuidance's JSON grammar list (or Lark text not starting with `{`).
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_new_constraint(
+    init: *const LlgConstraintInit,
+    llguidance: *const c_char,
+) -> *mut LlgConstraint {
+    // SAFETY: 1. forwarded caller contract.
+    guard(std::ptr::null_mut(), || unsafe {
+        new_constraint(init, "llguidance", llguidance)
+    })
+}
+
+/// A constraint from a regex the whole output must match.
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_new_constraint_regex(
+    init: *const LlgConstraintInit,
+    regex: *const c_char,
+) -> *mut LlgConstraint {
+    // SAFETY: 1. forwarded caller contract.
+    guard(std::ptr::null_mut(), || unsafe {
+        new_constraint(init, "regex", regex)
+    })
+}
+
+/// A constraint from a JSON Schema.
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_new_constraint_json(
+    init: *const LlgConstraintInit,
+    json_schema: *const c_char,
+) -> *mut LlgConstraint {
+    // SAFETY: 1. forwarded caller contract.
+    guard(std::ptr::null_mut(), || unsafe {
+        new_constraint(init, "json", json_schema)
+    })
+}
+
+/// A constraint from a Lark grammar.
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_new_constraint_lark(
+    init: *const LlgConstraintInit,
+    lark: *const c_char,
+) -> *mut LlgConstraint {
+    // SAFETY: 1. forwarded caller contract.
+    guard(std::ptr::null_mut(), || unsafe {
+        new_constraint(init, "lark", lark)
+    })
+}
+
+/// A constraint with the grammar type given as text (`regex`, `json`, `json_schema`,
+/// `json_object`, `lark`, `llguidance`, `guidance`).
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_new_constraint_any(
+    init: *const LlgConstraintInit,
+    constraint_type: *const c_char,
+    data: *const c_char,
+) -> *mut LlgConstraint {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: 1. NULL or NUL-terminated (caller contract).
+        match unsafe { c_str(constraint_type, "constraint_type") } {
+            // SAFETY: 1. forwarded caller contract.
+            Ok(kind) => unsafe { new_constraint(init, kind, data) },
+            Err(msg) => box_into_handle::<LlgConstraint>(Constraint::failed(&msg)),
+        }
+    })
+}
+
+/// The error message, or NULL. Once non-NULL, the same pointer until the constraint is freed.
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_get_error(cc: *const LlgConstraint) -> *const c_char {
+    guard(std::ptr::null(), || {
+        // SAFETY: 1. NULL or a live constraint handle (caller contract).
+        unsafe { handle_ref(cc) }
+            .and_then(|c| c.error.as_ref())
+            .map_or(std::ptr::null(), |e| e.as_ptr())
+    })
+}
+
+/// The grammar's sampling temperature: always 0 (sieve grammars do not set one).
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_get_temperature(cc: *const LlgConstraint) -> f32 {
+    let _ = cc;
+    0.0
+}
+
+/// Whether the constraint cannot be extended (stopped, only EOS left, or in error).
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_is_stopped(cc: *const LlgConstraint) -> bool {
+    guard(true, || {
+        // SAFETY: 1. NULL or a live constraint handle (caller contract).
+        unsafe { handle_ref(cc) }.is_none_or(|c| {
+            c.error.is_some() || c.stop || c.matcher.as_ref().is_none_or(Matcher::is_stopped)
+        })
+    })
+}
+
+/// Computes the next mask. 0 and `*res_p` written on success; -1 on error (see
+/// `llg_get_error`). When the grammar can only end, `is_stop` is true and the mask NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_compute_mask(cc: *mut LlgConstraint, res_p: *mut LlgMaskResult) -> i32 {
+    guard(-1, || {
+        // SAFETY: 1. NULL or a live constraint used by one thread (caller contract).
+        let Some(c) = (unsafe { handle_mut(cc) }) else {
+            return -1;
+        };
+        if res_p.is_null() {
+            return c.fail("res_p is NULL");
+        }
+        match c.compute_mask() {
+            Ok(stop) => {
+                c.stop = stop;
+                let res = LlgMaskResult {
+                    sample_mask: if stop {
+                        std::ptr::null()
+                    } else {
+                        c.mask.as_ptr()
+                    },
+                    temperature: 0.0,
+                    is_stop: stop,
+                };
+                // SAFETY: 1. checked non-NULL; writable (caller contract).
+                unsafe { write_out(res_p, res) };
+                0
+            }
+            Err(msg) => c.fail(&msg),
+        }
+    })
+}
+
+/// Commits the sampled token. 0 and `*res_p` written on success (the tokens to append: the
+/// sampled one, plus forced ones when `ff_tokens_ok`); -1 on error (see `llg_get_error`).
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_commit_token(
+    cc: *mut LlgConstraint,
+    token: u32,
+    res_p: *mut LlgCommitResult,
+) -> i32 {
+    guard(-1, || {
+        // SAFETY: 1. NULL or a live constraint used by one thread (caller contract).
+        let Some(c) = (unsafe { handle_mut(cc) }) else {
+            return -1;
+        };
+        if res_p.is_null() {
+            return c.fail("res_p is NULL");
+        }
+        match c.commit(token) {
+            Ok(stop) => {
+                let res = LlgCommitResult {
+                    tokens: c.committed.as_ptr(),
+                    n_tokens: c.committed.len() as u32,
+                    is_stop: stop,
+                };
+                // SAFETY: 1. checked non-NULL; writable (caller contract).
+                unsafe { write_out(res_p, res) };
+                0
+            }
+            Err(msg) => c.fail(&msg),
+        }
+    })
+}
+
+/// An independent copy of the constraint (state and error); NULL for NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_clone_constraint(cc: *const LlgConstraint) -> *mut LlgConstraint {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: 1. NULL or a live constraint handle (caller contract).
+        match unsafe { handle_ref(cc) } {
+            Some(c) => box_into_handle::<LlgConstraint>(c.clone()),
+            None => std::ptr::null_mut(),
+        }
+    })
+}
+
+/// Frees a constraint. NULL is a no-op.
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_free_constraint(cc: *mut LlgConstraint) {
+    guard((), || {
+        // SAFETY: 1. NULL or a constraint handle freed once (caller contract).
+        unsafe { box_free(cc) }
+    })
+}
+
+/// Logs buffered since the last call: always empty (sieve keeps no log buffer). A static
+/// string; never free it.
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_flush_logs(cc: *mut LlgConstraint) -> *const c_char {
+    let _ = cc;
+    c"".as_ptr()
+}

@@ -1,0 +1,205 @@
+//! An LLGuidance-compatible C surface (`include/llguidance_compat.h`, written by hand).
+//!
+//! Runtimes that already call LLGuidance's `llg_*` functions (llama.cpp's sampler,
+//! onnxruntime-genai's constraint processor, Chromium, LiteRT-LM) can relink against
+//! `libsieve` instead. The names, struct layouts, return conventions and pointer lifetimes
+//! follow LLGuidance's public header; the work is done by `sieve-core`.
+//!
+//! # Error model (as in LLGuidance)
+//! - Constraint and matcher constructors never return NULL: a grammar that does not compile
+//!   gives a handle in the error state; `llg_get_error` / `llg_matcher_get_error` say why.
+//! - Errors are sticky: once set, every fallible call returns -1 and the message pointer
+//!   stays the same until the handle is freed. `llg_matcher_reset` cannot clear an error.
+//! - `llg_new_tokenizer` returns NULL on failure and writes the message into the caller's
+//!   buffer (NUL-terminated, truncated to fit).
+//! - Pointers returned inside `LlgMaskResult` / `LlgCommitResult` and by
+//!   `llg_matcher_get_mask` are owned by the handle and stay valid until the next `llg_*`
+//!   call on that same handle.
+//!
+//! The module is hidden from cbindgen: `sieve.h` does not declare these functions.
+
+use std::ffi::{CStr, CString, c_char};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use sieve_core::grammar::json::{JsonOptions, serde_json};
+use sieve_core::{Grammar, Limits, Vocabulary};
+
+mod constraint;
+mod matcher;
+mod tokenizer;
+
+/// Runs `body` and turns a panic into `fallback`, so no unwind crosses into C.
+pub(crate) fn guard<T>(fallback: T, body: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or(fallback)
+}
+
+/// Borrows a NUL-terminated C string as UTF-8; `Err` says what is wrong with it.
+///
+/// # Safety
+/// `ptr` is NULL or points at a NUL-terminated string that outlives `'a`.
+pub(crate) unsafe fn c_str<'a>(ptr: *const c_char, what: &str) -> Result<&'a str, String> {
+    if ptr.is_null() {
+        return Err(format!("{what} is NULL"));
+    }
+    // SAFETY: 1. non-NULL and NUL-terminated by the caller's contract.
+    let s = unsafe { CStr::from_ptr(ptr) };
+    s.to_str()
+        .map_err(|e| format!("{what} is not valid UTF-8 (byte {})", e.valid_up_to()))
+}
+
+/// An owned message for C: interior NUL bytes are replaced so nothing is cut.
+pub(crate) fn c_message(msg: &str) -> CString {
+    CString::new(msg.replace('\0', "\\0")).unwrap_or_default()
+}
+
+/// Writes `msg` into a caller's `char` buffer of `len` bytes, truncated and NUL-terminated.
+/// Does nothing for a NULL buffer or a zero length.
+///
+/// # Safety
+/// `buf` is NULL or writable for `len` bytes.
+pub(crate) unsafe fn write_message(buf: *mut c_char, len: usize, msg: &str) {
+    if buf.is_null() || len == 0 {
+        return;
+    }
+    let bytes = msg.as_bytes();
+    let n = bytes.len().min(len - 1);
+    // SAFETY: 1. `buf` is writable for `len > n` bytes; 2. `bytes` is readable for `n`;
+    // 3. a caller's buffer cannot overlap our string.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), n);
+        buf.add(n).write(0);
+    }
+}
+
+/// Compiles grammar text of an LLGuidance constraint type against `vocab`.
+///
+/// Types: `regex`; `json` / `json_schema`; `json_object`; `lark`; `llguidance` / `guidance`
+/// (LLGuidance's JSON grammar list, or Lark text when it does not start with `{`).
+pub(crate) fn compile(vocab: &Arc<Vocabulary>, kind: &str, data: &str) -> Result<Grammar, String> {
+    let limits = Limits::default();
+    let opts = JsonOptions::default();
+    let err = |e: sieve_core::GrammarError| e.to_string();
+    match kind {
+        "regex" => Grammar::from_regex(data, vocab, &limits).map_err(err),
+        "json" | "json_schema" => Grammar::from_json_schema_str(data, &opts, vocab, &limits)
+            .map(|(g, _)| g)
+            .map_err(err),
+        "json_object" => {
+            let schema = serde_json::json!({"type": "object"});
+            Grammar::from_json_schema(&schema, &opts, vocab, &limits)
+                .map(|(g, _)| g)
+                .map_err(err)
+        }
+        "lark" => Grammar::from_lark(data, vocab, &limits).map_err(err),
+        "llguidance" | "guidance" => compile_top_level(vocab, data, &limits, &opts),
+        other => Err(format!(
+            "unknown constraint type {other:?} (expected regex, json, json_schema, json_object, lark, llguidance)"
+        )),
+    }
+}
+
+/// LLGuidance's "TopLevelGrammar": `{"grammars": [{"lark_grammar": "..."} | {"json_schema":
+/// {...}}]}`, a bare `{"lark_grammar": ...}` / `{"json_schema": ...}` object, or Lark text.
+/// Only one grammar is supported (sieve has no cross-grammar references).
+fn compile_top_level(
+    vocab: &Arc<Vocabulary>,
+    data: &str,
+    limits: &Limits,
+    opts: &JsonOptions,
+) -> Result<Grammar, String> {
+    if !data.trim_start().starts_with('{') {
+        return Grammar::from_lark(data, vocab, limits).map_err(|e| e.to_string());
+    }
+    let top: serde_json::Value =
+        serde_json::from_str(data).map_err(|e| format!("llguidance grammar JSON: {e}"))?;
+    let one = match top.get("grammars") {
+        Some(list) => {
+            let list = list
+                .as_array()
+                .ok_or("llguidance grammar JSON: \"grammars\" is not an array")?;
+            match list.as_slice() {
+                [one] => one,
+                [] => return Err("llguidance grammar JSON: \"grammars\" is empty".to_owned()),
+                _ => {
+                    return Err(format!(
+                        "llguidance grammar JSON: {} grammars given; sieve supports exactly one",
+                        list.len()
+                    ));
+                }
+            }
+        }
+        None => &top,
+    };
+    if let Some(lark) = one.get("lark_grammar") {
+        let lark = lark
+            .as_str()
+            .ok_or("llguidance grammar JSON: \"lark_grammar\" is not a string")?;
+        return Grammar::from_lark(lark, vocab, limits).map_err(|e| e.to_string());
+    }
+    if let Some(schema) = one.get("json_schema") {
+        return Grammar::from_json_schema(schema, opts, vocab, limits)
+            .map(|(g, _)| g)
+            .map_err(|e| e.to_string());
+    }
+    Err(
+        "llguidance grammar JSON: a grammar needs \"lark_grammar\" or \"json_schema\" \
+         (other forms are not supported by sieve)"
+            .to_owned(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vocab() -> Arc<Vocabulary> {
+        let mut tokens: Vec<Vec<u8>> = (0x20u8..0x7f).map(|b| vec![b]).collect();
+        tokens.push(b"<|eos|>".to_vec());
+        let eos = (tokens.len() - 1) as u32;
+        Arc::new(Vocabulary::new(tokens, &[eos], &[eos]).unwrap())
+    }
+
+    #[test]
+    fn top_level_forms() {
+        let v = vocab();
+        assert!(
+            compile(
+                &v,
+                "llguidance",
+                r#"{"grammars":[{"lark_grammar":"start: \"a\""}]}"#
+            )
+            .is_ok()
+        );
+        assert!(
+            compile(
+                &v,
+                "guidance",
+                r#"{"grammars":[{"json_schema":{"type":"integer"}}]}"#
+            )
+            .is_ok()
+        );
+        assert!(compile(&v, "llguidance", r#"{"lark_grammar":"start: \"a\""}"#).is_ok());
+        assert!(compile(&v, "llguidance", "start: \"a\"").is_ok());
+        let two =
+            r#"{"grammars":[{"lark_grammar":"start: \"a\""},{"lark_grammar":"start: \"b\""}]}"#;
+        assert!(
+            compile(&v, "llguidance", two)
+                .unwrap_err()
+                .contains("exactly one")
+        );
+        assert!(
+            compile(&v, "nope", "x")
+                .unwrap_err()
+                .contains("unknown constraint type")
+        );
+    }
+
+    #[test]
+    fn messages_are_truncated_and_terminated() {
+        let mut buf = [0x55 as c_char; 4];
+        // SAFETY: 1. `buf` is a live local of 4 bytes.
+        unsafe { write_message(buf.as_mut_ptr(), buf.len(), "hello") };
+        assert_eq!(buf.map(|c| c as u8), *b"hel\0");
+    }
+}

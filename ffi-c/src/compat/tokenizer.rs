@@ -1,0 +1,403 @@
+//! `LlgTokenizer`: a shared vocabulary built from LLGuidance's `LlgTokenizerInit` (v1) or
+//! `LlgTokenizerInitV2` (with `struct_size` and extra EOS ids).
+
+use std::ffi::{c_char, c_void};
+use std::sync::Arc;
+
+use sieve_core::Vocabulary;
+use sieve_core::grammar::json::serde_json;
+use sieve_core::vocab::hf;
+
+use super::{c_str, guard, write_message};
+use crate::boundary::{
+    Castable, HostPtr, Shared, arc_clone, arc_free, arc_into_handle, handle_ref, input_slice,
+    output_slice, read_versioned,
+};
+
+/// Opaque tokenizer handle (reference counted, immutable, usable from any thread).
+pub struct LlgTokenizer {
+    _private: [u8; 0],
+}
+
+/// LLGuidance's tokenize callback: writes at most `output_tokens_len` ids and returns how
+/// many the text needs. Must be thread-safe.
+pub type LlgTokenizeFn = Option<
+    unsafe extern "C" fn(
+        user_data: *const c_void,
+        bytes: *const u8,
+        bytes_len: usize,
+        output_tokens: *mut u32,
+        output_tokens_len: usize,
+    ) -> usize,
+>;
+
+/// The non-NULL form of [`LlgTokenizeFn`].
+type TokenizeFn = unsafe extern "C" fn(*const c_void, *const u8, usize, *mut u32, usize) -> usize;
+
+/// Version 1 of the tokenizer description (zero-initialise it; no `struct_size`). The field
+/// order is LLGuidance's, relied on by positional initialisers in hosts.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct LlgTokenizerInit {
+    /// Number of token ids.
+    pub vocab_size: u32,
+    /// The end-of-sequence id (for chat, the end-of-turn id).
+    pub tok_eos: u32,
+    /// Byte length of each token (`vocab_size` entries).
+    pub token_lens: *const u32,
+    /// All token bytes, concatenated; special tokens start with `0xFF`.
+    pub token_bytes: *const u8,
+    /// Alternatively, the text of a Hugging Face `tokenizer.json` (NUL-terminated).
+    pub tokenizer_json: *const c_char,
+    /// The callback only accepts valid UTF-8.
+    pub tokenize_assumes_string: bool,
+    /// Optional thread-safe tokenize callback.
+    pub tokenize_fn: LlgTokenizeFn,
+    /// Ignore `tokenize_fn` and tokenize greedily.
+    pub use_approximate_greedy_tokenize_fn: bool,
+    /// First argument of `tokenize_fn`.
+    pub tokenize_user_data: *const c_void,
+    /// NULL-terminated list of slice regexes; NULL = defaults, empty = none.
+    pub slices: *const *const c_char,
+}
+
+/// Version 2: `struct_size` first, the v1 fields, then extra EOS ids. Only `struct_size`
+/// bytes are read; fields beyond are zero.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct LlgTokenizerInitV2 {
+    /// `sizeof(LlgTokenizerInitV2)` as the caller knows it.
+    pub struct_size: usize,
+    /// As in v1.
+    pub vocab_size: u32,
+    /// As in v1.
+    pub tok_eos: u32,
+    /// As in v1.
+    pub token_lens: *const u32,
+    /// As in v1.
+    pub token_bytes: *const u8,
+    /// As in v1.
+    pub tokenizer_json: *const c_char,
+    /// As in v1.
+    pub tokenize_assumes_string: bool,
+    /// As in v1.
+    pub tokenize_fn: LlgTokenizeFn,
+    /// As in v1.
+    pub use_approximate_greedy_tokenize_fn: bool,
+    /// As in v1.
+    pub tokenize_user_data: *const c_void,
+    /// As in v1.
+    pub slices: *const *const c_char,
+    /// More end-of-sequence ids (`tok_eos_extra_count` of them), or NULL.
+    pub tok_eos_extra: *const u32,
+    /// Length of `tok_eos_extra`.
+    pub tok_eos_extra_count: u32,
+}
+
+impl LlgTokenizerInitV2 {
+    fn zeroed() -> Self {
+        LlgTokenizerInitV2 {
+            struct_size: size_of::<Self>(),
+            vocab_size: 0,
+            tok_eos: 0,
+            token_lens: std::ptr::null(),
+            token_bytes: std::ptr::null(),
+            tokenizer_json: std::ptr::null(),
+            tokenize_assumes_string: false,
+            tokenize_fn: None,
+            use_approximate_greedy_tokenize_fn: false,
+            tokenize_user_data: std::ptr::null(),
+            slices: std::ptr::null(),
+            tok_eos_extra: std::ptr::null(),
+            tok_eos_extra_count: 0,
+        }
+    }
+
+    fn from_v1(v1: &LlgTokenizerInit) -> Self {
+        LlgTokenizerInitV2 {
+            vocab_size: v1.vocab_size,
+            tok_eos: v1.tok_eos,
+            token_lens: v1.token_lens,
+            token_bytes: v1.token_bytes,
+            tokenizer_json: v1.tokenizer_json,
+            tokenize_assumes_string: v1.tokenize_assumes_string,
+            tokenize_fn: v1.tokenize_fn,
+            use_approximate_greedy_tokenize_fn: v1.use_approximate_greedy_tokenize_fn,
+            tokenize_user_data: v1.tokenize_user_data,
+            slices: v1.slices,
+            ..Self::zeroed()
+        }
+    }
+}
+
+/// The Rust value behind an `LlgTokenizer`.
+pub(crate) struct CompatTokenizer {
+    /// The vocabulary grammars compile against.
+    pub(crate) vocab: Arc<Vocabulary>,
+    tokenize: Option<(TokenizeFn, HostPtr<c_void>)>,
+}
+
+impl Castable for LlgTokenizer {
+    type Ownership = Shared;
+    type Rust = CompatTokenizer;
+}
+
+impl CompatTokenizer {
+    /// Builds the vocabulary described by `init`.
+    ///
+    /// # Safety
+    /// The pointers in `init` are NULL or valid as LLGuidance documents them.
+    unsafe fn new(init: &LlgTokenizerInitV2) -> Result<CompatTokenizer, String> {
+        let n = init.vocab_size as usize;
+        let (tokens, special) = if init.tokenizer_json.is_null() {
+            // SAFETY: 1. `token_lens` is NULL or has `vocab_size` entries (caller contract).
+            let lens = unsafe { input_slice(init.token_lens, n) }
+                .ok_or("token_lens is NULL (and no tokenizer_json given)")?;
+            let total = lens.iter().map(|&l| l as usize).sum::<usize>();
+            // SAFETY: 1. `token_bytes` holds the sum of `token_lens` bytes (caller contract).
+            let bytes = unsafe { input_slice(init.token_bytes, total) }
+                .ok_or("token_bytes is NULL (and no tokenizer_json given)")?;
+            let mut tokens = Vec::with_capacity(n);
+            let mut special = Vec::new();
+            let mut at = 0usize;
+            for (id, &len) in lens.iter().enumerate() {
+                let tok = &bytes[at..at + len as usize];
+                at += len as usize;
+                match tok.split_first() {
+                    Some((&Vocabulary::SPECIAL_PREFIX, name)) if !name.is_empty() => {
+                        special.push(id as u32);
+                        tokens.push(name.to_vec());
+                    }
+                    _ => tokens.push(tok.to_vec()),
+                }
+            }
+            (tokens, special)
+        } else {
+            // SAFETY: 1. non-NULL and NUL-terminated (caller contract).
+            let text = unsafe { c_str(init.tokenizer_json, "tokenizer_json") }?;
+            let json: serde_json::Value = serde_json::from_str(text)
+                .map_err(|e| format!("tokenizer_json is not valid JSON: {e}"))?;
+            let table = hf::table(&json).map_err(|e| format!("tokenizer_json: {e}"))?;
+            let mut tokens = table.tokens;
+            if tokens.len() > n {
+                return Err(format!(
+                    "tokenizer_json has {} tokens but vocab_size is {n}",
+                    tokens.len()
+                ));
+            }
+            tokens.resize(n, Vec::new());
+            (tokens, table.special)
+        };
+        let mut eos = vec![init.tok_eos];
+        if init.tok_eos_extra_count > 0 {
+            // SAFETY: 1. NULL or `tok_eos_extra_count` ids (caller contract).
+            let extra =
+                unsafe { input_slice(init.tok_eos_extra, init.tok_eos_extra_count as usize) }
+                    .ok_or("tok_eos_extra is NULL with a non-zero tok_eos_extra_count")?;
+            eos.extend_from_slice(extra);
+        }
+        let vocab = if init.slices.is_null() {
+            Vocabulary::new(tokens, &special, &eos)
+        } else {
+            // SAFETY: 1. a NULL-terminated array of C strings (caller contract).
+            let slices = unsafe { slice_list(init.slices) }?;
+            Vocabulary::with_slices(tokens, &special, &eos, &slices)
+        }
+        .map_err(|e| e.to_string())?;
+        let tokenize = init
+            .tokenize_fn
+            .filter(|_| !init.use_approximate_greedy_tokenize_fn)
+            .map(|f| (f, HostPtr::new(init.tokenize_user_data.cast_mut())));
+        Ok(CompatTokenizer {
+            vocab: Arc::new(vocab),
+            tokenize,
+        })
+    }
+
+    /// Tokenizes through the host callback, else greedily (longest match). `None` when the
+    /// callback misbehaves or no token sequence spells the text.
+    fn tokenize(&self, bytes: &[u8]) -> Option<Vec<u32>> {
+        let Some((f, user_data)) = self.tokenize else {
+            return self.vocab.trie().greedy_tokenize(bytes);
+        };
+        let mut out = vec![0u32; bytes.len() + 1];
+        for _ in 0..2 {
+            // SAFETY: 1. the host's thread-safe callback with its own user data; 2. `bytes`
+            // and `out` are valid for their lengths.
+            let need = unsafe {
+                f(
+                    user_data.0,
+                    bytes.as_ptr(),
+                    bytes.len(),
+                    out.as_mut_ptr(),
+                    out.len(),
+                )
+            };
+            if need <= out.len() {
+                out.truncate(need);
+                let ok = out.iter().all(|&t| (t as usize) < self.vocab.vocab_size());
+                return ok.then_some(out);
+            }
+            if need > 16 * bytes.len() + 1024 {
+                return None;
+            }
+            out.resize(need, 0);
+        }
+        None
+    }
+}
+
+/// Reads a NULL-terminated `char*` array of slice regexes.
+///
+/// # Safety
+/// `list` is a non-NULL, NULL-terminated array of NUL-terminated strings.
+unsafe fn slice_list(list: *const *const c_char) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for i in 0.. {
+        // SAFETY: 1. entries up to and including the terminating NULL are readable.
+        let p = unsafe { list.add(i).read() };
+        if p.is_null() {
+            break;
+        }
+        // SAFETY: 1. a NUL-terminated string (caller contract).
+        out.push(unsafe { c_str(p, "a slice regex") }?.to_owned());
+    }
+    Ok(out)
+}
+
+/// Shared tail of the two constructors.
+///
+/// # Safety
+/// As for [`CompatTokenizer::new`]; `error_string` is NULL or writable for
+/// `error_string_len` bytes.
+unsafe fn new_tokenizer(
+    init: &LlgTokenizerInitV2,
+    error_string: *mut c_char,
+    error_string_len: usize,
+) -> *mut LlgTokenizer {
+    // SAFETY: 1. forwarded caller contract.
+    match unsafe { CompatTokenizer::new(init) } {
+        Ok(t) => arc_into_handle::<LlgTokenizer>(Arc::new(t)).cast_mut(),
+        Err(msg) => {
+            // SAFETY: 1. forwarded caller contract.
+            unsafe { write_message(error_string, error_string_len, &msg) };
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// Builds a tokenizer from a v1 description; NULL on failure with the message in
+/// `error_string` (NUL-terminated, truncated to `error_string_len`).
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_new_tokenizer(
+    tok_init: *const LlgTokenizerInit,
+    error_string: *mut c_char,
+    error_string_len: usize,
+) -> *mut LlgTokenizer {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: 1. NULL or a readable, initialised struct (caller contract).
+        let Some(v1) = (unsafe { tok_init.as_ref() }) else {
+            // SAFETY: 1. NULL or writable for its length (caller contract).
+            unsafe { write_message(error_string, error_string_len, "tok_init is NULL") };
+            return std::ptr::null_mut();
+        };
+        // SAFETY: 1. the struct's pointers follow the documented contract.
+        unsafe {
+            new_tokenizer(
+                &LlgTokenizerInitV2::from_v1(v1),
+                error_string,
+                error_string_len,
+            )
+        }
+    })
+}
+
+/// Builds a tokenizer from a v2 description (reads only `struct_size` bytes, which must
+/// cover at least `struct_size`, `vocab_size` and `tok_eos`).
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_new_tokenizer_v2(
+    tok_init: *const LlgTokenizerInitV2,
+    error_string: *mut c_char,
+    error_string_len: usize,
+) -> *mut LlgTokenizer {
+    guard(std::ptr::null_mut(), || {
+        let fail = |msg: &str| {
+            // SAFETY: 1. NULL or writable for its length (caller contract).
+            unsafe { write_message(error_string, error_string_len, msg) };
+            std::ptr::null_mut()
+        };
+        if tok_init.is_null() {
+            return fail("tok_init is NULL");
+        }
+        // SAFETY: 1. non-NULL; its first field is readable (caller contract).
+        let size = unsafe { tok_init.cast::<usize>().read() };
+        if size < std::mem::offset_of!(LlgTokenizerInitV2, token_lens) {
+            return fail("tok_init->struct_size is too small");
+        }
+        let mut defaults = LlgTokenizerInitV2::zeroed();
+        defaults.struct_size = 0;
+        // SAFETY: 1. readable for `struct_size` bytes; fields are plain data written by C.
+        let Some(init) = (unsafe { read_versioned(tok_init, defaults) }) else {
+            return fail("tok_init->struct_size is too small");
+        };
+        // SAFETY: 1. the struct's pointers follow the documented contract.
+        unsafe { new_tokenizer(&init, error_string, error_string_len) }
+    })
+}
+
+/// Adds a reference to a tokenizer (NULL for NULL).
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_clone_tokenizer(tok: *const LlgTokenizer) -> *mut LlgTokenizer {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: 1. NULL or a live tokenizer handle (caller contract).
+        match unsafe { arc_clone(tok) } {
+            Some(t) => arc_into_handle::<LlgTokenizer>(t).cast_mut(),
+            None => std::ptr::null_mut(),
+        }
+    })
+}
+
+/// Drops a reference to a tokenizer. NULL is a no-op. Constraints and matchers built from it
+/// keep the vocabulary alive.
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_free_tokenizer(tok: *mut LlgTokenizer) {
+    guard((), || {
+        // SAFETY: 1. NULL or a tokenizer handle freed once (caller contract).
+        unsafe { arc_free(tok.cast_const()) }
+    })
+}
+
+/// Tokenizes bytes (host callback, else greedy). Returns the number of ids the text needs
+/// and writes at most `output_tokens_len` of them; 0 on bad arguments.
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_tokenize_bytes(
+    tok: *const LlgTokenizer,
+    bytes: *const u8,
+    bytes_len: usize,
+    output_tokens: *mut u32,
+    output_tokens_len: usize,
+) -> usize {
+    guard(0, || {
+        // SAFETY: 1. NULL or a live handle; buffers NULL or valid for their lengths.
+        let (Some(t), Some(bytes)) = (unsafe { handle_ref(tok) }, unsafe {
+            input_slice(bytes, bytes_len)
+        }) else {
+            return 0;
+        };
+        let ids = t.tokenize(bytes).unwrap_or_default();
+        // SAFETY: 1. NULL (then length 0 is used) or writable for its length.
+        let out = unsafe { output_slice(output_tokens, output_tokens_len) }.unwrap_or_default();
+        let n = ids.len().min(out.len());
+        out[..n].copy_from_slice(&ids[..n]);
+        ids.len()
+    })
+}
+
+/// The vocabulary behind a tokenizer handle, if non-NULL.
+///
+/// # Safety
+/// `tok` is NULL or a live tokenizer handle.
+pub(crate) unsafe fn vocab_of(tok: *const LlgTokenizer) -> Option<Arc<Vocabulary>> {
+    // SAFETY: 1. forwarded caller contract.
+    unsafe { handle_ref(tok) }.map(|t| t.vocab.clone())
+}

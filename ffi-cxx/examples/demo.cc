@@ -1,0 +1,134 @@
+// The sieve C++ API end to end: a tokenizer from a byte table, a Lark grammar, and a
+// greedy decoding loop (compute_mask -> pick the longest allowed token -> consume_token)
+// that prints the generated text. Then the error model: a rejected token (sticky until
+// reset) and a grammar that does not compile, both as rust::Error exceptions.
+//
+// Built by build.rs with cxx_build; `sieve_cxx_demo_main` is the program (examples/demo.rs
+// only calls it). Prints "demo ok" and returns 0 on success.
+
+#include <cstdint>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "rust/cxx.h"
+#include "sieve-ffi-cxx/src/lib.rs.h"
+
+namespace {
+
+const char *const kGrammar = R"(
+start: greeting " " name "!"
+greeting: "hello" | "hi"
+name: "world" | "sieve"
+)";
+
+// Printable ASCII, a few words, then the special EOS token "<|eos|>" (the last id).
+rust::Box<sieve::Tokenizer> small_tokenizer() {
+    std::vector<std::string> tokens;
+    for (char c = 0x20; c < 0x7f; ++c) {
+        tokens.emplace_back(1, c);
+    }
+    for (const char *w : {"hello", "hi", " world", " sieve", "<|eos|>"}) {
+        tokens.emplace_back(w);
+    }
+    std::vector<uint8_t> bytes;
+    std::vector<uint32_t> lens;
+    for (const std::string &t : tokens) {
+        bytes.insert(bytes.end(), t.begin(), t.end());
+        lens.push_back(static_cast<uint32_t>(t.size()));
+    }
+    const uint32_t eos[] = {static_cast<uint32_t>(tokens.size() - 1)};
+    return sieve::tokenizer_from_byte_table(
+        rust::Slice<const uint8_t>(bytes.data(), bytes.size()),
+        rust::Slice<const uint32_t>(lens.data(), lens.size()),
+        rust::Slice<const uint32_t>(eos, 1), rust::Slice<const uint32_t>(eos, 1));
+}
+
+bool allowed(const std::vector<uint32_t> &mask, uint32_t id) {
+    return (mask[id / 32] >> (id % 32)) & 1u;
+}
+
+// Greedy decoding: the longest allowed non-EOS token (lowest id on ties); EOS once nothing
+// else is allowed. Returns the text.
+std::string generate(const sieve::Tokenizer &tok, sieve::Matcher &m) {
+    const uint32_t eos = tok.eos_tokens()[0];
+    const uint32_t n = static_cast<uint32_t>(tok.vocab_size());
+    std::vector<uint32_t> mask(m.mask_words());
+    std::string out;
+    for (int step = 0; step < 64 && !m.is_stopped(); ++step) {
+        m.compute_mask(rust::Slice<uint32_t>(mask.data(), mask.size()));
+        uint32_t best = eos;
+        size_t best_len = 0;
+        for (uint32_t id = 0; id < n; ++id) {
+            if (id == eos || !allowed(mask, id)) {
+                continue;
+            }
+            size_t len = tok.token_text(id).size();
+            if (len > best_len) {
+                best = id;
+                best_len = len;
+            }
+        }
+        if (best == eos && !allowed(mask, eos)) {
+            throw std::runtime_error("no token allowed");
+        }
+        m.consume_token(best);
+        if (best != eos) {
+            rust::Vec<uint8_t> text = tok.token_text(best);
+            out.append(text.begin(), text.end());
+        }
+    }
+    return out;
+}
+
+int run() {
+    std::cout << "version: " << std::string(sieve::version()) << "\n";
+    rust::Box<sieve::Tokenizer> tok = small_tokenizer();
+    rust::Box<sieve::Grammar> grammar = sieve::grammar_from_lark(*tok, kGrammar);
+    rust::Box<sieve::Matcher> m = sieve::matcher_new(*grammar);
+
+    std::string text = generate(*tok, *m);
+    std::cout << "generated: " << text << "\n";
+    std::cout << "stopped: " << m->is_stopped() << "\n";
+
+    m->rollback(1);  // undo EOS
+    std::cout << "after rollback: stopped=" << m->is_stopped()
+              << " accepting=" << m->is_accepting() << "\n";
+
+    try {
+        m->consume_token(0);  // " " is not allowed after "!"
+        std::cout << "error: a rejected token did not throw\n";
+        return 1;
+    } catch (const rust::Error &e) {
+        std::cout << "rejected: " << std::string(sieve::error_code_name(sieve::error_code_of(e.what())))
+                  << " (sticky: " << std::string(sieve::error_code_name(m->error_code())) << ")\n";
+    }
+    m->reset();
+    std::cout << "after reset: " << std::string(sieve::error_code_name(m->error_code())) << "\n";
+
+    try {
+        sieve::grammar_from_lark(*tok, "start: (");
+        std::cout << "error: a bad grammar did not throw\n";
+        return 1;
+    } catch (const rust::Error &e) {
+        std::cout << "bad grammar: "
+                  << std::string(sieve::error_code_name(sieve::error_code_of(e.what()))) << "\n";
+    }
+    std::cout << "demo ok\n";
+    return 0;
+}
+
+}  // namespace
+
+extern "C" int sieve_cxx_demo_main() {
+    try {
+        return run();
+    } catch (const std::exception &e) {
+        std::cout << "error: " << e.what() << "\n";
+        return 1;
+    } catch (...) {
+        std::cout << "error: unknown exception\n";
+        return 1;
+    }
+}

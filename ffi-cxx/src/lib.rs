@@ -1,0 +1,523 @@
+//! The sieve C++ API: one [`cxx`] bridge in namespace `sieve`.
+//!
+//! # Key types
+//! Three opaque Rust types, owned from C++ through `rust::Box`:
+//! - `sieve::Tokenizer`: a vocabulary, from a `tokenizer.json` text
+//!   ([`tokenizer_from_json`]) or from a byte table ([`tokenizer_from_byte_table`]).
+//! - `sieve::Grammar`: a compiled grammar (Lark, regex or JSON Schema) for one tokenizer;
+//!   it does not borrow the tokenizer.
+//! - `sieve::Matcher`: per-sequence state made from a grammar ([`matcher_new`]); it does not
+//!   borrow the grammar. Used from one thread at a time.
+//!
+//! # Usage pattern
+//! compile (`grammar_from_lark`) → `matcher_new` → `compute_mask` into a
+//! `rust::Slice<uint32_t>` of `mask_words()` words (bit `i` = token `i`) → sample →
+//! `consume_token` (commit), until `is_stopped()`. `examples/demo.cc` is the whole loop.
+//!
+//! # Errors
+//! Every fallible function returns `Result`, so C++ sees a `rust::Error` exception whose
+//! `what()` is `"<ErrorCode name>: <message>"` (for example `"GrammarError: ..."`).
+//! `error_code_of(e.what())` recovers the [`ffi::ErrorCode`], numbered exactly like the C
+//! API's `sieve_status`. Matcher errors are sticky until `reset()`, as in the core.
+//!
+//! # Panics & limits
+//! A panic in the library is a bug; cxx would abort the process on one, so every body runs
+//! under `catch_unwind`: fallible functions then throw `ErrorCode::Panic`, infallible ones
+//! return a neutral value (`0`, `false`, `ErrorCode::Panic`). Grammars compile with
+//! `Limits::default()` and JSON Schemas with `JsonOptions::default()`.
+//!
+//! # Crate features
+//! None. The build (`build.rs`) compiles the generated bridge and the C++ example with
+//! `cxx_build` (C++17); the crate is also a `staticlib` for C++ builds that link it directly.
+
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use sieve_core::grammar::json::JsonOptions;
+use sieve_core::{GrammarErrorKind, Limits, MatcherError, Vocabulary};
+
+pub use ffi::ErrorCode;
+
+/// The bridge. Items are documented on the C++ side by the crate docs; the Rust functions
+/// they bind are documented below.
+#[allow(missing_docs)]
+#[cxx::bridge(namespace = "sieve")]
+pub mod ffi {
+    /// Error codes, numbered exactly like the C API's `sieve_status` (stable forever).
+    #[repr(u32)]
+    #[derive(Debug)]
+    enum ErrorCode {
+        Ok = 0,
+        NullArgument = 1,
+        InvalidUtf8 = 2,
+        InvalidArgument = 3,
+        InsufficientSize = 4,
+        GrammarError = 5,
+        TokenRejected = 6,
+        TokenOutOfRange = 7,
+        LimitExceeded = 8,
+        Stopped = 9,
+        MatcherError = 10,
+        Panic = 11,
+        TokenizerError = 12,
+        RollbackTooFar = 13,
+        CallbackError = 14,
+    }
+
+    extern "Rust" {
+        type Tokenizer;
+        type Grammar;
+        type Matcher;
+
+        fn version() -> &'static str;
+        fn error_code_name(code: ErrorCode) -> &'static str;
+        fn error_code_of(what: &str) -> ErrorCode;
+
+        fn tokenizer_from_json(text: &str) -> Result<Box<Tokenizer>>;
+        fn tokenizer_from_byte_table(
+            bytes: &[u8],
+            lens: &[u32],
+            special: &[u32],
+            eos: &[u32],
+        ) -> Result<Box<Tokenizer>>;
+        fn vocab_size(self: &Tokenizer) -> usize;
+        fn mask_words(self: &Tokenizer) -> usize;
+        fn eos_tokens(self: &Tokenizer) -> Vec<u32>;
+        fn token_text(self: &Tokenizer, id: u32) -> Result<Vec<u8>>;
+
+        fn grammar_from_lark(tokenizer: &Tokenizer, text: &str) -> Result<Box<Grammar>>;
+        fn grammar_from_regex(tokenizer: &Tokenizer, pattern: &str) -> Result<Box<Grammar>>;
+        fn grammar_from_json_schema(tokenizer: &Tokenizer, schema: &str) -> Result<Box<Grammar>>;
+
+        fn matcher_new(grammar: &Grammar) -> Result<Box<Matcher>>;
+        fn mask_words(self: &Matcher) -> usize;
+        fn compute_mask(self: &mut Matcher, mask: &mut [u32]) -> Result<()>;
+        fn consume_token(self: &mut Matcher, token: u32) -> Result<()>;
+        fn rollback(self: &mut Matcher, n: usize) -> Result<()>;
+        fn is_accepting(self: &mut Matcher) -> Result<bool>;
+        fn is_stopped(self: &Matcher) -> bool;
+        fn reset(self: &mut Matcher) -> Result<()>;
+        fn error_code(self: &Matcher) -> ErrorCode;
+    }
+}
+
+impl ErrorCode {
+    /// The code's name, as used in exception messages (`"GrammarError"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorCode::Ok => "Ok",
+            ErrorCode::NullArgument => "NullArgument",
+            ErrorCode::InvalidUtf8 => "InvalidUtf8",
+            ErrorCode::InvalidArgument => "InvalidArgument",
+            ErrorCode::InsufficientSize => "InsufficientSize",
+            ErrorCode::GrammarError => "GrammarError",
+            ErrorCode::TokenRejected => "TokenRejected",
+            ErrorCode::TokenOutOfRange => "TokenOutOfRange",
+            ErrorCode::LimitExceeded => "LimitExceeded",
+            ErrorCode::Stopped => "Stopped",
+            ErrorCode::MatcherError => "MatcherError",
+            ErrorCode::Panic => "Panic",
+            ErrorCode::TokenizerError => "TokenizerError",
+            ErrorCode::RollbackTooFar => "RollbackTooFar",
+            ErrorCode::CallbackError => "CallbackError",
+            _ => "Unknown",
+        }
+    }
+
+    /// Every code, in numeric order.
+    pub const ALL: [ErrorCode; 15] = [
+        ErrorCode::Ok,
+        ErrorCode::NullArgument,
+        ErrorCode::InvalidUtf8,
+        ErrorCode::InvalidArgument,
+        ErrorCode::InsufficientSize,
+        ErrorCode::GrammarError,
+        ErrorCode::TokenRejected,
+        ErrorCode::TokenOutOfRange,
+        ErrorCode::LimitExceeded,
+        ErrorCode::Stopped,
+        ErrorCode::MatcherError,
+        ErrorCode::Panic,
+        ErrorCode::TokenizerError,
+        ErrorCode::RollbackTooFar,
+        ErrorCode::CallbackError,
+    ];
+
+    fn from_matcher(e: &MatcherError) -> ErrorCode {
+        match e {
+            MatcherError::TokenOutOfRange { .. } => ErrorCode::TokenOutOfRange,
+            MatcherError::TokenRejected { .. } => ErrorCode::TokenRejected,
+            MatcherError::MaskTooSmall { .. } => ErrorCode::InsufficientSize,
+            MatcherError::RollbackTooFar { .. } => ErrorCode::RollbackTooFar,
+            MatcherError::Stopped => ErrorCode::Stopped,
+            MatcherError::Limit(_) => ErrorCode::LimitExceeded,
+            _ => ErrorCode::MatcherError,
+        }
+    }
+}
+
+/// The error behind every `rust::Error` thrown to C++: a code and a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    /// What kind of failure (numbered like `sieve_status`).
+    pub code: ErrorCode,
+    /// Human-readable detail.
+    pub message: String,
+}
+
+impl Error {
+    fn new(code: ErrorCode, message: impl fmt::Display) -> Error {
+        Error {
+            code,
+            message: message.to_string(),
+        }
+    }
+
+    fn matcher(e: &MatcherError) -> Error {
+        Error::new(ErrorCode::from_matcher(e), e)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code.name(), self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Runs `f`, turning a panic into an [`ErrorCode::Panic`] error (cxx aborts on unwinding).
+fn guard<T>(f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_owned());
+        Err(Error::new(
+            ErrorCode::Panic,
+            format_args!("sieve panicked (a bug): {msg}"),
+        ))
+    })
+}
+
+/// Runs an infallible `f`, returning `fallback` if it panics.
+fn guard_or<T>(fallback: T, f: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or(fallback)
+}
+
+/// The library name and version, e.g. `"sieve 0.1.0"`.
+pub fn version() -> &'static str {
+    concat!("sieve ", env!("CARGO_PKG_VERSION"))
+}
+
+/// The name of `code` (`"GrammarError"`); `"Unknown"` for a number outside the table.
+pub fn error_code_name(code: ErrorCode) -> &'static str {
+    code.name()
+}
+
+/// The code of an exception message thrown by this API (`e.what()`); `ErrorCode::Ok` when
+/// `what` does not start with a known code name.
+pub fn error_code_of(what: &str) -> ErrorCode {
+    guard_or(ErrorCode::Ok, || {
+        let Some((name, _)) = what.split_once(": ") else {
+            return ErrorCode::Ok;
+        };
+        ErrorCode::ALL
+            .into_iter()
+            .find(|c| c.name() == name)
+            .unwrap_or(ErrorCode::Ok)
+    })
+}
+
+/// A vocabulary, shared by the grammars compiled for it. Thread-safe (immutable).
+#[derive(Debug, Clone)]
+pub struct Tokenizer {
+    vocab: Arc<Vocabulary>,
+}
+
+impl Tokenizer {
+    /// The number of token ids (mask bit count).
+    pub fn vocab_size(&self) -> usize {
+        guard_or(0, || self.vocab.vocab_size())
+    }
+
+    /// The number of `u32` words a mask needs.
+    pub fn mask_words(&self) -> usize {
+        guard_or(0, || self.vocab.mask_words())
+    }
+
+    /// The end-of-sequence ids, in preference order.
+    pub fn eos_tokens(&self) -> Vec<u32> {
+        guard_or(Vec::new(), || self.vocab.eos_tokens().to_vec())
+    }
+
+    /// The token's text: plain bytes, or a special token's name.
+    ///
+    /// # Errors
+    /// [`ErrorCode::TokenOutOfRange`] when `id` is not below the vocabulary size.
+    pub fn token_text(&self, id: u32) -> Result<Vec<u8>, Error> {
+        guard(|| {
+            if id as usize >= self.vocab.vocab_size() {
+                return Err(Error::new(
+                    ErrorCode::TokenOutOfRange,
+                    format_args!(
+                        "token {id} is not below the vocabulary size {}",
+                        self.vocab.vocab_size()
+                    ),
+                ));
+            }
+            Ok(self.vocab.token_text(id).to_vec())
+        })
+    }
+}
+
+/// Builds a tokenizer from the text of a Hugging Face `tokenizer.json`.
+///
+/// # Errors
+/// [`ErrorCode::TokenizerError`] when the text is not a supported tokenizer.
+pub fn tokenizer_from_json(text: &str) -> Result<Box<Tokenizer>, Error> {
+    guard(|| {
+        let vocab = Vocabulary::from_tokenizer_json(text)
+            .map_err(|e| Error::new(ErrorCode::TokenizerError, e))?;
+        Ok(Box::new(Tokenizer {
+            vocab: Arc::new(vocab),
+        }))
+    })
+}
+
+/// Builds a tokenizer from a byte table: token `i` is the next `lens[i]` bytes of `bytes`.
+/// `special` lists the ids of special tokens (their bytes are the name, e.g. `<|eos|>`) and
+/// `eos` the end-of-sequence ids.
+///
+/// # Errors
+/// [`ErrorCode::InvalidArgument`] when the lengths do not add up to `bytes.len()`,
+/// [`ErrorCode::TokenizerError`] when the vocabulary is rejected (ids out of range, ...).
+pub fn tokenizer_from_byte_table(
+    bytes: &[u8],
+    lens: &[u32],
+    special: &[u32],
+    eos: &[u32],
+) -> Result<Box<Tokenizer>, Error> {
+    guard(|| {
+        let total = lens
+            .iter()
+            .try_fold(0usize, |acc, &l| acc.checked_add(l as usize));
+        if total != Some(bytes.len()) {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                format_args!("token lengths do not add up to {} bytes", bytes.len()),
+            ));
+        }
+        let mut rest = bytes;
+        let tokens = lens
+            .iter()
+            .map(|&l| {
+                let (tok, tail) = rest.split_at(l as usize);
+                rest = tail;
+                tok.to_vec()
+            })
+            .collect();
+        let vocab = Vocabulary::new(tokens, special, eos)
+            .map_err(|e| Error::new(ErrorCode::TokenizerError, e))?;
+        Ok(Box::new(Tokenizer {
+            vocab: Arc::new(vocab),
+        }))
+    })
+}
+
+/// A compiled grammar. Thread-safe; matchers made from it are independent of it.
+#[derive(Debug, Clone)]
+pub struct Grammar {
+    grammar: sieve_core::Grammar,
+}
+
+fn grammar_error(e: &sieve_core::GrammarError) -> Error {
+    let code = match e.kind {
+        GrammarErrorKind::Limit(_) => ErrorCode::LimitExceeded,
+        _ => ErrorCode::GrammarError,
+    };
+    Error::new(code, e)
+}
+
+/// Compiles a Lark grammar for `tokenizer`.
+///
+/// # Errors
+/// [`ErrorCode::GrammarError`] (message with line and column) or
+/// [`ErrorCode::LimitExceeded`].
+pub fn grammar_from_lark(tokenizer: &Tokenizer, text: &str) -> Result<Box<Grammar>, Error> {
+    guard(|| {
+        let grammar = sieve_core::Grammar::from_lark(text, &tokenizer.vocab, &Limits::default())
+            .map_err(|e| grammar_error(&e))?;
+        Ok(Box::new(Grammar { grammar }))
+    })
+}
+
+/// Compiles a regex (the whole output must match it) for `tokenizer`.
+///
+/// # Errors
+/// As [`grammar_from_lark`].
+pub fn grammar_from_regex(tokenizer: &Tokenizer, pattern: &str) -> Result<Box<Grammar>, Error> {
+    guard(|| {
+        let grammar =
+            sieve_core::Grammar::from_regex(pattern, &tokenizer.vocab, &Limits::default())
+                .map_err(|e| grammar_error(&e))?;
+        Ok(Box::new(Grammar { grammar }))
+    })
+}
+
+/// Compiles a JSON Schema (text) for `tokenizer` with the default JSON options.
+///
+/// # Errors
+/// As [`grammar_from_lark`].
+pub fn grammar_from_json_schema(
+    tokenizer: &Tokenizer,
+    schema: &str,
+) -> Result<Box<Grammar>, Error> {
+    guard(|| {
+        let (grammar, _report) = sieve_core::Grammar::from_json_schema_str(
+            schema,
+            &JsonOptions::default(),
+            &tokenizer.vocab,
+            &Limits::default(),
+        )
+        .map_err(|e| grammar_error(&e))?;
+        Ok(Box::new(Grammar { grammar }))
+    })
+}
+
+/// Per-sequence constraint state; `Send`, used from one thread at a time.
+#[derive(Debug, Clone)]
+pub struct Matcher {
+    matcher: sieve_core::Matcher,
+}
+
+/// A matcher at the start of `grammar`.
+///
+/// # Errors
+/// Only [`ErrorCode::Panic`].
+pub fn matcher_new(grammar: &Grammar) -> Result<Box<Matcher>, Error> {
+    guard(|| {
+        Ok(Box::new(Matcher {
+            matcher: sieve_core::Matcher::new(&grammar.grammar),
+        }))
+    })
+}
+
+impl Matcher {
+    /// The number of `u32` words a mask needs.
+    pub fn mask_words(&self) -> usize {
+        guard_or(0, || self.matcher.mask_words())
+    }
+
+    /// Writes the allowed-token mask (bit `i` of word `i / 32` = token `i`).
+    ///
+    /// # Errors
+    /// [`ErrorCode::InsufficientSize`] for a short buffer, or the sticky matcher error.
+    pub fn compute_mask(&mut self, mask: &mut [u32]) -> Result<(), Error> {
+        guard(|| {
+            self.matcher
+                .compute_mask(mask)
+                .map_err(|e| Error::matcher(&e))
+        })
+    }
+
+    /// Commits `token`.
+    ///
+    /// # Errors
+    /// [`ErrorCode::TokenRejected`], [`ErrorCode::TokenOutOfRange`], [`ErrorCode::Stopped`],
+    /// ... (sticky until [`Matcher::reset`]).
+    pub fn consume_token(&mut self, token: u32) -> Result<(), Error> {
+        guard(|| {
+            self.matcher
+                .consume_token(token)
+                .map_err(|e| Error::matcher(&e))
+        })
+    }
+
+    /// Undoes the last `n` consumed tokens.
+    ///
+    /// # Errors
+    /// [`ErrorCode::RollbackTooFar`] (not sticky), or the sticky matcher error.
+    pub fn rollback(&mut self, n: usize) -> Result<(), Error> {
+        guard(|| self.matcher.rollback(n).map_err(|e| Error::matcher(&e)))
+    }
+
+    /// Whether the text so far is a complete match.
+    ///
+    /// # Errors
+    /// Only [`ErrorCode::Panic`].
+    pub fn is_accepting(&mut self) -> Result<bool, Error> {
+        guard(|| Ok(self.matcher.is_accepting()))
+    }
+
+    /// Whether an EOS token was consumed.
+    pub fn is_stopped(&self) -> bool {
+        guard_or(false, || self.matcher.is_stopped())
+    }
+
+    /// Back to the start of the grammar, clearing any error.
+    ///
+    /// # Errors
+    /// Only [`ErrorCode::Panic`].
+    pub fn reset(&mut self) -> Result<(), Error> {
+        guard(|| {
+            self.matcher.reset();
+            Ok(())
+        })
+    }
+
+    /// The sticky error's code, `ErrorCode::Ok` when there is none.
+    pub fn error_code(&self) -> ErrorCode {
+        guard_or(ErrorCode::Panic, || {
+            self.matcher
+                .error()
+                .map_or(ErrorCode::Ok, ErrorCode::from_matcher)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> Box<Tokenizer> {
+        let words: [&[u8]; 5] = [b"a", b"b", b"ab", b"<|eos|>", b"c"];
+        let bytes: Vec<u8> = words.concat();
+        let lens: Vec<u32> = words.iter().map(|w| w.len() as u32).collect();
+        tokenizer_from_byte_table(&bytes, &lens, &[3], &[3]).expect("small tokenizer")
+    }
+
+    #[test]
+    fn codes_match_sieve_status_numbers() {
+        for (i, c) in ErrorCode::ALL.into_iter().enumerate() {
+            assert_eq!(c.repr as usize, i);
+            assert_eq!(error_code_of(&format!("{}: x", c.name())), c);
+        }
+        assert_eq!(error_code_of("nonsense"), ErrorCode::Ok);
+    }
+
+    #[test]
+    fn mask_consume_and_errors() {
+        let tok = small();
+        assert_eq!(tok.vocab_size(), 5);
+        let g = grammar_from_regex(&tok, "ab").expect("regex compiles");
+        let mut m = matcher_new(&g).expect("matcher");
+        let mut mask = vec![0u32; m.mask_words()];
+        m.compute_mask(&mut mask).expect("mask");
+        assert_eq!(mask[0], 0b101, "a and ab allowed");
+        m.consume_token(2).expect("ab");
+        assert!(m.is_accepting().expect("accepting"));
+        let e = m.consume_token(4).expect_err("c is rejected");
+        assert_eq!(e.code, ErrorCode::TokenRejected);
+        assert_eq!(m.error_code(), ErrorCode::TokenRejected);
+        m.reset().expect("reset");
+        assert_eq!(m.error_code(), ErrorCode::Ok);
+        let e = grammar_from_lark(&tok, "start: (").expect_err("bad lark");
+        assert_eq!(e.code, ErrorCode::GrammarError);
+        assert!(e.to_string().starts_with("GrammarError: "));
+        let e = tokenizer_from_byte_table(b"abc", &[1], &[], &[]).expect_err("bad table");
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+    }
+}
