@@ -1,6 +1,8 @@
 //! Shared helpers for sieve's cross-crate tests: a seeded PRNG, a brute-force mask oracle,
 //! and random walks through a grammar driven by its own masks.
 
+pub mod native;
+
 use std::sync::Arc;
 
 use sieve_core::{Grammar, Limits, Matcher, Vocabulary};

@@ -11,56 +11,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ has a parent")
-        .to_path_buf()
-}
+use sieve_tests::native::{RELEASE, have, libsieve as lib, root, target_dir};
 
-fn target_dir() -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) => {
-            let dir = PathBuf::from(dir);
-            if dir.is_absolute() {
-                dir
-            } else {
-                root().join(dir)
-            }
-        }
-        None => root().join("target"),
-    }
-}
-
-const RELEASE: bool = !cfg!(debug_assertions);
-
-/// Builds `libsieve.a` (a no-op when it is up to date) and returns its path.
-fn build_lib() -> PathBuf {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let mut cmd = Command::new(cargo);
-    cmd.current_dir(root())
-        .args(["build", "--quiet", "-p", "sieve-ffi-c"])
-        .env("CARGO_TARGET_DIR", target_dir());
-    if RELEASE {
-        cmd.arg("--release");
-    }
-    let status = cmd.status().expect("running cargo build -p sieve-ffi-c");
-    assert!(status.success(), "cargo build -p sieve-ffi-c failed");
-    let lib = target_dir()
-        .join(if RELEASE { "release" } else { "debug" })
-        .join("libsieve.a");
-    assert!(lib.exists(), "{} missing after the build", lib.display());
-    lib
-}
-
-fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-/// Compiles `tests/c/<name>.c` and returns the executable's path.
 fn compile(name: &str, lib: &Path) -> PathBuf {
     let out_dir = target_dir().join("c-tests");
     std::fs::create_dir_all(&out_dir).expect("creating the C test output dir");
@@ -137,13 +89,6 @@ fn tokenizer_json() -> Option<PathBuf> {
         );
         None
     }
-}
-
-/// Builds the library once for all tests of this file (cargo itself serializes concurrent
-/// builds, but one build keeps the output quiet).
-fn lib() -> &'static Path {
-    static LIB: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    LIB.get_or_init(build_lib)
 }
 
 fn c_test(name: &str, with_tokenizer: bool) {

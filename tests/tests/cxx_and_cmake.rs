@@ -9,53 +9,9 @@
 //! Nested cargo builds use this test's profile and target directory (as `c_api.rs` does).
 //! A missing `cmake`, `c++`, `cc` or `pkg-config` prints `SKIP: <reason>`.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const RELEASE: bool = !cfg!(debug_assertions);
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ has a parent")
-        .to_path_buf()
-}
-
-fn target_dir() -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) => {
-            let dir = PathBuf::from(dir);
-            if dir.is_absolute() {
-                dir
-            } else {
-                root().join(dir)
-            }
-        }
-        None => root().join("target"),
-    }
-}
-
-fn profile_dir() -> PathBuf {
-    target_dir().join(if RELEASE { "release" } else { "debug" })
-}
-
-fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn cargo(args: &[&str]) -> Command {
-    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()));
-    cmd.current_dir(root())
-        .args(args)
-        .env("CARGO_TARGET_DIR", target_dir());
-    if RELEASE {
-        cmd.arg("--release");
-    }
-    cmd
-}
+use sieve_tests::native::{cargo, have, libsieve, root, target_dir};
 
 /// Runs `cmd`, asserting success; returns its output.
 fn run(mut cmd: Command, what: &str) -> Output {
@@ -70,20 +26,6 @@ fn run(mut cmd: Command, what: &str) -> Output {
         output.status
     );
     output
-}
-
-/// Builds `libsieve.a` (a no-op when up to date) and returns its path.
-fn libsieve() -> &'static Path {
-    static LIB: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    LIB.get_or_init(|| {
-        run(
-            cargo(&["build", "--quiet", "-p", "sieve-ffi-c"]),
-            "cargo build -p sieve-ffi-c",
-        );
-        let lib = profile_dir().join("libsieve.a");
-        assert!(lib.exists(), "{} missing after the build", lib.display());
-        lib
-    })
 }
 
 fn check_consumer_output(output: &Output) {
