@@ -262,60 +262,6 @@ fn join_uri(base: &str, r: &str) -> String {
     }
 }
 
-/// Python `repr` of a float (shortest round-trip digits).
-pub(crate) fn py_float(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
-    }
-    let sci = format!("{f:e}");
-    let (mant, exp) = match sci.split_once('e') {
-        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
-        None => (sci.as_str(), 0),
-    };
-    if !(-4..16).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        return format!("{mant}e{sign}{:02}", exp.abs());
-    }
-    let s = format!("{f}");
-    if s.contains('.') { s } else { format!("{s}.0") }
-}
-
-/// Python `json.dumps(ensure_ascii=False)` spelling of a string, with quotes.
-pub(crate) fn py_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\x08' => out.push_str("\\b"),
-            '\x0C' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-fn py_number(n: &serde_json::Number) -> String {
-    if n.is_i64() || n.is_u64() {
-        n.to_string()
-    } else {
-        py_float(n.as_f64().unwrap_or(0.0))
-    }
-}
-
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
@@ -987,7 +933,7 @@ impl<'a> Compiler<'a> {
             if matches!(other_props, Some(Value::Object(o)) if o.contains_key(k)) {
                 continue;
             }
-            let lit = py_string(k);
+            let lit = super::pydumps::string(k);
             let mut matched = false;
             for pk in &pattern_keys {
                 if self.key_matches(&lit, pk)? {
@@ -1610,8 +1556,8 @@ impl<'a> Compiler<'a> {
         match v {
             Value::Null => "null".into(),
             Value::Bool(b) => if *b { "true" } else { "false" }.into(),
-            Value::Number(n) => py_number(n),
-            Value::String(s) => py_string(s),
+            Value::Number(n) => super::pydumps::number(n),
+            Value::String(s) => super::pydumps::string(s),
             _ => String::new(),
         }
     }
@@ -1646,8 +1592,10 @@ impl<'a> Compiler<'a> {
                     if i > 0 {
                         rhs.push(IrSymbol::Lexeme(p.comma));
                     }
-                    let kl =
-                        self.lexeme(&py_string(k), RegexAst::Literal(py_string(k).into_bytes()))?;
+                    let kl = self.lexeme(
+                        &super::pydumps::string(k),
+                        RegexAst::Literal(super::pydumps::string(k).into_bytes()),
+                    )?;
                     rhs.push(IrSymbol::Lexeme(kl));
                     rhs.push(IrSymbol::Lexeme(p.colon));
                     rhs.push(IrSymbol::Nonterminal(self.const_value(
@@ -2142,7 +2090,7 @@ impl<'a> Compiler<'a> {
                     let lits = vals
                         .iter()
                         .filter_map(Value::as_str)
-                        .map(|s| RegexAst::Literal(py_string(s).into_bytes()))
+                        .map(|s| RegexAst::Literal(super::pydumps::string(s).into_bytes()))
                         .collect();
                     parts.push(RegexAst::Or(lits));
                 }
@@ -2223,7 +2171,7 @@ impl<'a> Compiler<'a> {
         let mut named_members = Vec::with_capacity(named.len());
         let mut literal_keys = Vec::with_capacity(named.len());
         for (k, schema) in &named {
-            let lit = py_string(k);
+            let lit = super::pydumps::string(k);
             literal_keys.push(RegexAst::Literal(lit.clone().into_bytes()));
             let kp = child(&child(ptr, "properties"), k);
             // Schemas of matching patterns apply too.

@@ -46,6 +46,7 @@ mod compiler;
 mod ecma;
 mod formats;
 mod numeric;
+pub mod pydumps;
 #[cfg(test)]
 mod tests;
 
