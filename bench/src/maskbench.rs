@@ -146,6 +146,19 @@ pub fn compile_schema(
     json_compiler::compile(schema, strict, vocab, limits)
 }
 
+/// [`compile_schema`] with explicit options (`strict` etc. taken from `opts`).
+///
+/// # Errors
+/// The schema does not compile.
+pub fn compile_schema_with(
+    schema: &Value,
+    opts: &sieve_core::grammar::json::JsonOptions,
+    vocab: &Arc<Vocabulary>,
+    limits: &Limits,
+) -> Result<(Grammar, Coverage), GrammarError> {
+    json_compiler::compile_opts(schema, opts, vocab, limits)
+}
+
 /// The seam to `sieve_core::grammar::json`.
 mod json_compiler {
     use sieve_core::grammar::json::{CoverageReport, CoverageStatus, JsonOptions};
@@ -162,7 +175,16 @@ mod json_compiler {
             strict,
             ..JsonOptions::default()
         };
-        let (grammar, report) = Grammar::from_json_schema(schema, &opts, vocab, limits)?;
+        compile_opts(schema, &opts, vocab, limits)
+    }
+
+    pub(super) fn compile_opts(
+        schema: &Value,
+        opts: &JsonOptions,
+        vocab: &Arc<Vocabulary>,
+        limits: &Limits,
+    ) -> Result<(Grammar, Coverage), GrammarError> {
+        let (grammar, report) = Grammar::from_json_schema(schema, opts, vocab, limits)?;
         Ok((grammar, coverage(&report)))
     }
 

@@ -28,9 +28,11 @@ use serde_json::{Value, json};
 use sieve_core::{GrammarErrorKind, Limits};
 
 use crate::maskbench::{
-    CompileOutcome, Coverage, Feed, TestOutcome, Verdict, check_text, compile_schema, python_dumps,
+    CompileOutcome, Coverage, Feed, TestOutcome, Verdict, check_text, compile_schema_with,
+    python_dumps,
 };
 use crate::ratchet::Outcomes;
+use sieve_core::grammar::json::JsonOptions;
 
 /// The drafts of the suite this harness knows, newest first.
 pub const DRAFTS: &[&str] = &["draft2020-12", "draft7"];
@@ -265,6 +267,7 @@ pub fn run(dir: &Path, feed: &Feed<'_>, cfg: &SuiteConfig) -> Result<SuiteReport
     } else {
         indicatif::ProgressBar::hidden()
     };
+    let documents = remote_documents(&dir.join("remotes"))?;
     let mut groups = Vec::new();
     for (draft, rel, path) in &jobs {
         bar.set_message(format!("{draft}/{rel}"));
@@ -276,7 +279,7 @@ pub fn run(dir: &Path, feed: &Feed<'_>, cfg: &SuiteConfig) -> Result<SuiteReport
             .as_array()
             .ok_or_else(|| anyhow!("{}: not a list of groups", path.display()))?;
         for (index, group) in list.iter().enumerate() {
-            let g = run_group(feed, cfg, draft, rel, index, group)
+            let g = run_group(feed, cfg, &documents, draft, rel, index, group)
                 .with_context(|| format!("{}: group {index}", path.display()))?;
             groups.push(g);
         }
@@ -290,9 +293,43 @@ pub fn run(dir: &Path, feed: &Feed<'_>, cfg: &SuiteConfig) -> Result<SuiteReport
     })
 }
 
+/// Every JSON file under `remotes/`, keyed by the URI tests use for it.
+fn remote_documents(dir: &Path) -> Result<Vec<(String, Value)>> {
+    let mut out = Vec::new();
+    if !dir.is_dir() {
+        return Ok(out);
+    }
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let mut entries: Vec<PathBuf> = fs::read_dir(&d)
+            .with_context(|| format!("reading {}", d.display()))?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<std::io::Result<_>>()?;
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "json") {
+                let text =
+                    fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+                let v: Value = serde_json::from_str(&text)
+                    .with_context(|| format!("parsing {}", p.display()))?;
+                let rel = p
+                    .strip_prefix(dir)
+                    .unwrap_or(&p)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.push((format!("{REMOTE_PREFIX}{rel}"), v));
+            }
+        }
+    }
+    Ok(out)
+}
+
 fn run_group(
     feed: &Feed<'_>,
     cfg: &SuiteConfig,
+    documents: &[(String, Value)],
     draft: &str,
     rel: &str,
     index: usize,
@@ -318,8 +355,38 @@ fn run_group(
         checks: Vec::new(),
     };
     let schema = schema_for_draft(schema, draft);
-    let (grammar, coverage) = match compile_schema(&schema, cfg.strict, feed.vocab(), &cfg.limits) {
+    // The suite checks the specification's defaults: `format` is an annotation.
+    let opts = JsonOptions {
+        strict: cfg.strict,
+        assert_formats: false,
+        documents: documents.to_vec(),
+        ..JsonOptions::default()
+    };
+    let (grammar, coverage) = match compile_schema_with(&schema, &opts, feed.vocab(), &cfg.limits) {
         Ok(x) => x,
+        Err(e) if e.kind == GrammarErrorKind::Unproductive && e.message.contains("`start`") => {
+            // The schema admits no document: every instance is rejected.
+            res.compile = CompileOutcome::Compiled;
+            for t in tests {
+                let valid = t.get("valid").and_then(Value::as_bool).unwrap_or(true);
+                let text = python_dumps(t.get("data").unwrap_or(&Value::Null));
+                let (outcome, detail) = if valid {
+                    (
+                        TestOutcome::Fail,
+                        format!("valid {text} rejected: the schema compiles to no document"),
+                    )
+                } else {
+                    (TestOutcome::Pass, String::new())
+                };
+                res.checks.push(SuiteCheck {
+                    description: text_field(t, "description"),
+                    valid,
+                    outcome,
+                    detail,
+                });
+            }
+            return Ok(res);
+        }
         Err(e) => {
             res.compile = match e.kind {
                 GrammarErrorKind::Limit(_) => CompileOutcome::Limit,

@@ -225,6 +225,7 @@ impl sieve_json_options {
             property_order,
             additional_properties_default: self.additional_properties_default != 0,
             strict: self.strict != 0,
+            ..JsonOptions::default()
         })
     }
 }

@@ -25,6 +25,9 @@ use crate::grammar::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
 use crate::limits::Limits;
 use crate::regex::{ExprSet, RegexAst};
 
+mod negate;
+use negate::{CONTAINS_FROM, NOT_NUMBER, NOT_STRING};
+
 /// One encoded character of a generic string body: any JSON escape, a surrogate pair escape
 /// counting as one character, lone surrogates rejected.
 const STR_CHAR: &str = r#"(?:[^"\\\x00-\x1F]|\\["\\/bfnrt]|\\u(?:[0-9A-Ca-cEFef][0-9A-Fa-f]{3}|[Dd][0-7][0-9A-Fa-f]{2})|\\u[Dd][89ABab][0-9A-Fa-f]{2}\\u[Dd][C-Fc-f][0-9A-Fa-f]{2})"#;
@@ -34,6 +37,13 @@ const EXP_POSITIVE: &str = r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][+-]?[0-9]+";
 /// Positive (non-zero) numbers in exponent notation.
 const EXP_NONZERO: &str = r"(?:[1-9][0-9]*(?:\.[0-9]+)?|0\.[0-9]*[1-9][0-9]*)[eE][+-]?[0-9]+";
 const INTEGER: &str = r"-?(?:0|[1-9][0-9]*)";
+/// One spelling per number value (no exponent, no `-0`, no trailing fraction zeros): the
+/// domain in which a number regex is complemented, so that complementing spellings
+/// complements values.
+const CANON_NUMBER: &str = r"(?:0|-?(?:[1-9][0-9]*(?:\.[0-9]*[1-9])?|0\.[0-9]*[1-9]))";
+/// One character of a string as `json.dumps(ensure_ascii=False)` writes it: the domain in
+/// which string regexes are complemented.
+const CANON_STR_CHAR: &str = r#"(?:[^"\\\x00-\x1F]|\\["\\bfnrt]|\\u00(?:0[0-7bef]|1[0-9a-f]))"#;
 /// Most required properties tracked as a subset in any-order objects.
 const MAX_TRACKED_REQUIRED: usize = 10;
 /// Most states of one object's key automaton.
@@ -44,6 +54,8 @@ const MAX_UNROLLED_ITEMS: u64 = 1000;
 const MAX_PROPERTY_COUNT: u64 = 64;
 /// Most `anyOf` branches produced when merging two `anyOf`s.
 const MAX_BRANCH_PRODUCT: usize = 64;
+/// Most `oneOf` branches rewritten exactly when not provably disjoint.
+const MAX_ONE_OF_REWRITE: usize = 8;
 
 const T_NULL: u8 = 1;
 const T_BOOL: u8 = 2;
@@ -145,6 +157,18 @@ fn is_handled(k: &str) -> bool {
             | "allOf"
             | "$ref"
             | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "dependentRequired"
+            | "dependentSchemas"
+            | "dependencies"
+            | "contains"
+            | "minContains"
+            | "maxContains"
+            | NOT_NUMBER
+            | NOT_STRING
+            | CONTAINS_FROM
     )
 }
 
@@ -152,15 +176,7 @@ fn is_handled(k: &str) -> bool {
 fn is_unsupported(k: &str) -> bool {
     matches!(
         k,
-        "if" | "then"
-            | "else"
-            | "uniqueItems"
-            | "contains"
-            | "minContains"
-            | "maxContains"
-            | "dependentSchemas"
-            | "dependentRequired"
-            | "dependencies"
+        "uniqueItems"
             | "unevaluatedProperties"
             | "unevaluatedItems"
             | "$dynamicRef"
@@ -172,6 +188,14 @@ fn is_unsupported(k: &str) -> bool {
 fn has_validation(m: &Map<String, Value>, skip: &[&str]) -> bool {
     m.keys()
         .any(|k| !skip.contains(&k.as_str()) && (is_handled(k) || is_unsupported(k)))
+}
+
+/// A non-negative integer keyword value (`2` or `2.0`).
+fn as_count(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        let f = v.as_f64()?;
+        (f >= 0.0 && f.fract() == 0.0 && f < 1.8e19).then_some(f as u64)
+    })
 }
 
 /// Rewrite `const` as a one-value `enum` (intersected with an `enum` already there).
@@ -310,6 +334,8 @@ pub(crate) struct Compiler<'a> {
     size: usize,
     depth: usize,
     exprs: ExprSet,
+    /// Inside a complemented regex: approximation directions are reversed.
+    flip: bool,
 }
 
 type R<T> = Result<T, GrammarError>;
@@ -347,6 +373,7 @@ impl<'a> Compiler<'a> {
             size: 0,
             depth: 0,
             exprs: ExprSet::new(limits),
+            flip: false,
         }
     }
 
@@ -412,6 +439,11 @@ impl<'a> Compiler<'a> {
     }
 
     fn approx(&mut self, ptr: &str, keyword: &str, direction: Direction, why: &str) -> R<()> {
+        let direction = match (self.flip, direction) {
+            (false, d) => d,
+            (true, Direction::Superset) => Direction::Subset,
+            (true, Direction::Subset) => Direction::Superset,
+        };
         self.note(
             ptr,
             keyword,
@@ -824,7 +856,7 @@ impl<'a> Compiler<'a> {
                 acc.insert(k.clone(), v.clone());
             }
         }
-        let mut acc = Value::Object(acc);
+        let mut acc = self.rewrite_conditionals(acc, ptr)?;
         if let Some(r) = m.get("$ref").and_then(Value::as_str) {
             let (t, tp, tb) = self.ref_target(r, &base, ptr)?;
             let t = self.flatten(t, &tp, &tb, depth + 1)?;
@@ -1037,10 +1069,23 @@ impl<'a> Compiler<'a> {
                 }
                 (va, _) => va,
             },
+            NOT_NUMBER | NOT_STRING => {
+                let mut out = va.as_array().cloned().unwrap_or_default();
+                out.extend(vb.as_array().cloned().unwrap_or_default());
+                Value::Array(out)
+            }
+            "contains" | "minContains" | "maxContains" | CONTAINS_FROM => {
+                self.approx(
+                    ptr,
+                    k,
+                    Direction::Superset,
+                    "allOf with two different contains; the first is kept",
+                )?;
+                va
+            }
             "additionalProperties"
             | "additionalItems"
             | "propertyNames"
-            | "contains"
             | "unevaluatedProperties"
             | "unevaluatedItems"
             | "not" => {
@@ -1187,7 +1232,7 @@ impl<'a> Compiler<'a> {
                 return self.ref_nt(r, &base, ptr);
             }
         }
-        if m.contains_key("$ref") || m.contains_key("allOf") {
+        if m.contains_key("$ref") || m.contains_key("allOf") || m.contains_key("not") {
             // Recursive structures often repeat `{"$ref": X, <siblings>}` or
             // `{"allOf": [{"$ref": X}, ...]}`: compile each distinct schema once, so the
             // recursion becomes a cycle of nonterminals.
@@ -1213,6 +1258,28 @@ impl<'a> Compiler<'a> {
             Value::Object(m) => m,
             _ => return self.nothing(),
         };
+        if [
+            "if",
+            "then",
+            "else",
+            "dependentRequired",
+            "dependentSchemas",
+            "dependencies",
+        ]
+        .iter()
+        .any(|k| m.contains_key(*k))
+        {
+            let rewritten = self.rewrite_conditionals(m.clone(), ptr)?;
+            return self.schema_flat_nested(&rewritten, ptr, base);
+        }
+        if let Some(n) = m.get("not")
+            && let Some(neg) = self.negate(n, &child(ptr, "not"), base)?
+        {
+            let mut rest = m.clone();
+            rest.remove("not");
+            let merged = self.merge(Value::Object(rest), neg, ptr)?;
+            return self.schema_flat_nested(&merged, ptr, base);
+        }
         for key in ["anyOf", "oneOf"] {
             let Some(branches) = m.get(key) else { continue };
             let Value::Array(branches) = branches else {
@@ -1225,13 +1292,36 @@ impl<'a> Compiler<'a> {
             let mut rest = m.clone();
             rest.remove(key);
             let rest_empty = !has_validation(&rest, &[]);
+            let rewritten;
+            let mut branches = branches;
             if key == "oneOf" && !self.one_of_disjoint(branches, &rest, base, ptr)? {
-                self.approx(
-                    ptr,
-                    "oneOf",
-                    Direction::Superset,
-                    "branches not provably disjoint; compiled as anyOf",
-                )?;
+                if branches.len() <= MAX_ONE_OF_REWRITE {
+                    // Exactly one: each branch, and none of the others.
+                    rewritten = (0..branches.len())
+                        .map(|i| {
+                            let others: Vec<Value> = (0..branches.len())
+                                .filter(|&j| j != i)
+                                .map(|j| branches[j].clone())
+                                .collect();
+                            let none = negate::obj(vec![(
+                                "not",
+                                negate::obj(vec![("anyOf", Value::Array(others))]),
+                            )]);
+                            negate::obj(vec![(
+                                "allOf",
+                                Value::Array(vec![branches[i].clone(), none]),
+                            )])
+                        })
+                        .collect::<Vec<Value>>();
+                    branches = &rewritten;
+                } else {
+                    self.approx(
+                        ptr,
+                        "oneOf",
+                        Direction::Superset,
+                        "branches not provably disjoint; compiled as anyOf",
+                    )?;
+                }
             }
             let nt = self.nt(&format!("{key}:{ptr}"))?;
             for (i, b) in branches.iter().enumerate() {
@@ -1251,6 +1341,14 @@ impl<'a> Compiler<'a> {
             return Ok(nt);
         }
         self.plain(m, ptr, base)
+    }
+
+    /// [`Self::schema_flat`] one level down (the nesting limit bounds rewriting loops).
+    fn schema_flat_nested(&mut self, s: &Value, ptr: &str, base: &str) -> R<u32> {
+        self.enter(ptr)?;
+        let r = self.schema_flat(s, ptr, base);
+        self.depth -= 1;
+        r
     }
 
     /// Types and literal values a flattened branch can take, for disjointness proofs.
@@ -1431,7 +1529,7 @@ impl<'a> Compiler<'a> {
             let mut scalars = Vec::new();
             let mut alternatives = 0;
             for v in &values {
-                if types & value_type(v) == 0 {
+                if types & value_type(v) == 0 || !self.scalar_allowed(m, v, ptr)? {
                     continue;
                 }
                 match v {
@@ -1585,6 +1683,24 @@ impl<'a> Compiler<'a> {
                 rhs.push(IrSymbol::Lexeme(p.rbrack));
                 self.rule(nt, rhs)?;
             }
+            Value::Object(o)
+                if o.len() > 1 && self.opts.property_order == PropertyOrder::AnyOrder =>
+            {
+                // Key order is not part of the value: any order of the same members.
+                let mut props = Map::new();
+                for (k, x) in o {
+                    props.insert(k.clone(), negate::obj(vec![("const", x.clone())]));
+                }
+                let keys: Vec<Value> = o.keys().map(|k| Value::String(k.clone())).collect();
+                let s = negate::obj(vec![
+                    ("type", "object".into()),
+                    ("properties", Value::Object(props)),
+                    ("required", Value::Array(keys)),
+                    ("additionalProperties", Value::Bool(false)),
+                ]);
+                let inner = self.schema(&s, ptr, "")?;
+                self.rule(nt, vec![IrSymbol::Nonterminal(inner)])?;
+            }
             Value::Object(o) => {
                 let p = self.punct()?;
                 let mut rhs = vec![IrSymbol::Lexeme(p.lbrace)];
@@ -1672,6 +1788,73 @@ impl<'a> Compiler<'a> {
     }
 
     fn number(&mut self, m: &Map<String, Value>, integer: bool, ptr: &str) -> R<u32> {
+        let regex = self.number_full_regex(m, integer, ptr)?;
+        self.lexeme(&format!("number:{ptr}"), regex)
+    }
+
+    /// The number regex of `m` including its [`NOT_NUMBER`] exclusions.
+    fn number_full_regex(
+        &mut self,
+        m: &Map<String, Value>,
+        integer: bool,
+        ptr: &str,
+    ) -> R<RegexAst> {
+        let r = self.number_regex(m, integer, ptr)?;
+        let Some(Value::Array(groups)) = m.get(NOT_NUMBER) else {
+            return Ok(r);
+        };
+        let mut parts = vec![
+            r,
+            RegexAst::Pattern(CANON_NUMBER.into(), Default::default()),
+        ];
+        let saved = self.flip;
+        self.flip = !saved;
+        let mut excluded = Vec::new();
+        for g in groups {
+            let r = self.number_group_regex(g, ptr);
+            match r {
+                Ok(r) => excluded.push(r),
+                Err(e) => {
+                    self.flip = saved;
+                    return Err(e);
+                }
+            }
+        }
+        self.flip = saved;
+        parts.push(RegexAst::Not(Box::new(RegexAst::Or(excluded))));
+        Ok(RegexAst::And(parts))
+    }
+
+    /// The numbers satisfying one keyword group (numeric keywords, `enum`, `type`).
+    fn number_group_regex(&mut self, g: &Value, ptr: &str) -> R<RegexAst> {
+        let Value::Object(g) = g else {
+            return Ok(if *g == Value::Bool(false) {
+                RegexAst::Nothing
+            } else {
+                RegexAst::Pattern(NUMBER.into(), Default::default())
+            });
+        };
+        let integer = g.get("type").and_then(negate::type_bits) == Some(T_INT);
+        let mut parts = vec![self.number_full_regex(g, integer, ptr)?];
+        let mut values: Option<Vec<Value>> = g.get("const").map(|c| vec![c.clone()]);
+        if let Some(Value::Array(e)) = g.get("enum") {
+            values = Some(match values {
+                Some(c) => c.into_iter().filter(|x| e.contains(x)).collect(),
+                None => e.clone(),
+            });
+        }
+        if let Some(vals) = values {
+            let alts: Vec<RegexAst> = vals
+                .iter()
+                .filter(|v| v.is_number())
+                .map(|v| self.scalar_regex(v))
+                .collect();
+            parts.push(RegexAst::Or(alts));
+        }
+        Ok(RegexAst::And(parts))
+    }
+
+    fn number_regex(&mut self, m: &Map<String, Value>, integer: bool, ptr: &str) -> R<RegexAst> {
         let lo = self.bound(m, true, ptr)?;
         let hi = self.bound(m, false, ptr)?;
         let mut parts: Vec<RegexAst> = Vec::new();
@@ -1720,35 +1903,20 @@ impl<'a> Compiler<'a> {
         if integer {
             parts.push(pat(INTEGER.into()));
         } else if let Some(k) = frac_digits {
+            // Spelling: plain decimal notation only (every value has one).
             parts.push(pat(format!(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]{{1,{k}}}0*)?")));
-            self.approx(
-                ptr,
-                "multipleOf",
-                Direction::Subset,
-                "exponent notation not accepted with a decimal multipleOf",
-            )?;
         } else if bounded {
             // Exponent forms: exact only for non-negative values when there is no upper
             // bound and the lower bound is at most zero.
             let lo_ok = lo.as_ref().is_none_or(|b| b.value <= 0.0);
             if hi.is_none() && lo_ok {
                 parts.push(pat(format!("{}|{EXP_POSITIVE}", numeric::ANY_MAG_SIGNED)));
-                if lo.as_ref().is_some_and(|b| b.value < 0.0) {
-                    self.approx(
-                        ptr,
-                        "minimum",
-                        Direction::Subset,
-                        "negative numbers in exponent notation not accepted with bounds",
-                    )?;
-                }
+                // Negative values: plain decimal notation only (a spelling, not a value, is lost).
             } else {
+                // Spelling: plain decimal notation only. Every value has such a spelling;
+                // `{m e x : lo <= m 10^x <= hi}` is not regular, so exponent notation is not
+                // offered (like whitespace, a choice of spelling, not of values).
                 parts.push(pat(numeric::ANY_MAG_SIGNED.into()));
-                self.approx(
-                    ptr,
-                    if hi.is_some() { "maximum" } else { "minimum" },
-                    Direction::Subset,
-                    "exponent notation not accepted with numeric bounds",
-                )?;
             }
         } else {
             parts.push(pat(NUMBER.into()));
@@ -1778,12 +1946,11 @@ impl<'a> Compiler<'a> {
                 )?,
             }
         }
-        let regex = if parts.len() == 1 {
+        Ok(if parts.len() == 1 {
             parts.pop().unwrap_or(RegexAst::Nothing)
         } else {
             RegexAst::And(parts)
-        };
-        self.lexeme(&format!("number:{ptr}"), regex)
+        })
     }
 
     /// Integers (optional `-`) divisible by `n`, for `n = 2^a 5^b` (checked on the last
@@ -1841,8 +2008,8 @@ impl<'a> Compiler<'a> {
     /// The body (between quotes) of a string satisfying the string keywords of `m`.
     fn string_body(&mut self, m: &Map<String, Value>, ptr: &str) -> R<RegexAst> {
         let mut parts = Vec::new();
-        let min = m.get("minLength").and_then(Value::as_u64).unwrap_or(0);
-        let max = m.get("maxLength").and_then(Value::as_u64);
+        let min = m.get("minLength").and_then(as_count).unwrap_or(0);
+        let max = m.get("maxLength").and_then(as_count);
         let max_repeat = u64::from(self.limits.max_repeat);
         if min > max_repeat {
             return Err(self.limit_error(LimitKind::RepeatCount, &child(ptr, "minLength")));
@@ -1879,7 +2046,9 @@ impl<'a> Compiler<'a> {
                 parts.push(r)
             }
         }
-        if let Some(f) = m.get("format").and_then(Value::as_str) {
+        if let Some(f) = m.get("format").and_then(Value::as_str)
+            && self.opts.assert_formats
+        {
             match formats::format_regex(f) {
                 Some(r) => parts.push(RegexAst::Pattern(r, Default::default())),
                 None if formats::is_spec_format(f) => {
@@ -1888,11 +2057,98 @@ impl<'a> Compiler<'a> {
                 None => self.note(ptr, "format", CoverageStatus::Unknown)?,
             }
         }
+        if let Some(Value::Array(groups)) = m.get(NOT_STRING) {
+            parts.push(RegexAst::Repeat(
+                Box::new(RegexAst::Pattern(CANON_STR_CHAR.into(), Default::default())),
+                0,
+                None,
+            ));
+            let saved = self.flip;
+            self.flip = !saved;
+            let mut excluded = Vec::new();
+            for g in groups {
+                match self.string_group_regex(g, ptr) {
+                    Ok(r) => excluded.push(r),
+                    Err(e) => {
+                        self.flip = saved;
+                        return Err(e);
+                    }
+                }
+            }
+            self.flip = saved;
+            parts.push(RegexAst::Not(Box::new(RegexAst::Or(excluded))));
+        }
         Ok(if parts.len() == 1 {
             parts.pop().unwrap_or(RegexAst::Nothing)
         } else {
             RegexAst::And(parts)
         })
+    }
+
+    /// The string bodies satisfying one keyword group (string keywords, `enum`).
+    fn string_group_regex(&mut self, g: &Value, ptr: &str) -> R<RegexAst> {
+        let Value::Object(g) = g else {
+            return Ok(if *g == Value::Bool(false) {
+                RegexAst::Nothing
+            } else {
+                self.string_any()
+            });
+        };
+        let mut parts = vec![self.string_body(g, ptr)?];
+        let mut values: Option<Vec<Value>> = g.get("const").map(|c| vec![c.clone()]);
+        if let Some(Value::Array(e)) = g.get("enum") {
+            values = Some(match values {
+                Some(c) => c.into_iter().filter(|x| e.contains(x)).collect(),
+                None => e.clone(),
+            });
+        }
+        if let Some(vals) = values {
+            let alts: Vec<RegexAst> = vals
+                .iter()
+                .filter_map(|v| v.as_str())
+                .map(|v| {
+                    let q = super::pydumps::string(v);
+                    RegexAst::Literal(q.as_bytes()[1..q.len() - 1].to_vec())
+                })
+                .collect();
+            parts.push(RegexAst::Or(alts));
+        }
+        Ok(RegexAst::And(parts))
+    }
+
+    /// Does a scalar `enum` value satisfy the other keywords of its type in `m`?
+    fn scalar_allowed(&mut self, m: &Map<String, Value>, v: &Value, ptr: &str) -> R<bool> {
+        let has = |keys: &[&str], internal: &str| {
+            keys.iter().any(|k| m.contains_key(*k)) || m.contains_key(internal)
+        };
+        match v {
+            Value::String(text) if has(&negate::STRING_KEYS, NOT_STRING) => {
+                let body = self.string_body(m, ptr)?;
+                self.key_matches(&super::pydumps::string(text), &Self::quoted(body))
+            }
+            Value::Number(n) if has(&negate::NUMBER_KEYS, NOT_NUMBER) => {
+                let Some(d) = Decimal::parse(&n.to_string()) else {
+                    return Ok(true);
+                };
+                let mut text = String::new();
+                if d.negative {
+                    text.push('-');
+                }
+                text.push_str(&d.int);
+                if !d.frac.is_empty() {
+                    text.push('.');
+                    text.push_str(&d.frac);
+                }
+                let integer = m.get("type").and_then(negate::type_bits) == Some(T_INT);
+                let r = self.number_full_regex(m, integer, ptr)?;
+                let r = RegexAst::And(vec![
+                    r,
+                    RegexAst::Pattern(CANON_NUMBER.into(), Default::default()),
+                ]);
+                self.key_matches(&text, &r)
+            }
+            _ => Ok(true),
+        }
     }
 
     /// An ECMA pattern over the encoded body, or `None` (reported) when unsupported.
@@ -1929,6 +2185,13 @@ impl<'a> Compiler<'a> {
     // ---- arrays -------------------------------------------------------------------------
 
     fn array(&mut self, m: &Map<String, Value>, ptr: &str, base: &str) -> R<u32> {
+        if let Some(c) = m.get("contains") {
+            let vacuous = m.get("minContains").and_then(as_count) == Some(0)
+                && !m.contains_key("maxContains");
+            if !vacuous {
+                return self.array_contains(m, c, ptr, base);
+            }
+        }
         let p = self.punct()?;
         let mut prefix = Vec::new();
         let mut rest: Option<u32>;
@@ -1956,8 +2219,8 @@ impl<'a> Compiler<'a> {
             Some((v, kw)) => Some(self.schema(v, &child(ptr, kw), base)?),
             None => Some(self.any()?),
         };
-        let min = m.get("minItems").and_then(Value::as_u64).unwrap_or(0);
-        let mut max = m.get("maxItems").and_then(Value::as_u64);
+        let min = m.get("minItems").and_then(as_count).unwrap_or(0);
+        let mut max = m.get("maxItems").and_then(as_count);
         if min > u64::from(self.limits.max_repeat) {
             return Err(self.limit_error(LimitKind::RepeatCount, &child(ptr, "minItems")));
         }
@@ -2034,6 +2297,177 @@ impl<'a> Compiler<'a> {
             vec![
                 IrSymbol::Lexeme(p.lbrack),
                 IrSymbol::Nonterminal(states[0]),
+                IrSymbol::Lexeme(p.rbrack),
+            ],
+        )?;
+        Ok(arr)
+    }
+
+    /// An array with `contains` (and `minContains`/`maxContains`): an automaton over
+    /// (position, matching items so far). Without `maxContains` a matching item may also
+    /// be taken as a plain one (the count only needs to reach the minimum); with it, items
+    /// are split into matching and not matching `contains`.
+    fn array_contains(
+        &mut self,
+        m: &Map<String, Value>,
+        c: &Value,
+        ptr: &str,
+        base: &str,
+    ) -> R<u32> {
+        let p = self.punct()?;
+        let (prefix, rest): (Vec<Value>, Option<Value>) =
+            match (m.get("prefixItems"), m.get("items")) {
+                (Some(Value::Array(a)), items) => (a.clone(), items.cloned()),
+                (None, Some(Value::Array(a))) => (a.clone(), m.get("additionalItems").cloned()),
+                (_, items) => (Vec::new(), items.cloned()),
+            };
+        let rest = match rest {
+            Some(Value::Bool(false)) => None,
+            Some(v) => Some(v),
+            None => Some(Value::Bool(true)),
+        };
+        let from = m.get(CONTAINS_FROM).and_then(as_count).unwrap_or(0);
+        let cmin = m.get("minContains").and_then(as_count).unwrap_or(1);
+        let cmax = m.get("maxContains").and_then(as_count);
+        let np = prefix.len() as u64;
+        let min = m.get("minItems").and_then(as_count).unwrap_or(0);
+        let mut max = m.get("maxItems").and_then(as_count);
+        if rest.is_none() {
+            max = Some(max.map_or(np, |x| x.min(np)));
+        }
+        let arr = self.nt(&format!("array:{ptr}"))?;
+        if cmax.is_some_and(|x| x < cmin) || max.is_some_and(|x| x < min.max(cmin)) {
+            let n = self.nothing()?;
+            self.rule(arr, vec![IrSymbol::Nonterminal(n)])?;
+            return Ok(arr);
+        }
+        let limit = u64::from(self.limits.max_repeat).min(MAX_UNROLLED_ITEMS);
+        if min.max(cmin).max(np).max(from) > limit || cmax.is_some_and(|x| x > limit) {
+            return Err(self.limit_error(LimitKind::RepeatCount, &child(ptr, "contains")));
+        }
+        if max.is_some_and(|x| x > limit) {
+            self.approx(
+                ptr,
+                "maxItems",
+                Direction::Superset,
+                "too large to unroll with contains; not enforced",
+            )?;
+            max = None;
+        }
+        let top = cmax.unwrap_or(cmin);
+        let inc = |x: u64| -> Option<u64> {
+            match cmax {
+                Some(hi) => (x < hi).then_some(x + 1),
+                None => Some((x + 1).min(top)),
+            }
+        };
+        let accept = |x: u64| x >= cmin;
+        // Element nonterminals: plain, matching, not matching `contains`.
+        let mut cache: Vec<(Value, [u32; 3])> = Vec::new();
+        let cp = child(ptr, "contains");
+        let mut elems = |s: &mut Self, e: &Value| -> R<[u32; 3]> {
+            if let Some((_, n)) = cache.iter().find(|(v, _)| v == e) {
+                return Ok(*n);
+            }
+            let plain = s.schema(e, &cp, base)?;
+            let yes = s.schema(&Self::all_of(e.clone(), c.clone()), &cp, base)?;
+            let no = if cmax.is_some() {
+                let not_c = negate::obj(vec![("not", c.clone())]);
+                s.schema(&Self::all_of(e.clone(), not_c), &cp, base)?
+            } else {
+                plain
+            };
+            cache.push((e.clone(), [plain, yes, no]));
+            Ok([plain, yes, no])
+        };
+        let k_end = max.unwrap_or(min.max(np).max(from).max(1)) as usize;
+        let mut states = Vec::with_capacity(k_end + 1);
+        for i in 0..=k_end {
+            let row: Vec<u32> = (0..=top)
+                .map(|x| self.nt(&format!("array:{ptr}#{i}.{x}")))
+                .collect::<R<_>>()?;
+            states.push(row);
+        }
+        let unbounded = max.is_none() && rest.is_some();
+        for i in 0..=k_end {
+            for x in 0..=top {
+                let here = states[i][x as usize];
+                if i as u64 >= min && accept(x) && !(unbounded && i == k_end) {
+                    self.rule(here, vec![])?;
+                }
+                if i == k_end {
+                    continue;
+                }
+                let e = match prefix.get(i) {
+                    Some(e) => e.clone(),
+                    None => match &rest {
+                        Some(r) => r.clone(),
+                        None => continue,
+                    },
+                };
+                let [plain, yes, no] = elems(self, &e)?;
+                let counting = i as u64 >= from;
+                let sep = |v: &mut Vec<IrSymbol>| {
+                    if i > 0 {
+                        v.push(IrSymbol::Lexeme(p.comma));
+                    }
+                };
+                let mut rhs = Vec::new();
+                sep(&mut rhs);
+                rhs.push(IrSymbol::Nonterminal(if counting { no } else { plain }));
+                rhs.push(IrSymbol::Nonterminal(states[i + 1][x as usize]));
+                self.rule(here, rhs)?;
+                if counting && let Some(y) = inc(x) {
+                    let mut rhs = Vec::new();
+                    sep(&mut rhs);
+                    rhs.push(IrSymbol::Nonterminal(yes));
+                    rhs.push(IrSymbol::Nonterminal(states[i + 1][y as usize]));
+                    self.rule(here, rhs)?;
+                }
+            }
+        }
+        if unbounded && let Some(r) = &rest {
+            // Left-recursive loop: T[a][b] = items after position k_end, entered with count
+            // a, now at count b.
+            let [_, yes, no] = elems(self, r)?;
+            for a in 0..=top {
+                let t: Vec<u32> = (0..=top)
+                    .map(|b| self.nt(&format!("array:{ptr}#loop{a}.{b}")))
+                    .collect::<R<_>>()?;
+                self.rule(t[a as usize], vec![])?;
+                for b in 0..=top {
+                    self.rule(
+                        t[b as usize],
+                        vec![
+                            IrSymbol::Nonterminal(t[b as usize]),
+                            IrSymbol::Lexeme(p.comma),
+                            IrSymbol::Nonterminal(no),
+                        ],
+                    )?;
+                    if let Some(y) = inc(b) {
+                        self.rule(
+                            t[y as usize],
+                            vec![
+                                IrSymbol::Nonterminal(t[b as usize]),
+                                IrSymbol::Lexeme(p.comma),
+                                IrSymbol::Nonterminal(yes),
+                            ],
+                        )?;
+                    }
+                    if accept(b) {
+                        self.rule(
+                            states[k_end][a as usize],
+                            vec![IrSymbol::Nonterminal(t[b as usize])],
+                        )?;
+                    }
+                }
+            }
+        }
+        self.rule(
+            arr,
+            vec![
+                IrSymbol::Lexeme(p.lbrack),
+                IrSymbol::Nonterminal(states[0][0]),
                 IrSymbol::Lexeme(p.rbrack),
             ],
         )?;
@@ -2257,8 +2691,8 @@ impl<'a> Compiler<'a> {
             };
             extras.push(self.member(kl, v)?);
         }
-        let min_p = m.get("minProperties").and_then(Value::as_u64).unwrap_or(0);
-        let max_p = m.get("maxProperties").and_then(Value::as_u64);
+        let min_p = m.get("minProperties").and_then(as_count).unwrap_or(0);
+        let max_p = m.get("maxProperties").and_then(as_count);
         let body = self.object_body(&named_members, &extras, min_p, max_p, ptr)?;
         let obj = self.nt(&format!("object:{ptr}"))?;
         self.rule(

@@ -99,6 +99,14 @@ pub struct JsonOptions {
     pub additional_properties_default: bool,
     /// Make every approximation and unsupported keyword an error.
     pub strict: bool,
+    /// Enforce `format` (the formats this compiler knows). Draft 2020-12 makes `format` an
+    /// annotation by default; constrained decoding usually wants it asserted. When false,
+    /// `format` is ignored like any annotation.
+    pub assert_formats: bool,
+    /// Documents that `$ref` may point into besides the schema itself, by absolute URI
+    /// (without fragment), e.g. `("http://example.com/defs.json", defs)`. Nothing is
+    /// fetched; a reference to any other document is an error.
+    pub documents: Vec<(String, Value)>,
 }
 
 impl Default for JsonOptions {
@@ -113,6 +121,8 @@ impl Default for JsonOptions {
             property_order: PropertyOrder::AnyOrder,
             additional_properties_default: true,
             strict: false,
+            assert_formats: true,
+            documents: Vec::new(),
         }
     }
 }
