@@ -789,6 +789,23 @@ fn run_file(
     let compiled = compile_schema(&schema, cfg.strict, feed.vocab(), &cfg.limits);
     let (grammar, coverage) = match compiled {
         Ok(x) => x,
+        Err(e) if e.kind == GrammarErrorKind::Unproductive && e.message.contains("`start`") => {
+            // The schema admits no document (proved while compiling): every instance is
+            // rejected, as an exact grammar would.
+            res.compile = CompileOutcome::Compiled;
+            res.compile_us = Some(micros(t0.elapsed()));
+            res.ttfm_us = res.compile_us;
+            for (i, (valid, _)) in tests.iter().enumerate() {
+                if *valid {
+                    let detail = format!("test {i} (valid): the schema compiles to no document");
+                    res.fail(FailureKind::ValidRejected, detail);
+                    res.tests.push(TestOutcome::Fail);
+                } else {
+                    res.tests.push(TestOutcome::Pass);
+                }
+            }
+            return res;
+        }
         Err(e) => {
             let kind = if limit_of_grammar_error(&e).is_some() {
                 res.compile = CompileOutcome::Limit;

@@ -31,6 +31,8 @@
 )]
 
 extern crate alloc;
+#[cfg(test)]
+extern crate std;
 
 pub mod earley;
 pub mod error;

@@ -22,7 +22,9 @@ pub struct Limits {
     pub max_items_per_mask: usize,
     /// Most grammar symbols (rule right-hand-side elements plus lexemes) after lowering.
     pub max_grammar_size: usize,
-    /// Deepest nesting of groups in a grammar or regex source.
+    /// Deepest nesting of groups in a grammar or regex source (and of subschemas in a JSON
+    /// Schema). Compilers recurse natively up to this depth: the default, 200, needs a few
+    /// hundred KiB of stack in optimized builds and a few MiB in unoptimized ones.
     pub max_nesting_depth: usize,
     /// Largest `n` in a bounded repetition `{m,n}`.
     pub max_repeat: u32,

@@ -136,6 +136,25 @@ fn run_file(path: &PathBuf, vocab: &Arc<Vocabulary>, limits: &Limits) -> Tally {
     }));
     let (grammar, report) = match compiled {
         Ok(Ok(x)) => x,
+        Ok(Err(e))
+            if e.kind == sieve_core::GrammarErrorKind::Unproductive
+                && e.message.contains("`start`") =>
+        {
+            // Proved to admit no document: every instance is rejected.
+            t.compiled = 1;
+            let tests = file.get("tests").and_then(Value::as_array).cloned();
+            for (i, test) in tests.unwrap_or_default().iter().enumerate() {
+                if test.get("valid").and_then(Value::as_bool).unwrap_or(true) {
+                    t.valid_total += 1;
+                    t.failures
+                        .push(format!("{name}#{i}: valid_rejected: no document compiles"));
+                } else {
+                    t.invalid_total += 1;
+                    t.invalid_rejected += 1;
+                }
+            }
+            return t;
+        }
         Ok(Err(e)) => {
             t.failures
                 .push(format!("{name}: compile_error: {}", e.message));

@@ -56,6 +56,8 @@ const MAX_PROPERTY_COUNT: u64 = 64;
 const MAX_BRANCH_PRODUCT: usize = 64;
 /// Most `oneOf` branches rewritten exactly when not provably disjoint.
 const MAX_ONE_OF_REWRITE: usize = 8;
+/// The same outside strict mode.
+const MAX_ONE_OF_REWRITE_DEFAULT: usize = 4;
 
 const T_NULL: u8 = 1;
 const T_BOOL: u8 = 2;
@@ -194,7 +196,7 @@ fn has_validation(m: &Map<String, Value>, skip: &[&str]) -> bool {
 fn as_count(v: &Value) -> Option<u64> {
     v.as_u64().or_else(|| {
         let f = v.as_f64()?;
-        (f >= 0.0 && f.fract() == 0.0 && f < 1.8e19).then_some(f as u64)
+        ((0.0..1.8e19).contains(&f) && (f as u64) as f64 == f).then_some(f as u64)
     })
 }
 
@@ -334,8 +336,12 @@ pub(crate) struct Compiler<'a> {
     size: usize,
     depth: usize,
     exprs: ExprSet,
-    /// Inside a complemented regex: approximation directions are reversed.
+    /// Inside a complemented regex: approximations are not reported but flagged in
+    /// `inexact`, and the caller excludes nothing instead (a superset, reported).
     flip: bool,
+    inexact: bool,
+    /// Schemas being negated (eagerly, through `anyOf`): a cycle is not negated.
+    negating: Vec<String>,
 }
 
 type R<T> = Result<T, GrammarError>;
@@ -374,6 +380,8 @@ impl<'a> Compiler<'a> {
             depth: 0,
             exprs: ExprSet::new(limits),
             flip: false,
+            inexact: false,
+            negating: Vec::new(),
         }
     }
 
@@ -389,8 +397,7 @@ impl<'a> Compiler<'a> {
         self.ref_nts.insert(String::new(), start);
         self.work.push((start, String::new(), root_base));
         while let Some((nt, ptr, base)) = self.work.pop() {
-            let root = self.root;
-            let Some(target) = root.pointer(&ptr) else {
+            let Some(target) = self.lookup(&ptr) else {
                 return Err(self.error(
                     GrammarErrorKind::UndefinedSymbol,
                     &ptr,
@@ -439,11 +446,10 @@ impl<'a> Compiler<'a> {
     }
 
     fn approx(&mut self, ptr: &str, keyword: &str, direction: Direction, why: &str) -> R<()> {
-        let direction = match (self.flip, direction) {
-            (false, d) => d,
-            (true, Direction::Superset) => Direction::Subset,
-            (true, Direction::Subset) => Direction::Superset,
-        };
+        if self.flip {
+            self.inexact = true;
+            return Ok(());
+        }
         self.note(
             ptr,
             keyword,
@@ -661,8 +667,14 @@ impl<'a> Compiler<'a> {
     // ---- $id / $anchor / $ref ----------------------------------------------------------
 
     fn collect_ids(&mut self) -> R<()> {
-        let mut stack: Vec<(&'a Value, String, String)> =
-            vec![(self.root, String::new(), String::new())];
+        // Other documents first on the stack, so the root is walked (and registered) first.
+        let mut stack: Vec<(&'a Value, String, String)> = Vec::new();
+        let opts: &'a JsonOptions = self.opts;
+        for (i, (uri, doc)) in opts.documents.iter().enumerate().rev() {
+            let base = uri.split('#').next().unwrap_or("").to_string();
+            stack.push((doc, format!("@{i}"), base));
+        }
+        stack.push((self.root, String::new(), String::new()));
         let mut visited = 0usize;
         while let Some((v, ptr, base)) = stack.pop() {
             visited += 1;
@@ -680,8 +692,8 @@ impl<'a> Compiler<'a> {
                     base = base.split('#').next().unwrap_or("").to_string();
                     self.resources.push((base.clone(), ptr.clone()));
                 }
-            } else if ptr.is_empty() {
-                self.resources.push((String::new(), String::new()));
+            } else if ptr.is_empty() || (ptr.starts_with('@') && !ptr.contains('/')) {
+                self.resources.push((base.clone(), ptr.clone()));
             }
             for k in ["$anchor", "$dynamicAnchor"] {
                 if let Some(a) = m.get(k).and_then(Value::as_str) {
@@ -727,7 +739,25 @@ impl<'a> Compiler<'a> {
         Ok(())
     }
 
+    /// The schema at an internal pointer: a JSON pointer into the root, or `@i` followed
+    /// by a JSON pointer into `opts.documents[i]`.
+    fn lookup(&self, p: &str) -> Option<&'a Value> {
+        let Some(rest) = p.strip_prefix('@') else {
+            return self.root.pointer(p);
+        };
+        let (index, inner) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, ""),
+        };
+        let doc = &self.opts.documents.get(index.parse::<usize>().ok()?)?.1;
+        doc.pointer(inner)
+    }
+
     fn id_of<'m>(&self, m: &'m Map<String, Value>) -> Option<&'m str> {
+        if self.old_ref && m.contains_key("$ref") {
+            // Draft 4–7: `$ref` makes every sibling, `$id` too, ignored.
+            return None;
+        }
         match m.get("$id").and_then(Value::as_str) {
             Some(id) => Some(id),
             None if self.old_id => m.get("id").and_then(Value::as_str),
@@ -781,7 +811,7 @@ impl<'a> Compiler<'a> {
         }
         if frag.starts_with('/') {
             let inside = format!("{res_ptr}{frag}");
-            if self.root.pointer(&inside).is_none() && self.root.pointer(&frag).is_some() {
+            if self.lookup(&inside).is_none() && self.lookup(&frag).is_some() {
                 // Misplaced `$id`s are common: fall back to the document root.
                 return Ok((frag, res_base));
             }
@@ -804,8 +834,7 @@ impl<'a> Compiler<'a> {
 
     fn ref_target(&self, r: &str, base: &str, ptr: &str) -> R<(&'a Value, String, String)> {
         let (p, b) = self.resolve(r, base, ptr)?;
-        let root = self.root;
-        match root.pointer(&p) {
+        match self.lookup(&p) {
             Some(v) => Ok((v, p, b)),
             None => Err(self.error(
                 GrammarErrorKind::UndefinedSymbol,
@@ -820,7 +849,7 @@ impl<'a> Compiler<'a> {
         if let Some(&nt) = self.ref_nts.get(&p) {
             return Ok(nt);
         }
-        if self.root.pointer(&p).is_none() {
+        if self.lookup(&p).is_none() {
             return Err(self.error(
                 GrammarErrorKind::UndefinedSymbol,
                 ptr,
@@ -869,6 +898,9 @@ impl<'a> Compiler<'a> {
                 acc = self.merge(acc, t, ptr)?;
             }
         }
+        if let Value::Object(am) = acc {
+            acc = self.apply_unevaluated(am, ptr, &base)?;
+        }
         Ok(acc)
     }
 
@@ -894,6 +926,7 @@ impl<'a> Compiler<'a> {
         };
         const_to_enum(&mut am);
         const_to_enum(&mut bm);
+        Self::merge_positions(&mut am, &mut bm);
         // `additionalProperties` of one side constrains the other side's extra properties.
         let a_add = am.get("additionalProperties").cloned();
         let b_add = bm.get("additionalProperties").cloned();
@@ -931,6 +964,60 @@ impl<'a> Compiler<'a> {
             am.insert(k, merged);
         }
         Ok(Value::Object(am))
+    }
+
+    /// Array item schemas by position: each side's tuple part (`prefixItems`, or draft-7
+    /// `items` as an array) and the schema of the items after it are combined position by
+    /// position into `am` (a side's list `items` applies to the other side's tuple
+    /// positions too; `additionalItems` without a tuple `items` applies to nothing).
+    fn merge_positions(am: &mut Map<String, Value>, bm: &mut Map<String, Value>) {
+        let tuple = |m: &Map<String, Value>| {
+            m.contains_key("prefixItems") || matches!(m.get("items"), Some(Value::Array(_)))
+        };
+        if !tuple(am) && !tuple(bm) {
+            for m in [&mut *am, &mut *bm] {
+                m.remove("additionalItems");
+            }
+            return;
+        }
+        let new_style = am.contains_key("prefixItems") || bm.contains_key("prefixItems");
+        let split = |m: &mut Map<String, Value>| -> (Vec<Value>, Value) {
+            let add = m.remove("additionalItems");
+            match (m.remove("prefixItems"), m.remove("items")) {
+                (Some(Value::Array(p)), items) => (p, items.unwrap_or(Value::Bool(true))),
+                (None, Some(Value::Array(p))) => (p, add.unwrap_or(Value::Bool(true))),
+                (_, items) => (Vec::new(), items.unwrap_or(Value::Bool(true))),
+            }
+        };
+        let explicit = |m: &Map<String, Value>| {
+            matches!(m.get("items"), Some(v) if !v.is_array())
+                || (m.contains_key("additionalItems")
+                    && matches!(m.get("items"), Some(Value::Array(_))))
+        };
+        // An explicit `items: true` still evaluates every item (`unevaluatedItems`).
+        let keep_rest = explicit(am) || explicit(bm);
+        let (pa, ra) = split(am);
+        let (pb, rb) = split(bm);
+        let n = pa.len().max(pb.len());
+        let prefix: Vec<Value> = (0..n)
+            .map(|i| {
+                let x = pa.get(i).cloned().unwrap_or_else(|| ra.clone());
+                let y = pb.get(i).cloned().unwrap_or_else(|| rb.clone());
+                Self::all_of(x, y)
+            })
+            .collect();
+        let rest = Self::all_of(ra, rb);
+        if new_style {
+            am.insert("prefixItems".into(), Value::Array(prefix));
+            if rest != Value::Bool(true) || keep_rest {
+                am.insert("items".into(), rest);
+            }
+        } else {
+            am.insert("items".into(), Value::Array(prefix));
+            if rest != Value::Bool(true) || keep_rest {
+                am.insert("additionalItems".into(), rest);
+            }
+        }
     }
 
     /// The properties of one side of an `allOf` that the other side's
@@ -1258,28 +1345,19 @@ impl<'a> Compiler<'a> {
             Value::Object(m) => m,
             _ => return self.nothing(),
         };
-        if [
-            "if",
-            "then",
-            "else",
-            "dependentRequired",
-            "dependentSchemas",
-            "dependencies",
-        ]
-        .iter()
-        .any(|k| m.contains_key(*k))
-        {
-            let rewritten = self.rewrite_conditionals(m.clone(), ptr)?;
-            return self.schema_flat_nested(&rewritten, ptr, base);
+        if let Some(nt) = self.schema_rewrite(m, ptr, base)? {
+            return Ok(nt);
         }
-        if let Some(n) = m.get("not")
-            && let Some(neg) = self.negate(n, &child(ptr, "not"), base)?
-        {
-            let mut rest = m.clone();
-            rest.remove("not");
-            let merged = self.merge(Value::Object(rest), neg, ptr)?;
-            return self.schema_flat_nested(&merged, ptr, base);
+        if m.contains_key("anyOf") || m.contains_key("oneOf") {
+            return self.schema_branches(m, ptr, base);
         }
+        self.plain(m, ptr, base)
+    }
+
+    /// `anyOf`/`oneOf` with the sibling keywords merged into every branch (out of line to
+    /// keep the recursive frame of [`Self::schema_flat`] small).
+    #[inline(never)]
+    fn schema_branches(&mut self, m: &Map<String, Value>, ptr: &str, base: &str) -> R<u32> {
         for key in ["anyOf", "oneOf"] {
             let Some(branches) = m.get(key) else { continue };
             let Value::Array(branches) = branches else {
@@ -1295,24 +1373,16 @@ impl<'a> Compiler<'a> {
             let rewritten;
             let mut branches = branches;
             if key == "oneOf" && !self.one_of_disjoint(branches, &rest, base, ptr)? {
-                if branches.len() <= MAX_ONE_OF_REWRITE {
-                    // Exactly one: each branch, and none of the others.
-                    rewritten = (0..branches.len())
-                        .map(|i| {
-                            let others: Vec<Value> = (0..branches.len())
-                                .filter(|&j| j != i)
-                                .map(|j| branches[j].clone())
-                                .collect();
-                            let none = negate::obj(vec![(
-                                "not",
-                                negate::obj(vec![("anyOf", Value::Array(others))]),
-                            )]);
-                            negate::obj(vec![(
-                                "allOf",
-                                Value::Array(vec![branches[i].clone(), none]),
-                            )])
-                        })
-                        .collect::<Vec<Value>>();
+                // Default mode keeps big overlapping `oneOf`s as (reported) `anyOf`s: the
+                // exact form grows with the square of the branches and its negations can
+                // make masks expensive.
+                let most = if self.opts.strict {
+                    MAX_ONE_OF_REWRITE
+                } else {
+                    MAX_ONE_OF_REWRITE_DEFAULT
+                };
+                if branches.len() <= most {
+                    rewritten = negate::exactly_one(branches);
                     branches = &rewritten;
                 } else {
                     self.approx(
@@ -1343,12 +1413,37 @@ impl<'a> Compiler<'a> {
         self.plain(m, ptr, base)
     }
 
-    /// [`Self::schema_flat`] one level down (the nesting limit bounds rewriting loops).
-    fn schema_flat_nested(&mut self, s: &Value, ptr: &str, base: &str) -> R<u32> {
-        self.enter(ptr)?;
-        let r = self.schema_flat(s, ptr, base);
-        self.depth -= 1;
-        r
+    /// The rewrites of [`Self::schema_flat`] (conditionals, `unevaluated*`, `not`), out of
+    /// line to keep the recursive frames small.
+    #[inline(never)]
+    fn schema_rewrite(&mut self, m: &Map<String, Value>, ptr: &str, base: &str) -> R<Option<u32>> {
+        if [
+            "if",
+            "then",
+            "else",
+            "dependentRequired",
+            "dependentSchemas",
+            "dependencies",
+        ]
+        .iter()
+        .any(|k| m.contains_key(*k))
+        {
+            let rewritten = self.rewrite_conditionals(m.clone(), ptr)?;
+            return self.schema(&rewritten, ptr, base).map(Some);
+        }
+        if m.contains_key("unevaluatedProperties") || m.contains_key("unevaluatedItems") {
+            let converted = self.apply_unevaluated(m.clone(), ptr, base)?;
+            return self.schema(&converted, ptr, base).map(Some);
+        }
+        if let Some(n) = m.get("not")
+            && let Some(neg) = self.negate(n, &child(ptr, "not"), base)?
+        {
+            let mut rest = m.clone();
+            rest.remove("not");
+            let merged = self.merge(Value::Object(rest), neg, ptr)?;
+            return self.schema(&merged, ptr, base).map(Some);
+        }
+        Ok(None)
     }
 
     /// Types and literal values a flattened branch can take, for disjointness proofs.
@@ -1475,6 +1570,31 @@ impl<'a> Compiler<'a> {
 
     /// A schema without `$ref`/`allOf`/`anyOf`/`oneOf`.
     fn plain(&mut self, m: &Map<String, Value>, ptr: &str, base: &str) -> R<u32> {
+        // The recursion goes through here (arrays, objects): the rest is out of line so
+        // this frame stays small.
+        let (types, values) = self.plain_types(m, ptr)?;
+        if let Some(values) = values {
+            return self.plain_values(m, types, &values, ptr);
+        }
+        let nt = self.plain_scalars(m, types, ptr)?;
+        if types & T_ARR != 0 {
+            let a = self.array(m, ptr, base)?;
+            self.rule(nt, vec![IrSymbol::Nonterminal(a)])?;
+        }
+        if types & T_OBJ != 0 {
+            let o = self.object(m, ptr, base)?;
+            self.rule(nt, vec![IrSymbol::Nonterminal(o)])?;
+        }
+        if types == 0 {
+            let n = self.nothing()?;
+            self.rule(nt, vec![IrSymbol::Nonterminal(n)])?;
+        }
+        Ok(nt)
+    }
+
+    /// The types a plain schema allows (after a simple `not`) and its `const`/`enum` list.
+    #[inline(never)]
+    fn plain_types(&mut self, m: &Map<String, Value>, ptr: &str) -> R<(u8, Option<Vec<Value>>)> {
         self.report_keywords(m, ptr)?;
         let mut types = match m.get("type") {
             None => T_ALL,
@@ -1524,11 +1644,23 @@ impl<'a> Compiler<'a> {
                 None => e.clone(),
             });
         }
+        Ok((types, values))
+    }
+
+    /// A plain schema with `const`/`enum`.
+    #[inline(never)]
+    fn plain_values(
+        &mut self,
+        m: &Map<String, Value>,
+        types: u8,
+        values: &[Value],
+        ptr: &str,
+    ) -> R<u32> {
         let nt = self.nt(ptr)?;
-        if let Some(values) = values {
+        {
             let mut scalars = Vec::new();
             let mut alternatives = 0;
-            for v in &values {
+            for v in values {
                 if types & value_type(v) == 0 || !self.scalar_allowed(m, v, ptr)? {
                     continue;
                 }
@@ -1550,8 +1682,14 @@ impl<'a> Compiler<'a> {
                 let n = self.nothing()?;
                 self.rule(nt, vec![IrSymbol::Nonterminal(n)])?;
             }
-            return Ok(nt);
         }
+        Ok(nt)
+    }
+
+    /// The nonterminal of a plain schema with its scalar alternatives.
+    #[inline(never)]
+    fn plain_scalars(&mut self, m: &Map<String, Value>, types: u8, ptr: &str) -> R<u32> {
+        let nt = self.nt(ptr)?;
         if types & T_NULL != 0 {
             let l = self.lexeme("null", RegexAst::literal("null"))?;
             self.rule(nt, vec![IrSymbol::Lexeme(l)])?;
@@ -1571,18 +1709,6 @@ impl<'a> Compiler<'a> {
             let body = self.string_body(m, ptr)?;
             let l = self.lexeme(&format!("string:{ptr}"), Self::quoted(body))?;
             self.rule(nt, vec![IrSymbol::Lexeme(l)])?;
-        }
-        if types & T_ARR != 0 {
-            let a = self.array(m, ptr, base)?;
-            self.rule(nt, vec![IrSymbol::Nonterminal(a)])?;
-        }
-        if types & T_OBJ != 0 {
-            let o = self.object(m, ptr, base)?;
-            self.rule(nt, vec![IrSymbol::Nonterminal(o)])?;
-        }
-        if types == 0 {
-            let n = self.nothing()?;
-            self.rule(nt, vec![IrSymbol::Nonterminal(n)])?;
         }
         Ok(nt)
     }
@@ -1807,22 +1933,43 @@ impl<'a> Compiler<'a> {
             r,
             RegexAst::Pattern(CANON_NUMBER.into(), Default::default()),
         ];
-        let saved = self.flip;
-        self.flip = !saved;
         let mut excluded = Vec::new();
         for g in groups {
-            let r = self.number_group_regex(g, ptr);
-            match r {
-                Ok(r) => excluded.push(r),
-                Err(e) => {
-                    self.flip = saved;
-                    return Err(e);
-                }
-            }
+            let r = self.excluded_regex(g, ptr, false)?;
+            excluded.push(r);
         }
-        self.flip = saved;
         parts.push(RegexAst::Not(Box::new(RegexAst::Or(excluded))));
         Ok(RegexAst::And(parts))
+    }
+
+    /// The regex of a keyword group excluded by [`NOT_NUMBER`]/[`NOT_STRING`]; when it is
+    /// not exact, nothing is excluded (a superset, reported).
+    fn excluded_regex(&mut self, g: &Value, ptr: &str, string: bool) -> R<RegexAst> {
+        let (saved_flip, saved_inexact) = (self.flip, self.inexact);
+        self.flip = true;
+        self.inexact = false;
+        let r = if string {
+            self.string_group_regex(g, ptr)
+        } else {
+            self.number_group_regex(g, ptr)
+        };
+        let inexact = self.inexact;
+        self.flip = saved_flip;
+        self.inexact = saved_inexact || inexact;
+        let r = r?;
+        if inexact {
+            if self.flip {
+                return Ok(RegexAst::Nothing);
+            }
+            self.approx(
+                ptr,
+                "not",
+                Direction::Superset,
+                "a negated keyword is not compiled exactly; nothing is excluded for it",
+            )?;
+            return Ok(RegexAst::Nothing);
+        }
+        Ok(r)
     }
 
     /// The numbers satisfying one keyword group (numeric keywords, `enum`, `type`).
@@ -2063,19 +2210,11 @@ impl<'a> Compiler<'a> {
                 0,
                 None,
             ));
-            let saved = self.flip;
-            self.flip = !saved;
             let mut excluded = Vec::new();
             for g in groups {
-                match self.string_group_regex(g, ptr) {
-                    Ok(r) => excluded.push(r),
-                    Err(e) => {
-                        self.flip = saved;
-                        return Err(e);
-                    }
-                }
+                let r = self.excluded_regex(g, ptr, true)?;
+                excluded.push(r);
             }
-            self.flip = saved;
             parts.push(RegexAst::Not(Box::new(RegexAst::Or(excluded))));
         }
         Ok(if parts.len() == 1 {
@@ -2192,9 +2331,7 @@ impl<'a> Compiler<'a> {
                 return self.array_contains(m, c, ptr, base);
             }
         }
-        let p = self.punct()?;
         let mut prefix = Vec::new();
-        let mut rest: Option<u32>;
         let prefix_src: Option<(&Vec<Value>, &str)> = match (m.get("prefixItems"), m.get("items")) {
             (Some(Value::Array(a)), _) => Some((a, "prefixItems")),
             (_, Some(Value::Array(a))) => Some((a, "items")),
@@ -2214,11 +2351,25 @@ impl<'a> Compiler<'a> {
                 None => None,
             }
         };
-        rest = match rest_schema {
+        let rest = match rest_schema {
             Some((Value::Bool(false), _)) => None,
             Some((v, kw)) => Some(self.schema(v, &child(ptr, kw), base)?),
             None => Some(self.any()?),
         };
+        self.array_rules(m, prefix, rest, ptr)
+    }
+
+    /// The rules of an array once its item nonterminals are known (out of line: keeps the
+    /// recursive frame of [`Self::array`] small).
+    #[inline(never)]
+    fn array_rules(
+        &mut self,
+        m: &Map<String, Value>,
+        prefix: Vec<u32>,
+        mut rest: Option<u32>,
+        ptr: &str,
+    ) -> R<u32> {
+        let p = self.punct()?;
         let min = m.get("minItems").and_then(as_count).unwrap_or(0);
         let mut max = m.get("maxItems").and_then(as_count);
         if min > u64::from(self.limits.max_repeat) {

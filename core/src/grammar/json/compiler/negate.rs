@@ -63,6 +63,23 @@ pub(super) fn any_of(mut alts: Vec<Value>) -> Value {
     }
 }
 
+/// `oneOf` as `anyOf`: each branch, and none of the others.
+pub(super) fn exactly_one(branches: &[Value]) -> Vec<Value> {
+    (0..branches.len())
+        .map(|i| {
+            let others: Vec<Value> = (0..branches.len())
+                .filter(|&j| j != i)
+                .map(|j| branches[j].clone())
+                .collect();
+            let none = obj(vec![("not", obj(vec![("anyOf", Value::Array(others))]))]);
+            obj(vec![(
+                "allOf",
+                Value::Array(vec![branches[i].clone(), none]),
+            )])
+        })
+        .collect()
+}
+
 fn not_of(s: Value) -> Value {
     match s {
         Value::Bool(b) => Value::Bool(!b),
@@ -126,9 +143,15 @@ impl Compiler<'_> {
     /// A schema accepting exactly the instances `s` rejects, or `None` when this compiler
     /// cannot express it.
     pub(super) fn negate(&mut self, s: &Value, ptr: &str, base: &str) -> R<Option<Value>> {
+        let key = format!("{base}|{s}");
+        if self.negating.contains(&key) {
+            return Ok(None);
+        }
+        self.negating.push(key);
         self.enter(ptr)?;
         let r = self.negate_inner(s, ptr, base);
         self.depth -= 1;
+        self.negating.pop();
         r
     }
 
@@ -417,7 +440,14 @@ impl Compiler<'_> {
         if let Some(i) = acc.remove("if") {
             let t = acc.remove("then").unwrap_or(Value::Bool(true));
             let e = acc.remove("else").unwrap_or(Value::Bool(true));
-            if t != Value::Bool(true) || e != Value::Bool(true) {
+            // A lone `if` validates nothing, but when it holds it evaluates keys and items
+            // (for `unevaluated*`), so keep it when it names any.
+            let evaluates = ["properties", "patternProperties", "additionalProperties"]
+                .iter()
+                .chain(&["prefixItems", "items", "contains", "unevaluatedProperties"])
+                .chain(&["unevaluatedItems", "$ref", "allOf", "anyOf", "oneOf"])
+                .any(|k| i.get(*k).is_some());
+            if t != Value::Bool(true) || e != Value::Bool(true) || evaluates {
                 extra.push(any_of(vec![
                     obj(vec![("allOf", Value::Array(vec![i.clone(), t]))]),
                     obj(vec![("allOf", Value::Array(vec![not_of(i), e]))]),
@@ -510,4 +540,119 @@ fn negate_values(vals: &[Value]) -> Option<Value> {
         ]));
     }
     Some(any_of(alts))
+}
+
+/// Most `anyOf` branches expanded (into all their non-empty subsets) for `unevaluated*`.
+const MAX_UNEVALUATED_BRANCHES: usize = 4;
+
+impl Compiler<'_> {
+    /// `unevaluatedProperties`/`unevaluatedItems` of a flattened schema (its own subtree
+    /// already merged in) as `additionalProperties`/`items`.
+    ///
+    /// The keys (items) a successful validation evaluates are those named by the applied
+    /// subschemas. Without `anyOf`/`oneOf` that is the merged `properties`/
+    /// `patternProperties` (`prefixItems`, `contains`), so `unevaluatedProperties: U` is
+    /// `additionalProperties: U` (and nothing once an `additionalProperties` is there). An
+    /// `anyOf` is expanded into the conjunctions of its non-empty branch subsets (the keys
+    /// evaluated grow with the set of valid branches, so some subset's conjunction holds
+    /// exactly when the schema does); a `oneOf` keeps its exclusivity and gains an `anyOf`
+    /// of its branches with the rest. `not` and failed `if`s evaluate nothing: their
+    /// keywords are pushed down later and then meet the `additionalProperties`.
+    pub(super) fn apply_unevaluated(
+        &mut self,
+        mut acc: Map<String, Value>,
+        ptr: &str,
+        base: &str,
+    ) -> R<Value> {
+        let up = acc.remove("unevaluatedProperties");
+        let ui = acc.remove("unevaluatedItems");
+        if up.is_none() && ui.is_none() {
+            return Ok(Value::Object(acc));
+        }
+        let put_back = |m: &mut Map<String, Value>| {
+            if let Some(u) = &up {
+                m.insert("unevaluatedProperties".into(), u.clone());
+            }
+            if let Some(u) = &ui {
+                m.insert("unevaluatedItems".into(), u.clone());
+            }
+        };
+        for key in ["anyOf", "oneOf"] {
+            let Some(Value::Array(branches)) = acc.get(key).cloned() else {
+                continue;
+            };
+            if key == "anyOf" && branches.len() > MAX_UNEVALUATED_BRANCHES {
+                self.approx(
+                    ptr,
+                    "unevaluatedProperties",
+                    super::Direction::Superset,
+                    "too many anyOf branches to track evaluated keys; ignored",
+                )?;
+                acc.remove(key);
+                acc.insert(key.into(), Value::Array(branches));
+                return Ok(Value::Object(acc));
+            }
+            let mut rest = acc.clone();
+            rest.remove(key);
+            let n = branches.len();
+            let subsets: Vec<Vec<usize>> = if key == "anyOf" {
+                (1u32..(1 << n))
+                    .map(|bits| (0..n).filter(|i| bits & (1 << i) != 0).collect())
+                    .collect()
+            } else {
+                (0..n).map(|i| vec![i]).collect()
+            };
+            let mut alts = Vec::with_capacity(subsets.len());
+            for set in subsets {
+                let mut conj = Value::Object(rest.clone());
+                for i in set {
+                    let bp = format!("{ptr}/{key}/{i}");
+                    let fb = self.flatten(&branches[i], &bp, base, 0)?;
+                    conj = self.merge(conj, fb, ptr)?;
+                }
+                let Value::Object(mut cm) = conj else {
+                    alts.push(conj);
+                    continue;
+                };
+                put_back(&mut cm);
+                self.enter(ptr)?;
+                let r = self.apply_unevaluated(cm, ptr, base);
+                self.depth -= 1;
+                alts.push(r?);
+            }
+            if key == "anyOf" {
+                return Ok(any_of(alts));
+            }
+            // oneOf: keep the exclusivity, add the evaluated-key view of each branch.
+            let mut out = rest;
+            out.insert("oneOf".into(), Value::Array(branches));
+            out.insert("anyOf".into(), Value::Array(alts));
+            return Ok(Value::Object(out));
+        }
+        // `true` evaluates every key too: recorded as `additionalProperties: true`, which
+        // changes nothing here but tells an enclosing `unevaluatedProperties` so.
+        if let Some(u) = up
+            && !acc.contains_key("additionalProperties")
+        {
+            acc.insert("additionalProperties".into(), u);
+        }
+        if let Some(u) = ui {
+            let list_items = matches!(acc.get("items"), Some(v) if !v.is_array());
+            if !list_items {
+                let u = match acc.get("contains") {
+                    Some(c) => any_of(vec![c.clone(), u]),
+                    None => u,
+                };
+                if matches!(acc.get("items"), Some(Value::Array(_))) {
+                    // Draft-7 tuple `items`: the rest is `additionalItems`.
+                    if !acc.contains_key("additionalItems") {
+                        acc.insert("additionalItems".into(), u);
+                    }
+                } else {
+                    acc.insert("items".into(), u);
+                }
+            }
+        }
+        Ok(Value::Object(acc))
+    }
 }
