@@ -99,4 +99,87 @@ impl GrammarIr {
     pub fn add_rule(&mut self, lhs: u32, rhs: Vec<IrSymbol>) {
         self.rules.push(IrRule { lhs, rhs });
     }
+
+    /// Append `other` (a sub-grammar, such as a compiled JSON Schema) to this grammar and
+    /// return `other`'s start nonterminal in this grammar's numbering.
+    ///
+    /// `other`'s nonterminals, lexemes and rules come after the existing ones, in their
+    /// order, with every id shifted; names, spans and lexeme flags are kept and nothing is
+    /// shared or deduplicated. `self.start` is unchanged. An `ignore` lexeme of `other`
+    /// would apply to the whole grammar, as every `ignore` lexeme does.
+    pub fn embed(&mut self, other: GrammarIr) -> u32 {
+        let nt_base = self.nonterminals.len() as u32;
+        let lex_base = self.lexemes.len() as u32;
+        self.nonterminals.extend(other.nonterminals);
+        self.lexemes.extend(other.lexemes);
+        self.rules.extend(other.rules.into_iter().map(|r| {
+            IrRule {
+                lhs: r.lhs.saturating_add(nt_base),
+                rhs: r
+                    .rhs
+                    .into_iter()
+                    .map(|s| match s {
+                        IrSymbol::Nonterminal(n) => {
+                            IrSymbol::Nonterminal(n.saturating_add(nt_base))
+                        }
+                        IrSymbol::Lexeme(l) => IrSymbol::Lexeme(l.saturating_add(lex_base)),
+                    })
+                    .collect(),
+            }
+        }));
+        other.start.saturating_add(nt_base)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    fn lexeme(name: &str) -> IrLexeme {
+        IrLexeme {
+            name: name.into(),
+            regex: RegexAst::literal(name),
+            mode: LexemeMode::Greedy,
+            ignore: false,
+            span: None,
+        }
+    }
+
+    #[test]
+    fn embed_shifts_ids() {
+        let mut outer = GrammarIr::default();
+        let start = outer.add_nonterminal("start", None);
+        let a = outer.add_lexeme(lexeme("a"));
+        let mut inner = GrammarIr::default();
+        let x = inner.add_nonterminal("x", None);
+        let top = inner.add_nonterminal("top", None);
+        let b = inner.add_lexeme(lexeme("b"));
+        inner.add_rule(x, vec![IrSymbol::Lexeme(b)]);
+        inner.add_rule(top, vec![IrSymbol::Nonterminal(x), IrSymbol::Lexeme(b)]);
+        inner.start = top;
+        let got = outer.embed(inner);
+        outer.add_rule(start, vec![IrSymbol::Lexeme(a), IrSymbol::Nonterminal(got)]);
+        assert_eq!(got, 2);
+        assert_eq!(outer.nonterminals[got as usize].name, "top");
+        assert_eq!(outer.start, start);
+        assert_eq!(outer.lexemes[1].name, "b");
+        assert_eq!(
+            outer.rules,
+            vec![
+                IrRule {
+                    lhs: 1,
+                    rhs: vec![IrSymbol::Lexeme(1)],
+                },
+                IrRule {
+                    lhs: 2,
+                    rhs: vec![IrSymbol::Nonterminal(1), IrSymbol::Lexeme(1)],
+                },
+                IrRule {
+                    lhs: 0,
+                    rhs: vec![IrSymbol::Lexeme(0), IrSymbol::Nonterminal(2)],
+                },
+            ]
+        );
+    }
 }

@@ -5,6 +5,7 @@
 //! with `first = nodes[r].first`. Passes therefore walk a range left to right with a value
 //! stack (no recursion, whatever the nesting), and dropping the tree is flat.
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -33,12 +34,23 @@ pub(super) enum NodeKind {
     Range(char, char),
     /// `<|name|>` / `<[ids]>` (the source text).
     Special(String),
+    /// `%json { ... }`: an inline JSON Schema.
+    Json(Box<JsonLit>),
     /// Juxtaposition of the preceding `n` subtrees (`n != 1`).
     Seq(usize),
     /// Alternation of the preceding `n` subtrees (`n >= 2`).
     Alt(usize),
     /// `{min,max}` of the preceding subtree (`*`, `+`, `?`, `[..]`, `~ n..m` included).
     Repeat(u32, Option<u32>),
+}
+
+/// The schema of a `%json { ... }` atom.
+#[derive(Debug, Clone)]
+pub(super) struct JsonLit {
+    /// The parsed object.
+    pub(super) value: serde_json::Value,
+    /// Source byte range of the object text, `{` to `}` inclusive.
+    pub(super) text: (usize, usize),
 }
 
 /// `[lazy, stop="..."]` on a definition.

@@ -4,6 +4,9 @@
 //! every terminal's [`RegexAst`] in dependency order (an explicit DFS stack; cycles are
 //! errors), give every rule a nonterminal id, then lower rule bodies. Rule operators
 //! become helper nonterminals, deduplicated structurally (two `x*` share one helper).
+//! `%json` schemas are compiled and embedded once per distinct value; with `%ignore`, such
+//! a grammar gets an explicit ignore helper instead of a global ignore lexeme (see
+//! `Lowerer::ignore_outside_json`).
 //! Every rule right-hand-side symbol, rule and regex node is counted against
 //! [`crate::Limits::max_grammar_size`] as it is created, so blow-ups fail fast.
 
@@ -12,15 +15,17 @@ use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use core::ops::Range;
 
 use hashbrown::HashMap;
 
 use super::SpecialTokens;
-use super::ast::{Def, Item, NodeKind, Parsed, is_terminal_name};
+use super::ast::{Def, Item, JsonLit, NodeKind, Parsed, is_terminal_name};
 use super::span::LineIndex;
 use crate::Limits;
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind, Span};
 use crate::grammar::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
+use crate::grammar::json::{self, JsonOptions};
 use crate::regex::{PatternFlags, RegexAst};
 
 type LResult<T> = Result<T, GrammarError>;
@@ -246,6 +251,7 @@ impl<'a, 's> Terminals<'a, 's> {
                         "special tokens are only allowed in rules, not in terminals".to_string(),
                     ));
                 }
+                NodeKind::Json(_) => return Err(super::schema::not_a_terminal(self.lines, span)),
                 NodeKind::Seq(k) | NodeKind::Alt(k) => {
                     let is_seq = matches!(n.kind, NodeKind::Seq(_));
                     self.charge(budget, 1, span)?;
@@ -523,6 +529,9 @@ pub(super) fn lower(
         helpers: HashMap::new(),
         taken: rules.keys().cloned().collect(),
         counter: 0,
+        json_cache: BTreeMap::new(),
+        json_rules: Vec::new(),
+        json_lexemes: Vec::new(),
     };
     for (i, def) in rule_order.iter().enumerate() {
         let lhs = u32::try_from(i).unwrap_or(u32::MAX);
@@ -567,13 +576,18 @@ pub(super) fn lower(
         } else {
             RegexAst::Or(parts)
         };
-        lw.ir.add_lexeme(IrLexeme {
+        let lexeme = IrLexeme {
             name: format!("%ignore {}", names.join(" | ")),
             regex,
             mode: LexemeMode::Greedy,
             ignore: true,
             span: Some(lines.span(first_span.0, first_span.1)),
-        });
+        };
+        if lw.json_rules.is_empty() {
+            lw.ir.add_lexeme(lexeme);
+        } else {
+            lw.ignore_outside_json(lexeme, first_span)?;
+        }
     }
     Ok(lw.ir)
 }
@@ -600,6 +614,11 @@ struct Lowerer<'a, 's> {
     /// Nonterminal names in use.
     taken: alloc::collections::BTreeSet<String>,
     counter: usize,
+    /// Embedded `%json` schemas by their compact text: the start nonterminal of each.
+    json_cache: BTreeMap<String, u32>,
+    /// Index ranges of the rules and lexemes that embedded schemas brought in.
+    json_rules: Vec<Range<usize>>,
+    json_lexemes: Vec<Range<usize>>,
 }
 
 impl Lowerer<'_, '_> {
@@ -752,6 +771,121 @@ impl Lowerer<'_, '_> {
         self.anon_lexeme(AnonKey::Special(alts), ast, span)
     }
 
+    /// The nonterminal of an inline `%json` schema (compiled and embedded on first use).
+    fn json(&mut self, lit: &JsonLit, span: (usize, usize), rule: &str) -> LResult<u32> {
+        let key = lit.value.to_string();
+        if let Some(&id) = self.json_cache.get(&key) {
+            return Ok(id);
+        }
+        let (sub, _report) = json::compile(&lit.value, &JsonOptions::default(), self.limits)
+            .map_err(|e| super::schema::locate(self.lines, lit.text, e))?;
+        // Coverage approximations are allowed (the report is dropped), as in
+        // `Grammar::from_json_schema` with default options.
+        let size = sub
+            .rules
+            .iter()
+            .map(|r| r.rhs.len() + 1)
+            .sum::<usize>()
+            .saturating_add(sub.lexemes.len());
+        self.charge(size, span)?;
+        let (nt0, rule0, lex0) = (
+            self.ir.nonterminals.len(),
+            self.ir.rules.len(),
+            self.ir.lexemes.len(),
+        );
+        let id = self.ir.embed(sub);
+        let sp = Some(self.span(span));
+        let base = rule.trim_start_matches('_');
+        for n in self.ir.nonterminals.iter_mut().skip(nt0) {
+            n.name = format!("{base}.json.{}", n.name);
+            n.span = sp;
+        }
+        for l in self.ir.lexemes.iter_mut().skip(lex0) {
+            l.span = sp;
+        }
+        self.json_rules.push(rule0..self.ir.rules.len());
+        self.json_lexemes.push(lex0..self.ir.lexemes.len());
+        self.json_cache.insert(key, id);
+        Ok(id)
+    }
+
+    /// `%ignore` in a grammar with inline JSON. As in LLGuidance, where a sub-grammar has
+    /// its own lexeme class and skip lexeme, the Lark `%ignore` does not reach inside a
+    /// JSON value, whose whitespace is its own (folded into its punctuation lexemes and
+    /// bounded by the JSON options). A JSON value is treated as one unit: the ignored
+    /// text may come before it, before every lexeme of the Lark rules and at the end of
+    /// the input, never between the lexemes of a JSON value.
+    ///
+    /// The lexer applies an `ignore` lexeme everywhere, so here the ignored language
+    /// becomes an ordinary lexeme `I` with a helper `ignore_star_N: ε | ignore_star_N I`,
+    /// put before every Lark lexeme and every `%json` value in the Lark rules; `start`
+    /// becomes `start: start₀ ignore_star_N`. Cost: one nullable helper per such symbol
+    /// occurrence (a few more Earley items per row).
+    fn ignore_outside_json(&mut self, mut lexeme: IrLexeme, span: (usize, usize)) -> LResult<()> {
+        let mut json_rule = alloc::vec![false; self.ir.rules.len()];
+        for r in &self.json_rules {
+            for i in r.clone() {
+                if let Some(f) = json_rule.get_mut(i) {
+                    *f = true;
+                }
+            }
+        }
+        let mut json_lexeme = alloc::vec![false; self.ir.lexemes.len()];
+        for r in &self.json_lexemes {
+            for i in r.clone() {
+                if let Some(f) = json_lexeme.get_mut(i) {
+                    *f = true;
+                }
+            }
+        }
+        // The regex was charged by the caller.
+        lexeme.ignore = false;
+        let ign = self.ir.add_lexeme(lexeme);
+        let name = self.helper_name("ignore", "star");
+        let sp = Some(self.span(span));
+        let star = self.ir.add_nonterminal(name, sp);
+        // A JSON value is one unit here: ignored text may come before it, not inside it.
+        let json_starts: Vec<u32> = self.json_cache.values().copied().collect();
+        let takes_ignore = |s: &IrSymbol| match *s {
+            IrSymbol::Lexeme(l) => !json_lexeme.get(l as usize).copied().unwrap_or(true),
+            IrSymbol::Nonterminal(n) => json_starts.contains(&n),
+        };
+        let mut added = 0usize;
+        for (i, r) in self.ir.rules.iter_mut().enumerate() {
+            if json_rule.get(i).copied().unwrap_or(true) || !r.rhs.iter().any(takes_ignore) {
+                continue;
+            }
+            let mut rhs = Vec::with_capacity(r.rhs.len() * 2);
+            for s in r.rhs.drain(..) {
+                if takes_ignore(&s) {
+                    rhs.push(IrSymbol::Nonterminal(star));
+                    added += 1;
+                }
+                rhs.push(s);
+            }
+            r.rhs = rhs;
+        }
+        self.charge(added, span)?;
+        self.add_rule(star, Vec::new(), span)?;
+        self.add_rule(
+            star,
+            alloc::vec![IrSymbol::Nonterminal(star), IrSymbol::Lexeme(ign)],
+            span,
+        )?;
+        let old = self.ir.start;
+        let (name, start_span) = self
+            .ir
+            .nonterminals
+            .get(old as usize)
+            .map(|n| (n.name.clone(), n.span))
+            .unwrap_or_default();
+        let start = self.ir.add_nonterminal(name, start_span);
+        let rhs = alloc::vec![IrSymbol::Nonterminal(old), IrSymbol::Nonterminal(star)];
+        self.add_rule(start, rhs, span)?;
+        self.ir.start = start;
+        Ok(())
+    }
+
     /// A fresh helper nonterminal name.
     fn helper_name(&mut self, base: &str, kind: &str) -> String {
         loop {
@@ -833,6 +967,10 @@ impl Lowerer<'_, '_> {
                 NodeKind::Special(text) => {
                     let id = self.special(text, span)?;
                     self.leaf(IrSymbol::Lexeme(id), span)?
+                }
+                NodeKind::Json(lit) => {
+                    let id = self.json(lit, span, rule)?;
+                    self.leaf(IrSymbol::Nonterminal(id), span)?
                 }
                 NodeKind::Seq(count) => {
                     let mut out = Vec::new();

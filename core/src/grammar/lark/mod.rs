@@ -3,12 +3,14 @@
 //! The dialect is LLGuidance's subset of Lark (see `docs/lark.md`): lowercase rules over
 //! UPPERCASE terminals, string and `/regex/` literals, `"a".."z"` ranges, groups, `?` `*`
 //! `+` `[..]` `~ n..m` `{m,n}`, special tokens `<|name|>` / `<[id]>`, `%ignore`,
-//! `%import common...`, and the `lazy` / `stop` attributes.
+//! `%import common...`, the `lazy` / `stop` attributes, and inline JSON Schemas
+//! (`name: %json {...}`, compiled by [`crate::grammar::json`] and embedded).
 //!
 //! Pipeline: `token` (text → tokens) → `parser` (tokens → items) → `lower` (items →
 //! IR). Terminals become one [`crate::regex::RegexAst`] each (references inlined);
 //! literals in rules become deduplicated anonymous lexemes; rule operators become helper
-//! nonterminals such as `item_star_3`.
+//! nonterminals such as `item_star_3`; a `%json` schema's IR is appended with
+//! [`GrammarIr::embed`] (`schema` locates its errors in the source).
 //!
 //! Invariants: never panics; no recursion over the input (expressions are parsed with an
 //! explicit stack into a post-order arena and lowered with value stacks); group nesting is
@@ -26,6 +28,7 @@ mod ast;
 mod common;
 mod lower;
 mod parser;
+mod schema;
 mod span;
 mod token;
 

@@ -7,11 +7,12 @@
 //! A definition ends at a line break, unless the next non-blank line starts with `|`;
 //! inside parentheses and brackets line breaks are ignored.
 
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use super::ast::{Attrs, Def, ImportName, Item, Node, NodeKind, Parsed, is_terminal_name};
+use super::ast::{Attrs, Def, ImportName, Item, JsonLit, Node, NodeKind, Parsed, is_terminal_name};
 use super::span::LineIndex;
 use super::token::{RegexLit, TokKind, Token};
 use crate::Limits;
@@ -100,6 +101,14 @@ impl<'s, 'i> Parser<'s, 'i> {
                     });
                 }
                 TokKind::Directive => self.directive(&mut items)?,
+                TokKind::Json(_) => {
+                    let t = self.tok();
+                    return Err(self.lines.syntax(
+                        t.start,
+                        t.start + "%json".len(),
+                        "`%json { ... }` must be (part of) a rule body, as in `name: %json {...}`",
+                    ));
+                }
                 TokKind::Ident => items.push(self.definition()?),
                 _ => return Err(self.unexpected("a rule, a terminal or a directive")),
             }
@@ -152,6 +161,7 @@ impl<'s, 'i> Parser<'s, 'i> {
         let found = match &t.kind {
             TokKind::Eof => "end of input".to_string(),
             TokKind::Newline => "end of line".to_string(),
+            TokKind::Json(_) => "`%json {...}`".to_string(),
             _ => format!("`{}`", self.text(t)),
         };
         self.lines.syntax(
@@ -688,6 +698,13 @@ impl<'s, 'i> Parser<'s, 'i> {
                     return Err(self.lines.syntax(t.start, t.end, "a name needs a letter"));
                 }
                 Ok(self.emit(NodeKind::Name(text.to_string()), t.start, t.end, idx))
+            }
+            TokKind::Json(open) => {
+                self.bump();
+                let text = (open, t.end);
+                let value = super::schema::parse(self.lines, text)?;
+                let lit = Box::new(JsonLit { value, text });
+                Ok(self.emit(NodeKind::Json(lit), t.start, t.end, idx))
             }
             TokKind::Directive => Err(self.unsupported(
                 t.start,

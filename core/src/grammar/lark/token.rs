@@ -3,8 +3,10 @@
 //! Newlines are tokens (a definition ends at a line break unless the next line starts with
 //! `|`); other whitespace and comments (`//` and `#` to end of line) are skipped. String
 //! literals are unescaped here, and regex literals keep a map from pattern bytes back to
-//! source offsets so regex errors point inside the grammar text. The tokenizer only
-//! advances by whole characters, so every offset it records is a char boundary.
+//! source offsets so regex errors point inside the grammar text. `%json` and the balanced
+//! JSON object after it form one token (the object may span lines and holds no comments).
+//! The tokenizer only advances by whole characters, so every offset it records is a char
+//! boundary.
 
 use alloc::format;
 use alloc::string::String;
@@ -42,6 +44,9 @@ pub(super) enum TokKind {
     Directive,
     /// The balanced `{ ... }` after `%llguidance`.
     Raw,
+    /// `%json { ... }`: the token spans the directive and its balanced JSON object, which
+    /// starts at the given offset (its `{`).
+    Json(usize),
     Colon,
     Pipe,
     LParen,
@@ -418,7 +423,8 @@ impl Tokenizer<'_, '_> {
         }
     }
 
-    /// `%name`; after `%llguidance`, also the balanced JSON object that follows.
+    /// `%name`; after `%llguidance`, also the balanced JSON object that follows. `%json`
+    /// and its object (required) become one [`TokKind::Json`] token.
     fn directive(&mut self, start: usize) -> Result<(), GrammarError> {
         let end = self.ident_end(start + 1);
         if end == start + 1 {
@@ -426,18 +432,43 @@ impl Tokenizer<'_, '_> {
                 .lines
                 .syntax(start, start + 1, "expected a directive name"));
         }
-        self.push(TokKind::Directive, start, end);
-        if self.src.get(start..end) != Some("%llguidance") {
-            return Ok(());
+        match self.src.get(start..end) {
+            Some("%llguidance") => {
+                self.push(TokKind::Directive, start, end);
+                if let Some(open) = self.object_after(end) {
+                    let close = self.balanced_object(open, "`%llguidance` options")?;
+                    self.push(TokKind::Raw, open, close);
+                }
+            }
+            Some("%json") => {
+                let Some(open) = self.object_after(end) else {
+                    return Err(self.lines.syntax(
+                        start,
+                        end,
+                        "expected a JSON Schema object `{...}` after `%json`",
+                    ));
+                };
+                let close = self.balanced_object(open, "`%json` schema")?;
+                self.push(TokKind::Json(open), start, close);
+            }
+            _ => self.push(TokKind::Directive, start, end),
         }
+        Ok(())
+    }
+
+    /// The offset of the `{` after `end` and optional whitespace (line breaks included).
+    fn object_after(&self, end: usize) -> Option<usize> {
         let mut i = end;
         while matches!(self.peek_at(i), Some(b' ' | b'\t' | b'\r' | b'\n')) {
             i += 1;
         }
-        if self.peek_at(i) != Some(b'{') {
-            return Ok(());
-        }
-        let open = i;
+        (self.peek_at(i) == Some(b'{')).then_some(i)
+    }
+
+    /// The end (one past the matching `}`) of the JSON object opening at `open`. Braces
+    /// inside JSON strings do not count; the text itself is checked later, by a JSON parser.
+    fn balanced_object(&self, open: usize, what: &str) -> Result<usize, GrammarError> {
+        let mut i = open;
         let mut depth = 0usize;
         let mut in_string = false;
         while let Some(b) = self.peek_at(i) {
@@ -454,15 +485,15 @@ impl Tokenizer<'_, '_> {
                 b'"' => in_string = true,
                 b'{' => depth += 1,
                 b'}' => {
-                    depth -= 1;
+                    depth = depth.saturating_sub(1);
                     if depth == 0 {
-                        self.push(TokKind::Raw, open, i);
-                        return Ok(());
+                        // `}` is ASCII, so `i` is a char boundary.
+                        return Ok(i);
                     }
                 }
                 _ => {}
             }
         }
-        Err(self.unterminated(open, "`%llguidance` options"))
+        Err(self.unterminated(open, what))
     }
 }
