@@ -20,26 +20,33 @@
 //! | property order | [`PropertyOrder::AnyOrder`]: any order; required keys are tracked as a set (at most 10 of them) or, beyond, counted (exact for documents without duplicate keys). [`PropertyOrder::SchemaOrder`]: schema order, extra keys last |
 //! | `propertyNames` | exact for string keywords (`pattern`, lengths, `enum`, `const`, `format`); other forms ignored (superset, reported) |
 //! | `minProperties`, `maxProperties` | exact (counted up to 64; beyond: superset, reported) |
-//! | `dependentRequired`, draft-7 `dependencies` | unsupported: ignored (superset, reported) |
+//! | `dependentRequired`, `dependentSchemas`, draft-7 `dependencies` | exact: `{a: [b]}` is `(a absent) ∨ (a and b present)`, `{a: S}` is `(a absent) ∨ (a present ∧ S)` |
 //! | `items`, `prefixItems`, draft-7 `items` array + `additionalItems`, `minItems`, `maxItems` | exact (`maxItems` above 1000 is dropped: superset, reported) |
 //! | `anyOf` | exact (sibling keywords are merged into every branch) |
-//! | `oneOf` | exact when branches are provably disjoint (types, `const`/`enum`, a required discriminator property); otherwise `anyOf` (superset, reported) |
+//! | `oneOf` | exact when branches are provably disjoint (types, `const`/`enum`, a required discriminator property); otherwise rewritten exactly as `∨ᵢ (Bᵢ ∧ not ∨ⱼ≠ᵢ Bⱼ)` (up to 8 branches in strict mode, 4 by default); beyond, `anyOf` (superset, reported) |
 //! | `allOf` | merged (exact for the keywords above; conflicting `format`/`multipleOf`/`not` keep the first: superset, reported) |
-//! | `$ref` | local JSON pointers (`~0`, `~1`, percent escapes), `$defs`, `definitions`, `$id`/`id`, `$anchor`; recursion becomes nonterminals; draft 4–7 ignore `$ref` siblings as the spec says. Remote references: error |
+//! | `$ref` | local JSON pointers (`~0`, `~1`, percent escapes), `$defs`, `definitions`, `$id`/`id`, `$anchor`; recursion becomes nonterminals; draft 4–7 ignore `$ref` siblings (`$id` too) as the spec says. Other documents: those given in [`JsonOptions::documents`]; any other remote reference is an error (nothing is fetched) |
 //! | `minLength`, `maxLength` | exact, one escape sequence = one character (a surrogate pair escape = one); a `maxLength` above `max_repeat` is dropped (superset, reported); a `minLength` above it is an error |
 //! | `pattern` | ECMA-262, unanchored search, ASCII `\d`/`\w`; exact for canonical (`json.dumps`-style) escapes; look-around, back-references and word boundaries are ignored (superset, reported) |
-//! | `format` | date-time, date, time, duration, email, hostname, ipv4, ipv6, uuid, uri, uri-reference enforced (see `formats.rs` for their documented looseness); the other formats of the specification (`regex`, `iri`, `json-pointer`, ...) are unsupported (ignored, reported); custom formats (`int32`, ...) are unknown (ignored) |
-//! | `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` (number or draft-4 bool) | exact for integers and for decimals written without exponent (range regexes built digit by digit); exponent notation is accepted for non-negative values under a lower bound <= 0 and no upper bound; otherwise a bounded `number` rejects exponent notation (subset, reported: `{m e x : lo <= m 10^x <= hi}` is not regular) |
-//! | `multipleOf` | exact for integer divisors up to 1000 on integers and for `10^-k` on numbers; otherwise superset, reported |
-//! | `not` | exact for `{}`, `true`, `false` and a bare `type`; otherwise unsupported (ignored, reported) |
-//! | `if`/`then`/`else`, `uniqueItems: true`, `contains`, `dependentSchemas`, `unevaluated*`, `$dynamicRef` | unsupported: ignored (superset, reported) |
+//! | `format` | with [`JsonOptions::assert_formats`] (the default): date-time, date, time, duration, email, hostname, ipv4, ipv6, uuid, uri, uri-reference enforced (see `formats.rs` for their documented looseness); the other formats of the specification (`regex`, `iri`, `json-pointer`, ...) are unsupported (ignored, reported); custom formats (`int32`, ...) are unknown (ignored). Without it, `format` is an annotation, as draft 2020-12 specifies by default |
+//! | `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` (number or draft-4 bool) | exact over values (range regexes built digit by digit). Spelling: a bounded number is written in plain decimal notation (exponent notation only for non-negative values under a lower bound <= 0 and no upper bound), since `{m e x : lo <= m 10^x <= hi}` is not regular; every value keeps a spelling, so like whitespace this restricts spellings, not values |
+//! | `multipleOf` | exact for integer divisors `2^a 5^b` (up to 10^4) and for `10^-k` (plain decimal spelling); otherwise superset, reported |
+//! | `not` | pushed down per keyword: `not (k1 ∧ k2)` = `not k1 ∨ not k2`, each negated within its type (`not minimum: 5` = numbers below 5; `not required: [a]` = objects without `a`; `not items: S` = arrays containing a `not S`; `not anyOf` = all negated; ...). Number and string keyword groups are complemented as regexes over one canonical spelling per value (plain decimals; `json.dumps` escapes). Not negatable (the `not` is then ignored: superset, reported): `uniqueItems`, `additionalProperties`, `patternProperties`, `propertyNames`, `enum` members that are arrays or objects, `$dynamicRef`, and cycles through `anyOf` |
+//! | `if`/`then`/`else` | exact: `(if ∧ then) ∨ (not if ∧ else)` |
+//! | `contains`, `minContains`, `maxContains` | exact: arrays as an automaton over (position, matching items so far; `maxContains` splits items by `not contains`); two different `contains` in one `allOf` keep the first (superset, reported) |
+//! | `unevaluatedProperties`, `unevaluatedItems` | exact for the keys/items named by the schema's own subtree (`properties`, `patternProperties`, `additionalProperties`, `prefixItems`, `items`, `contains`, merged through `allOf`, `$ref`, `if`; an `anyOf` of up to 4 branches is expanded into its branch subsets); with `$dynamicRef` or more branches: superset, reported |
+//! | `uniqueItems: true`, `$dynamicRef` | unsupported: ignored (superset, reported) |
 //! | annotations (`title`, `description`, `default`, `examples`, `$comment`, ...) | ignored |
 //! | other keywords | unknown: ignored (reported as [`CoverageStatus::Unknown`]; never an error) |
 //!
 //! Encoding: literal keys, `const` and `enum` strings are matched in their canonical
 //! (`json.dumps(ensure_ascii=False)`) spelling; generic strings accept every JSON escape;
 //! strings under `pattern` accept the canonical escapes only; an `integer` is written without
-//! fraction or exponent. Duplicate object keys (undefined in RFC 8259) are accepted for
+//! fraction or exponent; numbers under a negation are written in canonical plain decimals. An
+//! object `const`/`enum` value accepts its members in any order with
+//! [`PropertyOrder::AnyOrder`]. A schema that admits no document fails to compile with
+//! [`GrammarErrorKind::Unproductive`] (the grammar's start derives nothing). Duplicate object
+//! keys (undefined in RFC 8259) are accepted for
 //! optional properties in [`PropertyOrder::AnyOrder`] (and for required ones beyond 10).
 
 mod compiler;
