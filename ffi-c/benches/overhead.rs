@@ -2,9 +2,11 @@
 //! `extern "C"` functions and through `sieve-core` directly, on a synthetic 50k-token
 //! vocabulary and a small JSON-ish Lark grammar.
 //!
-//! Run: `cargo bench -p sieve-ffi-c --bench overhead`. The mask case reuses the matcher's
+//! Run: `cargo bench -p sieve-ffi-c --bench overhead`. `compute_mask` reuses the matcher's
 //! cached mask (same parser state), so it measures the boundary plus a copy of the mask words
-//! rather than the trie walk.
+//! rather than the trie walk. `mask_alternating` switches between two parser states (consume
+//! `"`, mask, roll back, mask), so both masks are real trie walks: the boundary's share of a
+//! full mask.
 
 use std::hint::black_box;
 use std::ptr;
@@ -128,6 +130,22 @@ fn overhead(c: &mut Criterion) {
         b.iter(|| {
             let _ = sieve_matcher_consume_token(h.matcher, black_box(quote));
             sieve_matcher_rollback(h.matcher, 1)
+        })
+    });
+    g.bench_function("mask_alternating/rust", |b| {
+        b.iter(|| {
+            let _ = m.consume_token(black_box(quote));
+            let _ = m.compute_mask(black_box(&mut mask));
+            let _ = m.rollback(1);
+            m.compute_mask(black_box(&mut mask))
+        })
+    });
+    g.bench_function("mask_alternating/c", |b| {
+        b.iter(|| {
+            let _ = sieve_matcher_consume_token(h.matcher, black_box(quote));
+            let _ = sieve_matcher_compute_mask(h.matcher, black_box(mask.as_mut_ptr()), words);
+            let _ = sieve_matcher_rollback(h.matcher, 1);
+            sieve_matcher_compute_mask(h.matcher, black_box(mask.as_mut_ptr()), words)
         })
     });
     g.finish();

@@ -1,8 +1,11 @@
-# CMake package for libsieve (the sieve C API), for `find_package(sieve REQUIRED)`.
+# CMake package for libsieve (the sieve C API), for `find_package(sieve [0.1] REQUIRED)`
+# (sieveConfigVersion.cmake beside this file checks the version). To build libsieve from the
+# sources inside a CMake build instead, see ../CMakeLists.txt (`add_subdirectory`).
 #
 # Provides the imported target `sieve::sieve`: the static library `libsieve.a` (built by
-# `cargo build -p sieve-ffi-c --release`) with `sieve.h` on its include path and the system
-# libraries a Rust staticlib needs (threads, dl, m) as link dependencies.
+# `cargo build -p sieve-ffi-c --release`) with `sieve.h` and `llguidance_compat.h` on its
+# include path and the system libraries a Rust staticlib needs (threads, dl, m) as link
+# dependencies.
 #
 # Where it looks. Point CMAKE_PREFIX_PATH at this folder's parent (`ffi-c/`) or at an
 # install prefix holding `lib/cmake/sieve/sieveConfig.cmake`; then:
@@ -46,6 +49,7 @@ endif()
 include(FindPackageHandleStandardArgs)
 find_package_handle_standard_args(sieve
     REQUIRED_VARS SIEVE_LIBRARY SIEVE_INCLUDE_DIR
+    VERSION_VAR sieve_VERSION
     REASON_FAILURE_MESSAGE
         "build it with `cargo build -p sieve-ffi-c --release` or set SIEVE_LIBRARY")
 

@@ -23,19 +23,30 @@
  *   - Error strings live until the handle is freed.
  *   - A tokenizer may be freed while constraints and matchers made from it are alive.
  *
- * Threads: a tokenizer may be used from any thread. A constraint or matcher is used by one
- * thread at a time. The tokenize callback must be thread-safe.
+ * Threads: a tokenizer may be used from any thread at once (it is immutable and reference
+ * counted). A constraint, matcher or stop controller is used by one thread at a time; distinct
+ * ones may run on different threads at once. The tokenize callback must be thread-safe.
+ * llg_par_compute_mask() runs its steps on library threads; with a done_cb it returns at
+ * once and the constraints and mask rows belong to the library until done_cb is called.
+ *
+ * Limits: LlgParserLimits is honoured by mapping each field onto sieve's budget of the same
+ * kind (see the struct). Exceeding a budget is an error like any other (sticky, with a
+ * message naming the budget).
  *
  * Differences from LLGuidance (documented, not silent):
- *   - LlgParserLimits is accepted for layout compatibility; sieve enforces its own budgets.
+ *   - LlgParserLimits fields are read relative to LLGuidance's defaults (the units differ);
+ *     precompute_large_lexemes and verbose_errors have no effect.
  *   - No log buffer: llg_flush_logs() returns "". Compile errors go to stderr when
  *     log_stderr_level >= 1.
  *   - llg_get_temperature() is always 0 (sieve grammars do not set a temperature).
  *   - llg_new_constraint() / type "llguidance" accept a JSON object with exactly one grammar:
  *     {"grammars":[{"lark_grammar":"..."}]}, {"grammars":[{"json_schema":{...}}]}, the same
  *     objects without the "grammars" wrapper, or Lark text not starting with '{'.
- *   - Not provided: llg_par_compute_mask, the stop controller, llg_tokenize_bytes_marker,
- *     llg_stringify_tokens, llg_decode_tokens.
+ *   - llg_par_compute_mask(): a row shorter than the vocabulary's mask, a constraint listed
+ *     twice or overlapping rows put the constraints involved in error (zeroed rows) instead
+ *     of writing a truncated mask or racing.
+ *   - Stop controller: a stop_rx matching the empty string is rejected; matches longer than
+ *     1024 bytes are not detected (at most that much text is held back); clones are deep.
  */
 #ifndef SIEVE_LLGUIDANCE_COMPAT_H
 #define SIEVE_LLGUIDANCE_COMPAT_H
@@ -102,16 +113,19 @@ typedef struct LlgTokenizerInitV2 {
     uint32_t tok_eos_extra_count;      /* how many */
 } LlgTokenizerInitV2;
 
-/* Parser budgets (LLGuidance's fields; sieve keeps its own budgets, see above). */
+/* Parser budgets. Each field is read relative to LLGuidance's default (the value
+ * llg_constraint_init_set_defaults() writes, in parentheses) and scales the sieve budget
+ * named after the arrow: at the LLGuidance default sieve uses its own default, at half of
+ * it half of sieve's, at ten times it ten times sieve's. 0 means the default. */
 typedef struct LlgParserLimits {
-    size_t max_items_in_row;
-    uint64_t initial_lexer_fuel;
-    uint64_t step_lexer_fuel;
-    size_t step_max_items;
-    size_t max_lexer_states;
-    size_t max_grammar_size;
-    bool precompute_large_lexemes;
-    bool verbose_errors;
+    size_t max_items_in_row;           /* (2000) -> Earley items per row */
+    uint64_t initial_lexer_fuel;       /* (1000000) -> regex work while compiling */
+    uint64_t step_lexer_fuel;          /* (200000) -> regex work per mask or token */
+    size_t step_max_items;             /* (50000) -> Earley items per mask */
+    size_t max_lexer_states;           /* (250000) -> lexer DFA states */
+    size_t max_grammar_size;           /* (500000) -> grammar symbols */
+    bool precompute_large_lexemes;     /* no effect (sieve's slicer is always on) */
+    bool verbose_errors;               /* no effect */
 } LlgParserLimits;
 
 /* Settings for constraints and matchers. No struct_size: zero-initialize it, then call
@@ -139,6 +153,24 @@ typedef struct LlgCommitResult {
     bool is_stop;                      /* an end of sequence was committed */
 } LlgCommitResult;
 
+/* One item of llg_par_compute_mask(). */
+typedef struct LlgConstraintStep {
+    LlgConstraint *constraint;         /* NULL steps are skipped */
+    uint32_t *mask_dest;               /* the row the mask goes to */
+    size_t mask_byte_len;              /* bytes of mask_dest: a multiple of 4, >= the mask */
+} LlgConstraintStep;
+
+/* Completion callback of llg_par_compute_mask(); called once, on a library thread. */
+typedef void (*LlgCallback)(const void *user_data);
+
+/* Stop-sequence detector (one sequence, one thread at a time). */
+typedef struct LlgStopController LlgStopController;
+
+/* llg_decode_tokens() flags. */
+#define LLG_DECODE_NONE 0            /* skip special tokens, keep invalid UTF-8 as is */
+#define LLG_DECODE_INCLUDE_SPECIAL 1 /* special tokens by name, "<[id]>" without a name */
+#define LLG_DECODE_VALID_UTF8 2      /* replace invalid UTF-8 with U+FFFD */
+
 /* ---- Tokenizer ---- */
 
 /* NULL on failure; the message goes to error_string (may be NULL). */
@@ -154,6 +186,20 @@ void llg_free_tokenizer(LlgTokenizer *tok);
  * given, else greedy longest match. */
 size_t llg_tokenize_bytes(const LlgTokenizer *tok, const uint8_t *bytes, size_t bytes_len,
                           uint32_t *output_tokens, size_t output_tokens_len);
+/* As llg_tokenize_bytes(), but 0xFF<name> (e.g. "\xFF<|eot_id|>") and 0xFF[id] in the text
+ * are special tokens. 0 if some part cannot be tokenized. */
+size_t llg_tokenize_bytes_marker(const LlgTokenizer *tok, const uint8_t *bytes,
+                                 size_t bytes_len, uint32_t *output_tokens,
+                                 size_t output_tokens_len);
+/* Text of the tokens (flags: LLG_DECODE_*), NUL-terminated and truncated to output_len.
+ * Returns the size needed for all of it, NUL included (0 for bad arguments). */
+size_t llg_decode_tokens(const LlgTokenizer *tok, const uint32_t *tokens, size_t n_tokens,
+                         char *output, size_t output_len, uint32_t flags);
+/* A debugging rendering of the tokens; sizes as for llg_decode_tokens(). */
+size_t llg_stringify_tokens(const LlgTokenizer *tok, const uint32_t *tokens, size_t n_tokens,
+                            char *output, size_t output_len);
+/* "sieve@X (llguidance-compatible)": static, never free it. */
+const char *llg_get_version(void);
 
 /* ---- Constraint ---- */
 
@@ -184,6 +230,36 @@ LlgConstraint *llg_clone_constraint(const LlgConstraint *cc);
 void llg_free_constraint(LlgConstraint *cc);
 /* Always "" (static). */
 const char *llg_flush_logs(LlgConstraint *cc);
+/* Computes the masks of several constraints on library threads. Each row gets the mask, or
+ * only the EOS bit when the grammar can only end (is_stop), or zeros when the constraint is
+ * (or gets) in error; a malformed step (NULL or unaligned mask_dest, a bad mask_byte_len, a
+ * constraint listed twice, overlapping rows) puts its constraint in error. done_cb NULL:
+ * returns when every row is written. Otherwise returns at once and calls
+ * done_cb(user_data) exactly once, on a library thread, when every row is written; until
+ * then do not touch the constraints or rows. steps NULL with n_steps > 0: no work (done_cb
+ * is still called). The steps array is copied. */
+void llg_par_compute_mask(const LlgConstraintStep *steps, size_t n_steps, const void *user_data,
+                          LlgCallback done_cb);
+
+/* ---- Stop controller ---- */
+
+/* Stops at any of stop_tokens (NULL if stop_tokens_len is 0) or when the text ends with a
+ * match of the regex stop_rx (NULL or "" for none). NULL on failure, with the message in
+ * error_string (NUL-terminated, truncated). */
+LlgStopController *llg_new_stop_controller(const LlgTokenizer *tokenizer,
+                                           const uint32_t *stop_tokens, size_t stop_tokens_len,
+                                           const char *stop_rx, char *error_string,
+                                           size_t error_string_len);
+/* Commits a token. Returns the text now safe to show (UTF-8, NUL-terminated, may be empty;
+ * valid until the next call on this controller), its length in *output_len_p, and whether
+ * the sequence must end in *is_stopped_p. Text that may begin a stop match is held back; a
+ * stop match itself is never returned. NULL if any pointer is NULL. */
+const char *llg_stop_commit_token(LlgStopController *stop_ctrl, uint32_t token,
+                                  size_t *output_len_p, bool *is_stopped_p);
+/* An independent copy. */
+LlgStopController *llg_clone_stop_controller(const LlgStopController *stop_ctrl);
+/* NULL is a no-op. */
+void llg_free_stop_controller(LlgStopController *stop_ctrl);
 
 /* ---- Matcher ---- */
 

@@ -3,6 +3,7 @@
 //! in the test's own profile and target directory (a staticlib is not produced for a
 //! dev-dependency, so the tests build it with cargo).
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -71,4 +72,46 @@ pub fn libsieve() -> &'static Path {
         assert!(lib.exists(), "{} missing after the build", lib.display());
         lib
     })
+}
+
+/// The valgrind flags every native test program runs under: any error or definite/indirect
+/// leak fails the run. "Possibly lost" blocks are not errors: std keeps the main thread's
+/// handle for the process lifetime.
+pub const VALGRIND_ARGS: &[&str] = &[
+    "--error-exitcode=1",
+    "--leak-check=full",
+    "--errors-for-leak-kinds=definite,indirect",
+    "--show-possibly-lost=no",
+    "--quiet",
+];
+
+/// Runs `exe args` under valgrind ([`VALGRIND_ARGS`]) when valgrind is installed; without it
+/// prints a `SKIP:` line naming `what` and runs the program directly. Panics unless the
+/// program exits with 0 (valgrind turns an error or a leak into exit code 1); returns its
+/// stdout (also printed).
+pub fn run_under_valgrind<S: AsRef<OsStr>>(what: &str, exe: &Path, args: &[S]) -> String {
+    let valgrind = have("valgrind");
+    let mut cmd = if valgrind {
+        let mut c = Command::new("valgrind");
+        c.args(VALGRIND_ARGS).arg(exe);
+        c
+    } else {
+        println!("SKIP: valgrind not installed: {what} ran without it (no memory checks)");
+        Command::new(exe)
+    };
+    cmd.args(args);
+    let output = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("running {}: {e}", exe.display()));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{stdout}");
+    assert!(
+        output.status.success(),
+        "{what} ({}) failed ({}){}:\n{stdout}\n{stderr}",
+        exe.display(),
+        output.status,
+        if valgrind { " under valgrind" } else { "" },
+    );
+    stdout
 }

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use sieve_tests::native::{RELEASE, have, libsieve as lib, root, target_dir};
+use sieve_tests::native::{RELEASE, have, libsieve as lib, root, run_under_valgrind, target_dir};
 
 fn compile(name: &str, lib: &Path) -> PathBuf {
     let out_dir = target_dir().join("c-tests");
@@ -36,39 +36,6 @@ fn compile(name: &str, lib: &Path) -> PathBuf {
         String::from_utf8_lossy(&output.stderr)
     );
     exe
-}
-
-/// Runs a compiled test, under valgrind when available.
-fn run(exe: &Path, args: &[&Path]) {
-    let valgrind = have("valgrind");
-    let mut cmd = if valgrind {
-        let mut c = Command::new("valgrind");
-        c.args([
-            "--error-exitcode=1",
-            "--leak-check=full",
-            "--errors-for-leak-kinds=definite,indirect",
-            // std keeps the main thread's handle for the process lifetime: "possibly lost".
-            "--show-possibly-lost=no",
-            "--quiet",
-        ])
-        .arg(exe);
-        c
-    } else {
-        println!("SKIP: valgrind not installed (ran without it)");
-        Command::new(exe)
-    };
-    cmd.args(args);
-    let output = cmd.output().expect("running the C test");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    println!("{stdout}");
-    assert!(
-        output.status.success(),
-        "{} failed ({}){}:\n{stdout}\n{stderr}",
-        exe.display(),
-        output.status,
-        if valgrind { " under valgrind" } else { "" },
-    );
 }
 
 fn tokenizer_json() -> Option<PathBuf> {
@@ -103,7 +70,7 @@ fn c_test(name: &str, with_tokenizer: bool) {
         None
     };
     let args: Vec<&Path> = tok.iter().map(PathBuf::as_path).collect();
-    run(&exe, &args);
+    run_under_valgrind(&format!("{name}.c"), &exe, &args);
 }
 
 #[test]
@@ -133,4 +100,13 @@ fn c_compat_llama_cpp() {
 #[test]
 fn c_compat_ort_genai() {
     c_test("compat_ort_genai", false);
+}
+
+/// A serving loop's batch and stop calls against the compatible layer:
+/// `llg_par_compute_mask` (synchronous, and with a completion callback on a library thread)
+/// checked against `llg_compute_mask`, malformed batches, `LlgParserLimits` mapped onto
+/// sieve's budgets, the stop controller, and decoding / marker tokenization.
+#[test]
+fn c_compat_batch_and_stop() {
+    c_test("compat_batch_stop", false);
 }

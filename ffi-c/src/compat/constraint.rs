@@ -3,7 +3,7 @@
 
 use std::ffi::{CString, c_char};
 
-use sieve_core::Matcher;
+use sieve_core::{Limits, Matcher};
 
 use super::tokenizer::{LlgTokenizer, vocab_of};
 use super::{c_message, c_str, compile, guard};
@@ -16,27 +16,91 @@ pub struct LlgConstraint {
     _private: [u8; 0],
 }
 
-/// LLGuidance's parser budgets. Accepted for layout compatibility; sieve enforces its own
-/// budgets (`sieve_limits` defaults), whose units differ.
+/// LLGuidance's parser budgets, honoured by mapping them onto sieve's [`Limits`].
+///
+/// The units differ (LLGuidance counts lexemes and its own fuel, sieve bytes and derivative
+/// steps), so each field is read *relative to LLGuidance's default*: a field at its
+/// LLGuidance default gives sieve's default budget, half of it half of sieve's, ten times it
+/// ten times sieve's; 0 means the default. `precompute_large_lexemes` and `verbose_errors`
+/// have no sieve counterpart (sieve's slicer is always on; its messages are always full).
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LlgParserLimits {
-    /// Earley items in one row.
+    /// Earley items in one row → `Limits::max_items_per_row`.
     pub max_items_in_row: usize,
-    /// Lexer work to build the initial automaton.
+    /// Lexer work to build the initial automaton → `Limits::compile_fuel`.
     pub initial_lexer_fuel: u64,
-    /// Lexer work per mask.
+    /// Lexer work per mask → `Limits::fuel_per_mask`.
     pub step_lexer_fuel: u64,
-    /// Earley items per mask.
+    /// Earley items per mask → `Limits::max_items_per_mask`.
     pub step_max_items: usize,
-    /// Lexer states.
+    /// Lexer states → `Limits::max_lexer_states`.
     pub max_lexer_states: usize,
-    /// Grammar symbols.
+    /// Grammar symbols → `Limits::max_grammar_size`.
     pub max_grammar_size: usize,
-    /// Precompute large lexemes against the token trie.
+    /// Precompute large lexemes against the token trie (no sieve counterpart).
     pub precompute_large_lexemes: bool,
-    /// Verbose error messages.
+    /// Verbose error messages (no sieve counterpart).
     pub verbose_errors: bool,
+}
+
+impl LlgParserLimits {
+    /// LLGuidance's defaults: what `llg_constraint_init_set_defaults` writes.
+    pub(crate) const LLG_DEFAULT: LlgParserLimits = LlgParserLimits {
+        max_items_in_row: 2000,
+        initial_lexer_fuel: 1_000_000,
+        step_lexer_fuel: 200_000,
+        step_max_items: 50_000,
+        max_lexer_states: 250_000,
+        max_grammar_size: 500_000,
+        precompute_large_lexemes: true,
+        verbose_errors: true,
+    };
+
+    /// sieve's budgets for these limits: every mapped field scales sieve's default by
+    /// `field / LLGuidance default` (0 = the default); the other budgets keep their defaults.
+    pub(crate) fn to_sieve(self) -> Limits {
+        let d = Limits::default();
+        let l = LlgParserLimits::LLG_DEFAULT;
+        let size = |host: usize, llg: usize, ours: usize| {
+            let scaled = scale(host as u64, llg as u64, ours as u64);
+            usize::try_from(scaled).unwrap_or(usize::MAX)
+        };
+        Limits {
+            max_items_per_row: size(
+                self.max_items_in_row,
+                l.max_items_in_row,
+                d.max_items_per_row,
+            ),
+            compile_fuel: scale(
+                self.initial_lexer_fuel,
+                l.initial_lexer_fuel,
+                d.compile_fuel,
+            ),
+            fuel_per_mask: scale(self.step_lexer_fuel, l.step_lexer_fuel, d.fuel_per_mask),
+            max_items_per_mask: size(self.step_max_items, l.step_max_items, d.max_items_per_mask),
+            max_lexer_states: size(
+                self.max_lexer_states,
+                l.max_lexer_states,
+                d.max_lexer_states,
+            ),
+            max_grammar_size: size(
+                self.max_grammar_size,
+                l.max_grammar_size,
+                d.max_grammar_size,
+            ),
+            ..d
+        }
+    }
+}
+
+/// `ours * host / llg`, saturating, at least 1; `ours` when `host` is 0.
+fn scale(host: u64, llg: u64, ours: u64) -> u64 {
+    if host == 0 || llg == 0 {
+        return ours;
+    }
+    let scaled = u128::from(ours) * u128::from(host) / u128::from(llg);
+    u64::try_from(scaled).unwrap_or(u64::MAX).max(1)
 }
 
 /// Settings for a new constraint or matcher (zero-initialise, then
@@ -157,6 +221,64 @@ impl Constraint {
         Ok(only_eos)
     }
 
+    /// One `llg_compute_mask` step: `Some(is_stop)` with the mask in `self.mask` (stale when
+    /// `is_stop`), or `None` after recording the error (sticky).
+    fn step(&mut self) -> Option<bool> {
+        match self.compute_mask() {
+            Ok(stop) => {
+                self.stop = stop;
+                Some(stop)
+            }
+            Err(msg) => {
+                self.fail(&msg);
+                None
+            }
+        }
+    }
+
+    /// One step of `llg_par_compute_mask` into the host's row `dest`: the mask, or only the
+    /// primary EOS bit when the grammar can only end; all zero on an error (recorded, sticky).
+    /// A row shorter than the vocabulary's mask is an error, a longer one is zero-padded.
+    pub(crate) fn fill_mask(&mut self, dest: &mut [u32]) {
+        dest.fill(0);
+        let Some(need) = self.matcher.as_ref().map(Matcher::mask_words) else {
+            self.fail("llg_par_compute_mask: the constraint has no grammar");
+            return;
+        };
+        if dest.len() < need {
+            let msg = format!(
+                "llg_par_compute_mask: mask_byte_len is {} bytes; the vocabulary needs {}",
+                dest.len() * 4,
+                need * 4
+            );
+            self.fail(&msg);
+            return;
+        }
+        match self.step() {
+            Some(false) => {
+                let n = need.min(self.mask.len());
+                dest[..n].copy_from_slice(&self.mask[..n]);
+            }
+            Some(true) => {
+                let eos = self
+                    .matcher
+                    .as_ref()
+                    .and_then(|m| m.grammar().vocab().eos_tokens().first().copied());
+                if let Some(eos) = eos
+                    && let Some(word) = dest.get_mut(eos as usize / 32)
+                {
+                    *word |= 1 << (eos % 32);
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// Records an error from outside a computation (a bad `llg_par_compute_mask` step).
+    pub(crate) fn set_error(&mut self, msg: &str) {
+        self.fail(msg);
+    }
+
     fn commit(&mut self, token: u32) -> Result<bool, String> {
         let ff_ok = self.ff_tokens_ok;
         let Some(m) = self.live() else {
@@ -195,16 +317,7 @@ pub extern "C" fn llg_constraint_init_set_defaults(
             log_stderr_level: 1,
             ff_tokens_ok: false,
             backtrack_ok: false,
-            limits: LlgParserLimits {
-                max_items_in_row: 2000,
-                initial_lexer_fuel: 1_000_000,
-                step_lexer_fuel: 200_000,
-                step_max_items: 50_000,
-                max_lexer_states: 250_000,
-                max_grammar_size: 500_000,
-                precompute_large_lexemes: true,
-                verbose_errors: true,
-            },
+            limits: LlgParserLimits::LLG_DEFAULT,
         };
         // SAFETY: 1. non-NULL and writable (caller contract).
         unsafe { write_out(init, value) }
@@ -227,7 +340,7 @@ unsafe fn new_constraint(
         let vocab = unsafe { vocab_of(init.tokenizer) }.ok_or("init->tokenizer is NULL")?;
         // SAFETY: 1. NULL or NUL-terminated (caller contract).
         let text = unsafe { c_str(data, "grammar text") }?;
-        let grammar = compile(&vocab, kind, text)?;
+        let grammar = compile(&vocab, kind, text, &init.limits.to_sieve())?;
         Ok::<_, String>(Constraint {
             matcher: Some(Matcher::new(&grammar)),
             error: None,
@@ -354,9 +467,8 @@ pub extern "C" fn llg_compute_mask(cc: *mut LlgConstraint, res_p: *mut LlgMaskRe
         if res_p.is_null() {
             return c.fail("res_p is NULL");
         }
-        match c.compute_mask() {
-            Ok(stop) => {
-                c.stop = stop;
+        match c.step() {
+            Some(stop) => {
                 let res = LlgMaskResult {
                     sample_mask: if stop {
                         std::ptr::null()
@@ -370,7 +482,7 @@ pub extern "C" fn llg_compute_mask(cc: *mut LlgConstraint, res_p: *mut LlgMaskRe
                 unsafe { write_out(res_p, res) };
                 0
             }
-            Err(msg) => c.fail(&msg),
+            None => -1,
         }
     })
 }
@@ -434,4 +546,44 @@ pub extern "C" fn llg_free_constraint(cc: *mut LlgConstraint) {
 pub extern "C" fn llg_flush_logs(cc: *mut LlgConstraint) -> *const c_char {
     let _ = cc;
     c"".as_ptr()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parser_limits_scale_sieve_defaults() {
+        let d = Limits::default();
+        assert_eq!(LlgParserLimits::LLG_DEFAULT.to_sieve(), d);
+        let zero = LlgParserLimits {
+            max_items_in_row: 0,
+            initial_lexer_fuel: 0,
+            step_lexer_fuel: 0,
+            step_max_items: 0,
+            max_lexer_states: 0,
+            max_grammar_size: 0,
+            precompute_large_lexemes: false,
+            verbose_errors: false,
+        };
+        assert_eq!(zero.to_sieve(), d);
+        let half = LlgParserLimits {
+            step_lexer_fuel: 100_000,
+            max_lexer_states: 125_000,
+            ..LlgParserLimits::LLG_DEFAULT
+        };
+        let l = half.to_sieve();
+        assert_eq!(l.fuel_per_mask, d.fuel_per_mask / 2);
+        assert_eq!(l.max_lexer_states, d.max_lexer_states / 2);
+        assert_eq!(l.max_items_per_row, d.max_items_per_row);
+        let tiny = LlgParserLimits {
+            max_grammar_size: 1,
+            initial_lexer_fuel: u64::MAX,
+            ..LlgParserLimits::LLG_DEFAULT
+        };
+        let l = tiny.to_sieve();
+        assert_eq!(l.max_grammar_size, 4);
+        assert_eq!(l.compile_fuel, u64::MAX);
+        assert_eq!(scale(1, 250_000, 50_000), 1);
+    }
 }

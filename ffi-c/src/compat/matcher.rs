@@ -67,7 +67,8 @@ macro_rules! compat_matcher {
 
 /// A matcher for grammar `data` of type `constraint_type` (`regex`, `json`, `json_schema`,
 /// `json_object`, `lark`, `llguidance`, `guidance`). Never NULL: check
-/// `llg_matcher_get_error`. `ff_tokens_ok` and `backtrack_ok` are ignored.
+/// `llg_matcher_get_error`. `ff_tokens_ok` and `backtrack_ok` are ignored; `limits` apply (see
+/// `LlgParserLimits`).
 #[unsafe(no_mangle)]
 pub extern "C" fn llg_new_matcher(
     init: *const LlgConstraintInit,
@@ -86,7 +87,12 @@ pub extern "C" fn llg_new_matcher(
             let kind = unsafe { c_str(constraint_type, "constraint_type") }?;
             // SAFETY: 1. NULL or NUL-terminated (caller contract).
             let text = unsafe { c_str(data, "grammar text") }?;
-            Ok::<_, String>(Matcher::new(&compile(&vocab, kind, text)?))
+            Ok::<_, String>(Matcher::new(&compile(
+                &vocab,
+                kind,
+                text,
+                &init.limits.to_sieve(),
+            )?))
         })();
         let (matcher, error) = match built {
             Ok(m) => (Some(m), None),

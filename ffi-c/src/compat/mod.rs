@@ -16,6 +16,15 @@
 //!   `llg_matcher_get_mask` are owned by the handle and stay valid until the next `llg_*`
 //!   call on that same handle.
 //!
+//! # Beyond the per-sequence calls
+//! - `llg_par_compute_mask` (`par.rs`): a batch of constraints on library threads, optionally
+//!   asynchronous with a completion callback.
+//! - The stop controller (`stop.rs`): stop tokens and a stop regex run by sieve matchers.
+//! - `LlgParserLimits` is honoured: `LlgParserLimits::to_sieve` (`constraint.rs`) maps each
+//!   field onto the sieve budget of the same kind, relative to LLGuidance's defaults.
+//! - Decoding and marker tokenization (`llg_decode_tokens`, `llg_tokenize_bytes_marker`,
+//!   `llg_stringify_tokens`) and `llg_get_version` (`tokenizer.rs`).
+//!
 //! The module is hidden from cbindgen: `sieve.h` does not declare these functions.
 
 use std::ffi::{CStr, CString, c_char};
@@ -27,6 +36,8 @@ use sieve_core::{Grammar, Limits, Vocabulary};
 
 mod constraint;
 mod matcher;
+mod par;
+mod stop;
 mod tokenizer;
 
 /// Runs `body` and turns a panic into `fallback`, so no unwind crosses into C.
@@ -72,27 +83,32 @@ pub(crate) unsafe fn write_message(buf: *mut c_char, len: usize, msg: &str) {
     }
 }
 
-/// Compiles grammar text of an LLGuidance constraint type against `vocab`.
+/// Compiles grammar text of an LLGuidance constraint type against `vocab` within `limits`
+/// (from the host's `LlgParserLimits`, see [`constraint::LlgParserLimits::to_sieve`]).
 ///
 /// Types: `regex`; `json` / `json_schema`; `json_object`; `lark`; `llguidance` / `guidance`
 /// (LLGuidance's JSON grammar list, or Lark text when it does not start with `{`).
-pub(crate) fn compile(vocab: &Arc<Vocabulary>, kind: &str, data: &str) -> Result<Grammar, String> {
-    let limits = Limits::default();
+pub(crate) fn compile(
+    vocab: &Arc<Vocabulary>,
+    kind: &str,
+    data: &str,
+    limits: &Limits,
+) -> Result<Grammar, String> {
     let opts = JsonOptions::default();
     let err = |e: sieve_core::GrammarError| e.to_string();
     match kind {
-        "regex" => Grammar::from_regex(data, vocab, &limits).map_err(err),
-        "json" | "json_schema" => Grammar::from_json_schema_str(data, &opts, vocab, &limits)
+        "regex" => Grammar::from_regex(data, vocab, limits).map_err(err),
+        "json" | "json_schema" => Grammar::from_json_schema_str(data, &opts, vocab, limits)
             .map(|(g, _)| g)
             .map_err(err),
         "json_object" => {
             let schema = serde_json::json!({"type": "object"});
-            Grammar::from_json_schema(&schema, &opts, vocab, &limits)
+            Grammar::from_json_schema(&schema, &opts, vocab, limits)
                 .map(|(g, _)| g)
                 .map_err(err)
         }
-        "lark" => Grammar::from_lark(data, vocab, &limits).map_err(err),
-        "llguidance" | "guidance" => compile_top_level(vocab, data, &limits, &opts),
+        "lark" => Grammar::from_lark(data, vocab, limits).map_err(err),
+        "llguidance" | "guidance" => compile_top_level(vocab, data, limits, &opts),
         other => Err(format!(
             "unknown constraint type {other:?} (expected regex, json, json_schema, json_object, lark, llguidance)"
         )),
@@ -163,36 +179,23 @@ mod tests {
     #[test]
     fn top_level_forms() {
         let v = vocab();
-        assert!(
-            compile(
-                &v,
-                "llguidance",
-                r#"{"grammars":[{"lark_grammar":"start: \"a\""}]}"#
-            )
-            .is_ok()
-        );
-        assert!(
-            compile(
-                &v,
-                "guidance",
-                r#"{"grammars":[{"json_schema":{"type":"integer"}}]}"#
-            )
-            .is_ok()
-        );
-        assert!(compile(&v, "llguidance", r#"{"lark_grammar":"start: \"a\""}"#).is_ok());
-        assert!(compile(&v, "llguidance", "start: \"a\"").is_ok());
+        let l = Limits::default();
+        let ok = |kind: &str, text: &str| compile(&v, kind, text, &l).is_ok();
+        assert!(ok(
+            "llguidance",
+            r#"{"grammars":[{"lark_grammar":"start: \"a\""}]}"#
+        ));
+        assert!(ok(
+            "guidance",
+            r#"{"grammars":[{"json_schema":{"type":"integer"}}]}"#
+        ));
+        assert!(ok("llguidance", r#"{"lark_grammar":"start: \"a\""}"#));
+        assert!(ok("llguidance", "start: \"a\""));
         let two =
             r#"{"grammars":[{"lark_grammar":"start: \"a\""},{"lark_grammar":"start: \"b\""}]}"#;
-        assert!(
-            compile(&v, "llguidance", two)
-                .unwrap_err()
-                .contains("exactly one")
-        );
-        assert!(
-            compile(&v, "nope", "x")
-                .unwrap_err()
-                .contains("unknown constraint type")
-        );
+        let err = |kind: &str, text: &str| compile(&v, kind, text, &l).unwrap_err();
+        assert!(err("llguidance", two).contains("exactly one"));
+        assert!(err("nope", "x").contains("unknown constraint type"));
     }
 
     #[test]

@@ -393,6 +393,200 @@ pub extern "C" fn llg_tokenize_bytes(
     })
 }
 
+/// `llg_decode_tokens` flag: include special tokens (their names, `<[id]>` for ids without
+/// text).
+pub const LLG_DECODE_INCLUDE_SPECIAL: u32 = 1;
+/// `llg_decode_tokens` flag: replace invalid UTF-8 with U+FFFD.
+pub const LLG_DECODE_VALID_UTF8: u32 = 2;
+
+impl CompatTokenizer {
+    /// The bytes of `tokens`, concatenated; special tokens (and ids without text) only with
+    /// `include_special`.
+    fn decode(&self, tokens: &[u32], include_special: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &t in tokens {
+            let text = if (t as usize) < self.vocab.vocab_size() {
+                self.vocab.token_text(t)
+            } else {
+                &[]
+            };
+            let special = text.is_empty() || self.vocab.is_special(t);
+            if !special || (include_special && !text.is_empty()) {
+                out.extend_from_slice(text);
+            } else if include_special {
+                out.extend_from_slice(format!("<[{t}]>").as_bytes());
+            }
+        }
+        out
+    }
+
+    /// Tokenizes text in which `0xFF<name>` (a special token's name) and `0xFF[id]` stand
+    /// for special tokens; the rest goes through [`CompatTokenizer::tokenize`].
+    fn tokenize_marker(&self, bytes: &[u8]) -> Option<Vec<u32>> {
+        let mut out = Vec::new();
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let plain = rest
+                .iter()
+                .position(|&b| b == Vocabulary::SPECIAL_PREFIX)
+                .unwrap_or(rest.len());
+            if plain > 0 {
+                out.extend(self.tokenize(&rest[..plain])?);
+                rest = &rest[plain..];
+                continue;
+            }
+            let after = &rest[1..];
+            let (id, len) = self.special_at(after)?;
+            out.push(id);
+            rest = &after[len..];
+        }
+        Some(out)
+    }
+
+    /// The special token that `bytes` starts with (after a `0xFF` marker) and its length:
+    /// `[id]`, or the longest special token name.
+    fn special_at(&self, bytes: &[u8]) -> Option<(u32, usize)> {
+        if let Some(body) = bytes.strip_prefix(b"[") {
+            let digits = body.iter().take_while(|b| b.is_ascii_digit()).count();
+            if digits > 0 && body.get(digits) == Some(&b']') {
+                let id: u32 = std::str::from_utf8(&body[..digits]).ok()?.parse().ok()?;
+                return ((id as usize) < self.vocab.vocab_size()).then_some((id, digits + 2));
+            }
+        }
+        self.vocab
+            .special_tokens()
+            .iter()
+            .map(|&id| (id, self.vocab.token_text(id)))
+            .filter(|(_, name)| !name.is_empty() && bytes.starts_with(name))
+            .max_by_key(|(_, name)| name.len())
+            .map(|(id, name)| (id, name.len()))
+    }
+}
+
+/// Copies `text` into a caller buffer of `len` bytes, truncated and NUL-terminated (nothing
+/// for NULL or 0), and returns `text.len() + 1`, the size that would hold all of it.
+///
+/// # Safety
+/// `buf` is NULL or writable for `len` bytes.
+unsafe fn write_text(buf: *mut c_char, len: usize, text: &[u8]) -> usize {
+    // SAFETY: 1. NULL or writable for `len` bytes (caller contract).
+    if let Some(dst) = unsafe { output_slice(buf.cast::<u8>(), len) }
+        && !dst.is_empty()
+    {
+        let n = text.len().min(dst.len() - 1);
+        dst[..n].copy_from_slice(&text[..n]);
+        dst[n] = 0;
+    }
+    text.len() + 1
+}
+
+/// Tokenizes bytes in which special tokens are written `0xFF<name>` (e.g. `\xFF<|eot_id|>`)
+/// or `0xFF[id]`; other text as `llg_tokenize_bytes`. Returns the number of ids needed and
+/// writes at most `output_tokens_len`; 0 on bad arguments or text that cannot be tokenized.
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_tokenize_bytes_marker(
+    tok: *const LlgTokenizer,
+    bytes: *const u8,
+    bytes_len: usize,
+    output_tokens: *mut u32,
+    output_tokens_len: usize,
+) -> usize {
+    guard(0, || {
+        // SAFETY: 1. NULL or a live handle; buffers NULL or valid for their lengths.
+        let (Some(t), Some(bytes)) = (unsafe { handle_ref(tok) }, unsafe {
+            input_slice(bytes, bytes_len)
+        }) else {
+            return 0;
+        };
+        let ids = t.tokenize_marker(bytes).unwrap_or_default();
+        // SAFETY: 1. NULL (then length 0 is used) or writable for its length.
+        let out = unsafe { output_slice(output_tokens, output_tokens_len) }.unwrap_or_default();
+        let n = ids.len().min(out.len());
+        out[..n].copy_from_slice(&ids[..n]);
+        ids.len()
+    })
+}
+
+/// Decodes tokens to text (`flags`: `LLG_DECODE_INCLUDE_SPECIAL`, `LLG_DECODE_VALID_UTF8`),
+/// written NUL-terminated and truncated to `output_len` bytes. Returns the size the whole
+/// text needs, NUL included; 0 for a NULL tokenizer or `tokens` NULL with `n_tokens > 0`.
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_decode_tokens(
+    tok: *const LlgTokenizer,
+    tokens: *const u32,
+    n_tokens: usize,
+    output: *mut c_char,
+    output_len: usize,
+    flags: u32,
+) -> usize {
+    guard(0, || {
+        // SAFETY: 1. NULL or a live handle; `tokens` NULL or readable for `n_tokens` ids.
+        let (Some(t), Some(tokens)) = (unsafe { handle_ref(tok) }, unsafe {
+            input_slice(tokens, n_tokens)
+        }) else {
+            return 0;
+        };
+        let mut text = t.decode(tokens, flags & LLG_DECODE_INCLUDE_SPECIAL != 0);
+        if flags & LLG_DECODE_VALID_UTF8 != 0 {
+            text = String::from_utf8_lossy(&text).into_owned().into_bytes();
+        }
+        // SAFETY: 1. NULL or writable for `output_len` bytes (caller contract).
+        unsafe { write_text(output, output_len, &text) }
+    })
+}
+
+/// A debugging rendering of tokens, e.g. `⟦"The"‧" answer"‧<|eot_id|>⟧` (each token's text
+/// escaped and quoted, special tokens by name, `<[id]>` for ids without text), written
+/// NUL-terminated and truncated to `output_len` bytes. Returns the size the whole rendering
+/// needs, NUL included; 0 on bad arguments.
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_stringify_tokens(
+    tok: *const LlgTokenizer,
+    tokens: *const u32,
+    n_tokens: usize,
+    output: *mut c_char,
+    output_len: usize,
+) -> usize {
+    guard(0, || {
+        // SAFETY: 1. NULL or a live handle; `tokens` NULL or readable for `n_tokens` ids.
+        let (Some(t), Some(tokens)) = (unsafe { handle_ref(tok) }, unsafe {
+            input_slice(tokens, n_tokens)
+        }) else {
+            return 0;
+        };
+        let parts: Vec<String> = tokens
+            .iter()
+            .map(|&id| {
+                let text = t.decode(&[id], true);
+                if t.vocab.is_special(id)
+                    || text.is_empty()
+                    || (id as usize) >= t.vocab.vocab_size()
+                {
+                    String::from_utf8_lossy(&text).into_owned()
+                } else {
+                    format!("{:?}", String::from_utf8_lossy(&text))
+                }
+            })
+            .collect();
+        let text = format!("⟦{}⟧", parts.join("‧"));
+        // SAFETY: 1. NULL or writable for `output_len` bytes (caller contract).
+        unsafe { write_text(output, output_len, text.as_bytes()) }
+    })
+}
+
+/// The version: a static NUL-terminated string `"sieve@X (llguidance-compatible)"`; never
+/// free it.
+#[unsafe(no_mangle)]
+pub extern "C" fn llg_get_version() -> *const c_char {
+    concat!(
+        "sieve@",
+        env!("CARGO_PKG_VERSION"),
+        " (llguidance-compatible)\0"
+    )
+    .as_ptr()
+    .cast()
+}
+
 /// The vocabulary behind a tokenizer handle, if non-NULL.
 ///
 /// # Safety
