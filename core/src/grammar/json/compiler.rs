@@ -331,6 +331,8 @@ pub(crate) struct Compiler<'a> {
     old_ref: bool,
     /// Draft 3–4: `id` (not only `$id`) sets the base URI.
     old_id: bool,
+    /// Draft 3–6: `if`/`then`/`else` are not keywords yet.
+    before_7: bool,
     /// `$ref` with sibling keywords, compiled once per (target, siblings).
     merged_refs: BTreeMap<String, u32>,
     size: usize,
@@ -357,6 +359,9 @@ impl<'a> Compiler<'a> {
             .iter()
             .any(|d| draft.contains(d));
         let old_id = ["draft-03", "draft-04"].iter().any(|d| draft.contains(d));
+        let before_7 = ["draft-03", "draft-04", "draft-06"]
+            .iter()
+            .any(|d| draft.contains(d));
         Compiler {
             root,
             opts,
@@ -375,6 +380,7 @@ impl<'a> Compiler<'a> {
             punct: None,
             old_ref,
             old_id,
+            before_7,
             merged_refs: BTreeMap::new(),
             size: 0,
             depth: 0,
@@ -918,6 +924,18 @@ impl<'a> Compiler<'a> {
 
     /// Intersection of two flattened schemas.
     fn merge(&mut self, a: Value, b: Value, ptr: &str) -> R<Value> {
+        // Constructed schemas (negations, rewrites) may still hold a `$ref` or `allOf`.
+        let unflat = |v: &Value| matches!(v, Value::Object(m) if m.contains_key("$ref") || m.contains_key("allOf"));
+        let a = if unflat(&a) {
+            self.flatten(&a, ptr, "", 0)?
+        } else {
+            a
+        };
+        let b = if unflat(&b) {
+            self.flatten(&b, ptr, "", 0)?
+        } else {
+            b
+        };
         let (mut am, mut bm) = match (a, b) {
             (Value::Bool(false), _) | (_, Value::Bool(false)) => return Ok(Value::Bool(false)),
             (Value::Bool(true), x) | (x, Value::Bool(true)) => return Ok(x),
@@ -1376,8 +1394,12 @@ impl<'a> Compiler<'a> {
                 // Default mode keeps big overlapping `oneOf`s as (reported) `anyOf`s: the
                 // exact form grows with the square of the branches and its negations can
                 // make masks expensive.
+                // Default mode also keeps `oneOf`s that reach `$ref`s: negating recursive
+                // definitions inlines them, which can grow without bound.
                 let most = if self.opts.strict {
                     MAX_ONE_OF_REWRITE
+                } else if branches.iter().any(|b| b.to_string().contains("\"$ref\"")) {
+                    0
                 } else {
                     MAX_ONE_OF_REWRITE_DEFAULT
                 };

@@ -546,6 +546,24 @@ fn rewritten_keywords_are_exact() {
         &["{\"a\": 1, \"b\": 2}", "{\"b\": 2, \"a\": 1}"],
         &["{\"a\": 1}", "{\"a\": 1, \"b\": 2, \"c\": 3}"],
     );
+    // Draft 4 has no `if`: it is an unknown keyword there.
+    check(
+        json!({"$schema": "http://json-schema.org/draft-04/schema#",
+               "if": {"type": "string"}, "then": {"maxLength": 1}}),
+        &["\"abc\""],
+        &[],
+    );
+    // A negated `$ref` merged with siblings keeps them (draft 4 resolves refs alone).
+    exact(
+        json!({"$schema": "http://json-schema.org/draft-04/schema#",
+               "definitions": {"car": {"properties": {"t": {"enum": ["car"]}}},
+                               "props": {"properties": {"y": {"minimum": 0}}}},
+               "oneOf": [{"not": {"$ref": "#/definitions/car"}},
+                         {"allOf": [{"$ref": "#/definitions/car"},
+                                    {"$ref": "#/definitions/props"}]}]}),
+        &["{\"t\": \"car\", \"y\": 1}", "{\"t\": \"bus\", \"y\": -1}"],
+        &["{\"t\": \"car\", \"y\": -1}"],
+    );
     // Counts written as floats.
     exact(json!({"maxLength": 2.0}), &["\"ab\""], &["\"abc\""]);
 }

@@ -437,6 +437,14 @@ impl Compiler<'_> {
             return Ok(Value::Object(acc));
         }
         let mut extra: Vec<Value> = Vec::new();
+        if self.before_7 {
+            // Not keywords before draft 7: ignored like any unknown keyword.
+            for k in ["if", "then", "else"] {
+                if acc.remove(k).is_some() {
+                    self.note(ptr, k, super::CoverageStatus::Unknown)?;
+                }
+            }
+        }
         if let Some(i) = acc.remove("if") {
             let t = acc.remove("then").unwrap_or(Value::Bool(true));
             let e = acc.remove("else").unwrap_or(Value::Bool(true));
