@@ -202,32 +202,42 @@ impl ExprSet {
             .map(|c| classes.representative(c as u8))
             .collect();
         let mut seen: HashSet<ExprId> = HashSet::new();
-        let mut queue: Vec<ExprId> = Vec::new();
+        // Depth-first with lazy expansion: a non-empty language usually has a short witness,
+        // found by following the first live class at each step (JSON string lexemes with
+        // Unicode patterns have ~50 byte classes per state; expanding every class of every
+        // visited state cost most of a grammar's build time).
+        let mut stack: Vec<(ExprId, usize)> = Vec::new();
         seen.insert(e);
-        queue.push(e);
         let mut empty = true;
-        // Depth-first: a non-empty language usually has a short witness, which a deep dive
-        // finds after a few derivatives instead of a whole breadth level (JSON string
-        // lexemes with Unicode patterns have ~50 byte classes per level).
-        'bfs: while let Some(s) = queue.pop() {
+        if self.is_nullable(e) {
+            empty = false;
+        } else {
+            stack.push((e, 0));
+        }
+        while let Some(top) = stack.last_mut() {
+            let (s, next) = *top;
+            let Some(&b) = reps.get(next) else {
+                stack.pop();
+                continue;
+            };
+            top.1 += 1;
             self.spend(1)?;
-            if self.is_nullable(s) || (!self.has_and_not(s) && s != ExprId::NOTHING) {
+            let d = self.derivative(s, b)?;
+            if d == ExprId::NOTHING || !seen.insert(d) {
+                continue;
+            }
+            if self.is_nullable(d) || !self.has_and_not(d) {
                 empty = false;
                 break;
             }
-            if let Some(&r) = self.empty_cache.get(&s.0) {
+            if let Some(&r) = self.empty_cache.get(&d.0) {
                 if !r {
                     empty = false;
-                    break 'bfs;
+                    break;
                 }
                 continue;
             }
-            for &b in &reps {
-                let d = self.derivative(s, b)?;
-                if d != ExprId::NOTHING && seen.insert(d) {
-                    queue.push(d);
-                }
-            }
+            stack.push((d, 0));
         }
         self.empty_cache.insert(e.0, empty);
         Ok(empty)
