@@ -1439,17 +1439,7 @@ impl<'a> Compiler<'a> {
     /// line to keep the recursive frames small.
     #[inline(never)]
     fn schema_rewrite(&mut self, m: &Map<String, Value>, ptr: &str, base: &str) -> R<Option<u32>> {
-        if [
-            "if",
-            "then",
-            "else",
-            "dependentRequired",
-            "dependentSchemas",
-            "dependencies",
-        ]
-        .iter()
-        .any(|k| m.contains_key(*k))
-        {
+        if negate::CONDITIONAL_KEYS.iter().any(|k| m.contains_key(*k)) {
             let rewritten = self.rewrite_conditionals(m.clone(), ptr)?;
             return self.schema(&rewritten, ptr, base).map(Some);
         }

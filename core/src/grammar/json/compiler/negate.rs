@@ -34,6 +34,16 @@ pub(super) const NOT_STRING: &str = "$sieve:notString";
 /// Internal keyword: `contains` counts only the items from this index on.
 pub(super) const CONTAINS_FROM: &str = "$sieve:containsFrom";
 
+/// Keywords [`Compiler::rewrite_conditionals`] turns into `anyOf`s.
+pub(super) const CONDITIONAL_KEYS: [&str; 6] = [
+    "if",
+    "then",
+    "else",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+];
+
 pub(super) const NUMBER_KEYS: [&str; 5] = [
     "minimum",
     "maximum",
@@ -423,17 +433,7 @@ impl Compiler<'_> {
         mut acc: Map<String, Value>,
         ptr: &str,
     ) -> R<Value> {
-        if ![
-            "if",
-            "then",
-            "else",
-            "dependentRequired",
-            "dependentSchemas",
-            "dependencies",
-        ]
-        .iter()
-        .any(|k| acc.contains_key(*k))
-        {
+        if !CONDITIONAL_KEYS.iter().any(|k| acc.contains_key(*k)) {
             return Ok(Value::Object(acc));
         }
         let mut extra: Vec<Value> = Vec::new();
