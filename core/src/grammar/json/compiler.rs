@@ -1110,23 +1110,8 @@ impl<'a> Compiler<'a> {
                     }
                 };
                 let both = set(&va) & set(&vb);
-                let mut names = Vec::new();
-                for (bit, name) in [
-                    (T_NULL, "null"),
-                    (T_BOOL, "boolean"),
-                    (T_STR, "string"),
-                    (T_ARR, "array"),
-                    (T_OBJ, "object"),
-                ] {
-                    if both & bit != 0 {
-                        names.push(Value::String(name.into()));
-                    }
-                }
-                if both & T_NUM != 0 {
-                    names.push(Value::String("number".into()));
-                } else if both & T_INT != 0 {
-                    names.push(Value::String("integer".into()));
-                }
+                // Parsed names set `T_NUM` only together with `T_INT`.
+                let names = negate::type_names(both);
                 Value::Array(names)
             }
             "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {

@@ -112,9 +112,9 @@ pub(super) fn type_bits(t: &Value) -> Option<u8> {
     }
 }
 
-/// A schema allowing exactly the types in `bits` (non-integral numbers through
-/// [`NOT_NUMBER`]).
-pub(super) fn types_schema(bits: u8) -> Value {
+/// The `type` names for `bits`: `number` when both numeric bits are set, `integer` for
+/// integers alone, nothing for non-integral numbers alone.
+pub(super) fn type_names(bits: u8) -> Vec<Value> {
     let mut names = Vec::new();
     for (bit, name) in [
         (T_NULL, "null"),
@@ -127,18 +127,27 @@ pub(super) fn types_schema(bits: u8) -> Value {
             names.push(Value::String(name.into()));
         }
     }
-    let mut alts = Vec::new();
     match (bits & T_INT != 0, bits & T_NUM != 0) {
         (true, true) => names.push("number".into()),
         (true, false) => names.push("integer".into()),
-        (false, true) => alts.push(obj(vec![
+        _ => {}
+    }
+    names
+}
+
+/// A schema allowing exactly the types in `bits` (non-integral numbers through
+/// [`NOT_NUMBER`]).
+pub(super) fn types_schema(bits: u8) -> Value {
+    let names = type_names(bits);
+    let mut alts = Vec::new();
+    if bits & T_NUM != 0 && bits & T_INT == 0 {
+        alts.push(obj(vec![
             ("type", "number".into()),
             (
                 NOT_NUMBER,
                 Value::Array(vec![obj(vec![("type", "integer".into())])]),
             ),
-        ])),
-        (false, false) => {}
+        ]));
     }
     if bits & T_ALL == T_ALL {
         return Value::Bool(true);
