@@ -11,6 +11,8 @@
 //! Run: `cargo bench -p sieve-bench --bench kernels` (defaults: 0.5 s warm-up, 1 s measurement;
 //! criterion's command-line flags override them).
 
+mod common;
+
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use sieve_kernels::Kernel;
 use std::hint::black_box;
@@ -183,16 +185,9 @@ fn apply_mask(c: &mut Criterion) {
     }
 }
 
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(1))
-        .configure_from_args()
-}
-
 criterion_group! {
     name = benches;
-    config = config();
+    config = common::criterion(Duration::from_secs(1), 100);
     targets = bitsets, apply_mask
 }
 criterion_main!(benches);

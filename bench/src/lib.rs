@@ -10,10 +10,14 @@
 //! - [`ratchet`]: committed expected-outcome files (regressions fail, improvements ask for
 //!   an update with `SIEVE_BLESS=1`).
 //! - [`stats`], [`rng`], [`util`]: timing summaries, a seeded PRNG, mask and text helpers.
+//! - `profile` (with `--features pprof`): sampling flamegraphs for `sieve maskbench
+//!   --flamegraph` and the criterion benches' `--profile-time`.
 
 pub mod demo;
 pub mod mask_cmd;
 pub mod maskbench;
+#[cfg(feature = "pprof")]
+pub mod profile;
 pub mod pyjson;
 pub mod ratchet;
 pub mod rng;

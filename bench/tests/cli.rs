@@ -137,3 +137,45 @@ fn binary_rejects_bad_input_without_panicking() {
     let out = Command::new(sieve).args(["mask"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// The committed MaskBench sample.
+const MASKBENCH_SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/maskbench");
+
+#[cfg(not(feature = "pprof"))]
+#[test]
+fn flamegraph_needs_the_pprof_feature() {
+    let svg = std::env::temp_dir().join("sieve-cli-test-no-pprof.svg");
+    let out = Command::new(env!("CARGO_BIN_EXE_sieve"))
+        .args(["maskbench", "--tokenizer", "cl100k_base", "--flamegraph"])
+        .arg(&svg)
+        .arg(MASKBENCH_SAMPLE)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--features pprof"), "{stderr}");
+}
+
+#[cfg(feature = "pprof")]
+#[test]
+fn flamegraph_is_an_svg() {
+    let svg = std::env::temp_dir().join(format!("sieve-cli-test-{}.svg", std::process::id()));
+    // Ten schemas run long enough for a few hundred samples.
+    let out = Command::new(env!("CARGO_BIN_EXE_sieve"))
+        .args(["maskbench", "--tokenizer", "cl100k_base", "--limit", "10"])
+        .arg("--flamegraph")
+        .arg(&svg)
+        .arg(MASKBENCH_SAMPLE)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    std::fs::remove_file(&svg).unwrap();
+    assert!(
+        text.starts_with("<?xml"),
+        "{}",
+        &text[..text.len().min(200)]
+    );
+    assert!(text.trim_end().ends_with("</svg>"));
+}

@@ -54,7 +54,8 @@ struct MaskbenchArgs {
     /// Write one JSON line per compiled schema with every mask time (llgbench's layout).
     #[arg(long, value_name = "FILE")]
     raw_masks: Option<PathBuf>,
-    /// Write a flamegraph of the run (needs a build with `--features pprof`).
+    /// Write an SVG flamegraph of the run, sampled at 997 Hz from after the tokenizer is
+    /// loaded (needs a build with `--features pprof`).
     #[arg(long, value_name = "FILE")]
     flamegraph: Option<PathBuf>,
     /// MaskBench files, or directories of them.
@@ -199,6 +200,7 @@ fn write_json(path: &std::path::Path, value: &serde_json::Value) -> Result<()> {
 }
 
 fn run_maskbench(args: MaskbenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
+    #[cfg(not(feature = "pprof"))]
     if args.flamegraph.is_some() {
         anyhow::bail!("--flamegraph needs a build with --features pprof");
     }
@@ -210,7 +212,19 @@ fn run_maskbench(args: MaskbenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
         progress: std::io::stderr().is_terminal(),
         ..MaskbenchConfig::default()
     };
+    // Samples the run itself (compiling, masks, checks), not the tokenizer load.
+    #[cfg(feature = "pprof")]
+    let sampler = match &args.flamegraph {
+        Some(_) => Some(sieve_bench::profile::Sampler::start()?),
+        None => None,
+    };
     let report = maskbench::run(&Feed::Tokens(&tok), &files, &cfg);
+    // A flamegraph error is returned after the report is written.
+    #[cfg(feature = "pprof")]
+    let flamegraph = match (sampler, &args.flamegraph) {
+        (Some(sampler), Some(path)) => sampler.write_flamegraph(path).map(|()| Some(path)),
+        _ => Ok(None),
+    };
     if let Some(path) = &args.json {
         let limit = if args.limit > 0 {
             args.limit
@@ -244,6 +258,10 @@ fn run_maskbench(args: MaskbenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
     }
     report.print(out).context("writing the report")?;
     out.flush().context("writing the report")?;
+    #[cfg(feature = "pprof")]
+    if let Some(path) = flamegraph? {
+        eprintln!("wrote the flamegraph {}", path.display());
+    }
     Ok(ExitCode::SUCCESS)
 }
 
