@@ -7,6 +7,12 @@
 //! per lexer state, [`crate::lexer::Lexer::slice_for`]), every token of the slice is allowed
 //! without looking at it: the mask starts as the slice mask and only the rest trie is
 //! walked. Inside a JSON string that skips ~90% of a 128k–200k vocabulary.
+//!
+//! For `maxLength`-style bounds the check is a distance: a state subsumes `X{1,n}` when no
+//! state that some single `X` kills is fewer than `n` characters away in the lexer's graph
+//! of "read one `X`" edges. Distances found for one state bound those of the states it
+//! reaches, so as a bounded string is generated the next masks are answered from the bounds
+//! the first search left.
 
 use alloc::string::String;
 use alloc::vec::Vec;

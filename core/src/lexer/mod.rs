@@ -18,6 +18,8 @@
 //! Budgets: states (`max_lexer_states`), expression nodes and fuel (through the
 //! [`ExprSet`]), table bytes (`max_memory_bytes`).
 
+mod slice;
+
 use alloc::vec::Vec;
 use core::hash::{BuildHasher, Hash};
 use hashbrown::{DefaultHashBuilder, HashTable};
@@ -155,6 +157,10 @@ pub struct Lexer {
     slice_exprs: Vec<ExprId>,
     /// Per state: [`SLICE_UNKNOWN`], [`SLICE_NONE`], or the index of the slice it subsumes.
     slice_of_state: Vec<u8>,
+    /// Per slice: its unit and count when it has the shape `X{1,n}` ([`slice`]).
+    slice_shapes: Vec<Option<slice::Shape>>,
+    /// The units of the shaped slices and their memoised state graphs.
+    units: Vec<slice::Unit>,
 }
 
 /// The slice check has not run for this state.
@@ -163,6 +169,8 @@ const SLICE_UNKNOWN: u8 = u8::MAX;
 const SLICE_NONE: u8 = u8::MAX - 1;
 /// Derivative pairs explored per slice check before giving up (and walking instead).
 const SLICE_MAX_PAIRS: usize = 512;
+/// The same for the quick per-lexeme check before the DFA check of a shaped slice.
+const SLICE_QUICK_PAIRS: usize = 160;
 
 impl Lexer {
     /// The state is a start state (no byte of the current lexeme read yet).
@@ -211,7 +219,12 @@ impl Lexer {
             fuel_per_step: limits.fuel_per_mask,
             slice_exprs: slice_exprs.into_iter().take(SLICE_NONE as usize).collect(),
             slice_of_state: Vec::new(),
+            slice_shapes: Vec::new(),
+            units: Vec::new(),
         };
+        let (units, shapes) = slice::shapes(&lexer);
+        lexer.units = units;
+        lexer.slice_shapes = shapes;
         // State 0: dead. Its row of transitions points back at itself.
         lexer.accept_sets.intern(&[]);
         lexer.pairs.intern(&[]);
@@ -245,6 +258,11 @@ impl Lexer {
             + self.accept_sets.bytes_used()
             + self.initial_sets.bytes_used()
             + self.slice_of_state.len()
+            + self
+                .units
+                .iter()
+                .map(slice::Unit::bytes_used)
+                .sum::<usize>()
             + self.exprs.bytes_used()
     }
 
@@ -341,7 +359,9 @@ impl Lexer {
         if d == ExprId::NOTHING {
             return Ok(None);
         }
-        if self.exprs.has_and_not(d) && self.exprs.is_empty_language(d)? {
+        // The lexer's classes are fine enough for every derivative of its lexemes: derivatives
+        // only combine byte sets that occur in the lexemes.
+        if self.exprs.has_and_not(d) && self.exprs.is_empty_language_with(d, Some(&self.classes))? {
             return Ok(None);
         }
         Ok(Some(d))
@@ -397,10 +417,16 @@ impl Lexer {
         self.accept_sets.intern(lexemes)
     }
 
-    /// The slice (index into the vocabulary's slices) whose every string keeps a greedy
-    /// lexeme of `s` alive, so that every token of the slice is allowed in `s` with no
-    /// lexeme ending inside it. Computed once per state; `None` when no slice qualifies,
-    /// the state holds a lazy lexeme, or the check runs out of budget.
+    /// The first slice (index into the vocabulary's slices, largest first) every string of
+    /// which can be read from `s` without a dead or lazy transition, so that every token of
+    /// the slice is allowed in `s` with no lexeme ending inside it. Computed once per state;
+    /// `None` when no slice qualifies or the checks run out of budget (the trie is then
+    /// walked in full, so the mask stays exact).
+    ///
+    /// Two checks, cheapest first: one lexeme on its own against the slice regex, on
+    /// derivative pairs ([`ExprSet::is_prefix_contained`]); then, for slices of the shape
+    /// `X{1,n}`/`X+`, the depth of `s` in the lexer's own `X`-successor graph, memoised
+    /// across states (see `lexer/slice.rs`).
     pub fn slice_for(&mut self, s: StateId) -> Option<usize> {
         let idx = s.as_usize();
         if self.slice_of_state.len() <= idx {
@@ -425,34 +451,81 @@ impl Lexer {
         if s == StateId::DEAD || self.slice_exprs.is_empty() {
             return Ok(None);
         }
-        let n = self.pairs.get(s.0).len();
         let lazy = self
             .pairs
             .get(s.0)
             .iter()
             .any(|&(lex, _)| self.lexemes.get(lex as usize).is_some_and(|l| l.lazy));
-        if lazy {
-            return Ok(None);
-        }
         for k in 0..self.slice_exprs.len() {
-            let slice = self.slice_exprs[k];
-            for i in 0..n {
-                let Some(&(lex, e)) = self.pairs.get(s.0).get(i) else {
-                    break;
-                };
-                if lex != START_MARK
-                    && self.exprs.is_prefix_contained(
-                        slice,
-                        e,
-                        SLICE_MAX_PAIRS,
-                        Some(&self.classes),
-                    )?
+            let shape = self.slice_shapes.get(k).copied().flatten();
+            if let Some(known) = shape.and_then(|sh| self.unit_known(sh, s)) {
+                if known {
+                    return Ok(Some(k));
+                }
+                continue;
+            }
+            // One lexeme on its own, on expression pairs: quick for the common unbounded or
+            // short lexemes (a free-form string, a generic key among many literal keys); with
+            // a small budget when the DFA check below can settle it.
+            let budget = if shape.is_some() {
+                SLICE_QUICK_PAIRS
+            } else {
+                SLICE_MAX_PAIRS
+            };
+            if !lazy && self.some_lexeme_subsumes(s, k, budget)? {
+                return Ok(Some(k));
+            }
+            let Some(shape) = shape else {
+                continue;
+            };
+            match self.unit_subsumes(shape, s)? {
+                Some(true) => return Ok(Some(k)),
+                Some(false) => {}
+                // An unbounded slice the DFA search could not settle on a union of lexemes
+                // (a generic key beside many literal keys has a large closure, the generic
+                // key alone a small one): the full per-lexeme check, as for unshaped
+                // slices. With one lexeme the DFA search already was that check.
+                None if shape.is_unbounded()
+                    && !lazy
+                    && self
+                        .pairs
+                        .get(s.0)
+                        .iter()
+                        .filter(|p| p.0 != START_MARK)
+                        .count()
+                        > 1
+                    && self.some_lexeme_subsumes(s, k, SLICE_MAX_PAIRS)? =>
                 {
                     return Ok(Some(k));
                 }
+                None => {}
             }
         }
         Ok(None)
+    }
+
+    /// Whether one lexeme of `s` on its own keeps every string of slice `k` alive, decided
+    /// on expression pairs within `budget` pairs.
+    fn some_lexeme_subsumes(
+        &mut self,
+        s: StateId,
+        k: usize,
+        budget: usize,
+    ) -> Result<bool, LimitKind> {
+        let slice = self.slice_exprs[k];
+        for i in 0..self.pairs.get(s.0).len() {
+            let Some(&(lex, e)) = self.pairs.get(s.0).get(i) else {
+                break;
+            };
+            if lex != START_MARK
+                && self
+                    .exprs
+                    .is_prefix_contained(slice, e, budget, Some(&self.classes))?
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// The expression store (for the slicer and diagnostics).

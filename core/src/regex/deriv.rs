@@ -206,6 +206,7 @@ impl ExprSet {
         // found by following the first live class at each step (JSON string lexemes with
         // Unicode patterns have ~50 byte classes per state; expanding every class of every
         // visited state cost most of a grammar's build time).
+        let n = reps.len();
         let mut stack: Vec<(ExprId, usize)> = Vec::new();
         seen.insert(e);
         let mut empty = true;
@@ -215,12 +216,13 @@ impl ExprSet {
             stack.push((e, 0));
         }
         while let Some(top) = stack.last_mut() {
-            let (s, next) = *top;
-            let Some(&b) = reps.get(next) else {
+            let (s, tried) = *top;
+            if tried >= n {
                 stack.pop();
                 continue;
-            };
+            }
             top.1 += 1;
+            let b = reps[tried];
             self.spend(1)?;
             let d = self.derivative(s, b)?;
             if d == ExprId::NOTHING || !seen.insert(d) {
@@ -238,6 +240,17 @@ impl ExprSet {
                 continue;
             }
             stack.push((d, 0));
+        }
+        if empty {
+            // Everything reachable from `e` was explored without a match.
+            for &x in &seen {
+                self.empty_cache.insert(x.0, true);
+            }
+        } else {
+            // The current path leads to a match: every expression on it is non-empty.
+            for &(x, _) in &stack {
+                self.empty_cache.insert(x.0, false);
+            }
         }
         self.empty_cache.insert(e.0, empty);
         Ok(empty)

@@ -253,6 +253,14 @@ impl ExprSet {
         }
     }
 
+    /// The body and bounds of a `Repeat` node (`None` for an unbounded one).
+    pub(crate) fn as_repeat(&self, e: ExprId) -> Option<(ExprId, u32, Option<u32>)> {
+        match self.node(e) {
+            Node::Repeat(x, min, max) => Some((x, min, (max != REPEAT_INF).then_some(max))),
+            _ => None,
+        }
+    }
+
     /// Intern the node `words` (header with flags already set).
     fn intern(&mut self, words: &[u32]) -> Result<ExprId, LimitKind> {
         let hash = self.hasher.hash_one(words);

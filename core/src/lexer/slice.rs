@@ -1,0 +1,555 @@
+//! The slice check on the DFA itself, for slices of the form `X{1,n}` and `X+`.
+//!
+//! Every default slice repeats one *unit* `X` (a JSON string-body character). Whether every
+//! string of `X{1,n}` can be read from lexer state `q` without a dead or lazy transition is a
+//! question about the graph whose edges are "read one `X`": `q` subsumes `X{1,n}` iff no
+//! *dying* state (one with some `X` string that kills it) lies fewer than `n` edges from `q`.
+//! We call that distance the *depth* of `q` (∞ when no dying state is reachable).
+//!
+//! Unlike the generic check on expression pairs ([`crate::regex::ExprSet::is_prefix_contained`]),
+//! everything here is memoised across states and masks:
+//! - the unit's own automaton over the lexer's byte classes is built once;
+//! - each lexer state's `X`-successors are computed once, by following (cached) lexer
+//!   transitions;
+//! - a depth search from `q` leaves a lower bound on every state it visits (`depth(r) >=
+//!   depth(q) - dist(q, r)`), so the states the next masks start from are usually answered
+//!   without searching.
+//!
+//! A state the search cannot settle within its budget is answered conservatively (a smaller
+//! slice or none): the slice is then walked like the rest of the trie, so masks stay exact.
+
+use alloc::vec::Vec;
+use hashbrown::HashSet;
+
+use super::{Lexer, StateId};
+use crate::error::LimitKind;
+use crate::regex::ExprId;
+
+/// Most states of a unit's automaton (a UTF-8 character class needs fewer than ten).
+const MAX_UNIT_STATES: usize = 64;
+/// Most (unit state, lexer state) pairs explored for one state's successors.
+const MAX_SUCC_PAIRS: usize = 4096;
+/// Budgets of one depth search: states expanded, and lexer states it may build. Building
+/// states is what costs; the states within a token's length of `q` are the ones the walk
+/// needs anyway, so a search up to [`TOKEN_CHARS`] may build many, a deeper or unbounded
+/// one only a few (it then succeeds over the next masks, as its frontier advances with the
+/// output).
+const MAX_EXPANSIONS: usize = 4096;
+const MAX_NEW_STATES: usize = 1024;
+const MAX_NEW_STATES_DEEP: usize = 512;
+const MAX_NEW_STATES_INF: usize = 64;
+const MAX_EXPANSIONS_INF: usize = 256;
+/// Characters in a typical long token.
+const TOKEN_CHARS: u32 = 16;
+
+/// Depth word: bits 0..16 a proven lower bound on the depth ([`INF`] = no dying state
+/// reachable), [`EXACT`] when it is the depth itself, [`NO_INF`] when a search for an
+/// unbounded slice already ran out of budget from a state that reaches this one.
+const DEPTH_MASK: u32 = 0xFFFF;
+const INF: u32 = 0xFFFF;
+const EXACT: u32 = 1 << 16;
+const NO_INF: u32 = 1 << 17;
+
+/// Successor list marker: not computed yet.
+const SUCC_UNKNOWN: (u32, u32) = (u32::MAX, 0);
+/// Successor list marker: some unit string kills the state.
+const SUCC_DYING: (u32, u32) = (u32::MAX - 1, 0);
+
+/// One unit `X` and what is known about the lexer states' `X`-graph.
+#[derive(Debug, Clone)]
+pub(super) struct Unit {
+    expr: ExprId,
+    /// The unit's automaton: `xnext[x * classes + class]`, state 0 dead, state 1 the start.
+    xnext: Vec<u16>,
+    /// Per unit state: a whole `X` string has been read.
+    xfinal: Vec<bool>,
+    /// Per unit state: some byte continues it.
+    xmore: Vec<bool>,
+    /// Per lexer state: `(start, len)` of its successors in `arena`, or a marker.
+    succ: Vec<(u32, u32)>,
+    arena: Vec<u32>,
+    /// Per lexer state: the depth word (0 = nothing known).
+    depth: Vec<u32>,
+    /// Per lexer state: the search that last visited it (see `search`).
+    mark: Vec<u32>,
+    generation: u32,
+    /// Scratch: the search's visited states with their distances, and the pair stack and
+    /// set of the successor exploration.
+    visited: Vec<(u32, u32)>,
+    pairs: Vec<(u16, u32)>,
+    seen: HashSet<(u16, u32)>,
+}
+
+/// A slice the unit check can answer: its unit and its largest count (`None` = unbounded).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Shape {
+    unit: usize,
+    max: Option<u32>,
+}
+
+impl Shape {
+    /// `X+` (no upper count).
+    pub(super) fn is_unbounded(self) -> bool {
+        self.max.is_none()
+    }
+
+    /// The depth this slice needs.
+    fn goal(self) -> u32 {
+        self.max.map_or(INF, |n| n.min(INF - 1))
+    }
+}
+
+impl Unit {
+    fn new(expr: ExprId) -> Unit {
+        Unit {
+            expr,
+            xnext: Vec::new(),
+            xfinal: Vec::new(),
+            xmore: Vec::new(),
+            succ: Vec::new(),
+            arena: Vec::new(),
+            depth: Vec::new(),
+            mark: Vec::new(),
+            generation: 0,
+            visited: Vec::new(),
+            pairs: Vec::new(),
+            seen: HashSet::new(),
+        }
+    }
+
+    fn grow(&mut self, states: usize) {
+        if self.succ.len() < states {
+            self.succ.resize(states, SUCC_UNKNOWN);
+            self.depth.resize(states, 0);
+            self.mark.resize(states, 0);
+        }
+    }
+
+    pub(super) fn bytes_used(&self) -> usize {
+        self.xnext.len() * 2
+            + self.xfinal.len()
+            + self.xmore.len()
+            + self.succ.len() * 8
+            + self.arena.len() * 4
+            + self.depth.len() * 4
+            + self.mark.len() * 4
+    }
+}
+
+/// Split the slice regexes into units: `Some(shape)` for `X{m,n}` / `X+` with `m <= 1` and
+/// `X` not nullable, `None` for slices the generic check handles.
+pub(super) fn shapes(lexer: &Lexer) -> (Vec<Unit>, Vec<Option<Shape>>) {
+    let mut units: Vec<Unit> = Vec::new();
+    let mut shapes = Vec::with_capacity(lexer.slice_exprs.len());
+    for &e in &lexer.slice_exprs {
+        let shape = match lexer.exprs.as_repeat(e) {
+            Some((x, min, max)) if min <= 1 && !lexer.exprs.is_nullable(x) => {
+                let unit = match units.iter().position(|u| u.expr == x) {
+                    Some(i) => i,
+                    None => {
+                        units.push(Unit::new(x));
+                        units.len() - 1
+                    }
+                };
+                Some(Shape { unit, max })
+            }
+            _ => None,
+        };
+        shapes.push(shape);
+    }
+    (units, shapes)
+}
+
+impl Lexer {
+    /// Build unit `u`'s automaton over the lexer's classes (once). `false` when it has too
+    /// many states for this check.
+    fn unit_automaton(&mut self, u: &mut Unit) -> Result<bool, LimitKind> {
+        if !u.xfinal.is_empty() {
+            return Ok(u.xfinal.len() <= MAX_UNIT_STATES);
+        }
+        let nc = self.num_classes;
+        let mut ids: Vec<ExprId> = alloc::vec![ExprId::NOTHING, u.expr];
+        let mut i = 1;
+        let mut xnext = alloc::vec![0u16; 2 * nc];
+        while i < ids.len() {
+            for c in 0..nc {
+                let b = self.classes.representative(c as u8);
+                let d = self.exprs.derivative(ids[i], b)?;
+                let j = match ids.iter().position(|&x| x == d) {
+                    Some(j) => j,
+                    None => {
+                        if ids.len() >= MAX_UNIT_STATES {
+                            u.xfinal = alloc::vec![false; MAX_UNIT_STATES + 1];
+                            return Ok(false);
+                        }
+                        ids.push(d);
+                        xnext.resize(ids.len() * nc, 0);
+                        ids.len() - 1
+                    }
+                };
+                xnext[i * nc + c] = j as u16;
+            }
+            i += 1;
+        }
+        u.xfinal = ids.iter().map(|&x| self.exprs.is_nullable(x)).collect();
+        u.xmore = (0..ids.len())
+            .map(|x| (0..nc).any(|c| xnext[x * nc + c] != 0))
+            .collect();
+        u.xnext = xnext;
+        Ok(true)
+    }
+
+    /// The `X`-successors of `q` (states after one whole unit string), or `None` when some
+    /// unit string kills `q` (or the exploration is too large to finish).
+    fn unit_successors(
+        &mut self,
+        u: &mut Unit,
+        q: StateId,
+    ) -> Result<Option<(u32, u32)>, LimitKind> {
+        let known = u.succ[q.as_usize()];
+        if known == SUCC_DYING {
+            return Ok(None);
+        }
+        if known != SUCC_UNKNOWN {
+            return Ok(Some(known));
+        }
+        let nc = self.num_classes;
+        let start = u.arena.len();
+        let mut pairs = core::mem::take(&mut u.pairs);
+        let mut seen = core::mem::take(&mut u.seen);
+        pairs.clear();
+        seen.clear();
+        pairs.push((1, q.0));
+        let mut explored = 0usize;
+        let mut dying = false;
+        'outer: while let Some((x, s)) = pairs.pop() {
+            for c in 0..nc {
+                let x2 = u.xnext[x as usize * nc + c];
+                if x2 == 0 {
+                    continue;
+                }
+                let b = self.classes.representative(c as u8);
+                let s2 = self.next(StateId(s), b)?;
+                if s2 == StateId::DEAD || self.flags(s2) & Lexer::LAZY != 0 {
+                    dying = true;
+                    break 'outer;
+                }
+                if u.xfinal[x2 as usize] && !u.arena[start..].contains(&s2.0) {
+                    u.arena.push(s2.0);
+                }
+                if u.xmore[x2 as usize] && seen.insert((x2, s2.0)) {
+                    explored += 1;
+                    if explored > MAX_SUCC_PAIRS {
+                        dying = true;
+                        break 'outer;
+                    }
+                    pairs.push((x2, s2.0));
+                }
+            }
+        }
+        u.pairs = pairs;
+        u.seen = seen;
+        // `next` may have built states: make room for them.
+        u.grow(self.states.len());
+        if dying {
+            u.arena.truncate(start);
+            u.succ[q.as_usize()] = SUCC_DYING;
+            return Ok(None);
+        }
+        let entry = (start as u32, (u.arena.len() - start) as u32);
+        u.succ[q.as_usize()] = entry;
+        Ok(Some(entry))
+    }
+
+    /// A proven lower bound on `q`'s depth, searching breadth-first until `goal` is proven,
+    /// the depth is settled, or the budget runs out; and whether it is the depth itself.
+    fn unit_depth(
+        &mut self,
+        u: &mut Unit,
+        q: StateId,
+        goal: u32,
+    ) -> Result<(u32, bool), LimitKind> {
+        u.grow(self.states.len());
+        let word = u.depth[q.as_usize()];
+        let lower = word & DEPTH_MASK;
+        let goal = if goal == INF && word & NO_INF != 0 {
+            lower.max(1)
+        } else {
+            goal
+        };
+        if word & EXACT != 0 || lower >= goal {
+            return Ok((lower, word & EXACT != 0));
+        }
+        u.generation = u.generation.wrapping_add(1);
+        if u.generation == 0 {
+            u.mark.fill(0);
+            u.generation = 1;
+        }
+        let generation = u.generation;
+        let (max_expansions, max_new) = if goal == INF {
+            (MAX_EXPANSIONS_INF, MAX_NEW_STATES_INF)
+        } else if goal > TOKEN_CHARS {
+            (MAX_EXPANSIONS, MAX_NEW_STATES_DEEP)
+        } else {
+            (MAX_EXPANSIONS, MAX_NEW_STATES)
+        };
+        let states_before = self.states.len();
+        let mut visited = core::mem::take(&mut u.visited);
+        visited.clear();
+        visited.push((q.0, 0));
+        u.mark[q.as_usize()] = generation;
+        // Distance to the nearest dying state found so far, and whether states were skipped
+        // on a lower bound only (then `bound` is not known to be the minimum).
+        let mut bound = INF;
+        let mut pruned = false;
+        let mut exhausted = false;
+        let mut head = 0usize;
+        let mut result = None;
+        while head < visited.len() {
+            let (r, dist) = visited[head];
+            if dist >= bound {
+                break;
+            }
+            if dist >= goal {
+                // Everything closer than `goal` is alive.
+                result = Some(goal);
+                break;
+            }
+            if head >= max_expansions
+                || self.states.len() - states_before > max_new
+                || self.states.len() > self.max_states / 2
+            {
+                exhausted = true;
+                result = Some(dist);
+                break;
+            }
+            head += 1;
+            let Some((start, len)) = self.unit_successors(u, StateId(r))? else {
+                bound = bound.min(dist);
+                continue;
+            };
+            for k in start..start + len {
+                let s = u.arena[k as usize];
+                if u.mark[s as usize] == generation {
+                    continue;
+                }
+                u.mark[s as usize] = generation;
+                let w = u.depth[s as usize];
+                let d = dist + 1;
+                if w & EXACT != 0 {
+                    bound = bound.min(d.saturating_add(w & DEPTH_MASK).min(INF));
+                    continue;
+                }
+                if d.saturating_add(w & DEPTH_MASK) >= goal {
+                    pruned = true;
+                    continue;
+                }
+                visited.push((s, d));
+            }
+        }
+        let (value, exact) = match result {
+            Some(v) => (v.min(bound), false),
+            // The search settled: every state closer than `bound` was expanded.
+            None if pruned => (bound.min(goal), bound <= goal),
+            None => (bound, true),
+        };
+        // depth(r) >= depth(q) - dist(q, r) for every state the search reached.
+        for &(r, dist) in &visited {
+            let w = &mut u.depth[r as usize];
+            let derived = if value == INF {
+                INF
+            } else {
+                value - dist.min(value)
+            };
+            let mut flags = *w & (EXACT | NO_INF);
+            if exhausted && goal == INF {
+                flags |= NO_INF;
+            }
+            if exact && (value == INF || dist == 0) {
+                flags |= EXACT;
+            }
+            *w = derived.max(*w & DEPTH_MASK) | flags;
+        }
+        u.visited = visited;
+        Ok((value, exact))
+    }
+
+    /// Whether every string of slice `shape` can be read from `q` without a dead or lazy
+    /// transition: `Some(true)` proven, `Some(false)` disproven, `None` when the search ran
+    /// out of budget or the unit is not suited to this check.
+    pub(super) fn unit_subsumes(
+        &mut self,
+        shape: Shape,
+        q: StateId,
+    ) -> Result<Option<bool>, LimitKind> {
+        let mut units = core::mem::take(&mut self.units);
+        let result = match units.get_mut(shape.unit) {
+            Some(u) => self.unit_subsumes_with(u, shape, q),
+            None => Ok(None),
+        };
+        self.units = units;
+        result
+    }
+
+    /// [`Lexer::unit_subsumes`] from what earlier searches left, without searching.
+    pub(super) fn unit_known(&mut self, shape: Shape, q: StateId) -> Option<bool> {
+        let states = self.states.len();
+        let u = self.units.get_mut(shape.unit)?;
+        u.grow(states);
+        Self::unit_memo(u, shape, q)
+    }
+
+    fn unit_memo(u: &Unit, shape: Shape, q: StateId) -> Option<bool> {
+        let word = *u.depth.get(q.as_usize())?;
+        let goal = shape.goal();
+        let lower = word & DEPTH_MASK;
+        if lower >= goal {
+            Some(true)
+        } else if word & EXACT != 0 || (goal == INF && word & NO_INF != 0) {
+            // Exactly known, or a search from an earlier state that reaches this one gave
+            // up on `+`: then so does this state, without a search (or the caller's
+            // fallback) of its own.
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    fn unit_subsumes_with(
+        &mut self,
+        u: &mut Unit,
+        shape: Shape,
+        q: StateId,
+    ) -> Result<Option<bool>, LimitKind> {
+        if !self.unit_automaton(u)? {
+            return Ok(None);
+        }
+        let goal = shape.goal();
+        if let Some(known) = Self::unit_memo(u, shape, q) {
+            return Ok(Some(known));
+        }
+        let (depth, exact) = self.unit_depth(u, q, goal)?;
+        Ok(if depth >= goal {
+            Some(true)
+        } else if exact {
+            Some(false)
+        } else {
+            None
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lexer::LexemeInfo;
+    use crate::limits::Limits;
+    use crate::regex::{ExprSet, PatternFlags};
+
+    /// A lexer with one lexeme and the default slices in their defining order
+    /// (`{1,10}`, `{1,30}`, `+`), in the state after the opening quote.
+    fn after_quote(pattern: &str) -> (Lexer, StateId) {
+        let limits = Limits::default();
+        let mut exprs = ExprSet::new(&limits);
+        let flags = PatternFlags::default();
+        let expr = exprs.compile_pattern(pattern, flags).unwrap();
+        let slices = crate::slicer::default_slices()
+            .iter()
+            .map(|p| exprs.compile_pattern(p, flags).unwrap())
+            .collect();
+        let lexeme = LexemeInfo {
+            expr,
+            lazy: false,
+            ignore: false,
+        };
+        let mut lexer = Lexer::new(exprs, alloc::vec![lexeme], slices, &limits);
+        let start = lexer.initial_state(&[0]).unwrap();
+        let q = lexer.next(start, b'"').unwrap();
+        (lexer, q)
+    }
+
+    fn read(lexer: &mut Lexer, mut q: StateId, text: &str) -> StateId {
+        for &b in text.as_bytes() {
+            q = lexer.next(q, b).unwrap();
+        }
+        q
+    }
+
+    /// For each default slice: does the unit check prove, disprove, or leave it open?
+    fn verdicts(lexer: &mut Lexer, q: StateId) -> alloc::vec::Vec<Option<bool>> {
+        (0..lexer.slice_shapes.len())
+            .map(|k| {
+                let shape = lexer.slice_shapes[k].expect("default slices are X{m,n}");
+                lexer.unit_subsumes(shape, q).unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn default_slices_share_one_unit() {
+        let (lexer, _) = after_quote(r#""[^"\\]*""#);
+        assert_eq!(lexer.units.len(), 1);
+        let maxes: alloc::vec::Vec<_> = lexer.slice_shapes.iter().map(|s| s.unwrap().max).collect();
+        assert_eq!(maxes, [Some(10), Some(30), None]);
+    }
+
+    #[test]
+    fn free_text_takes_every_slice() {
+        let (mut lexer, q) = after_quote(r#""[^"\\]*""#);
+        assert_eq!(verdicts(&mut lexer, q), [Some(true); 3]);
+        let q = read(&mut lexer, q, "héllo wörld");
+        assert_eq!(verdicts(&mut lexer, q), [Some(true); 3]);
+    }
+
+    #[test]
+    fn a_length_bound_is_the_depth() {
+        let (mut lexer, q) = after_quote(r#""[^"\\]{0,12}""#);
+        // 12 characters left: `{1,10}` fits, `{1,30}` and `+` do not (settled exactly).
+        assert_eq!(
+            verdicts(&mut lexer, q),
+            [Some(true), Some(false), Some(false)]
+        );
+        // Two-byte characters count once.
+        let q = read(&mut lexer, q, "éé");
+        assert_eq!(verdicts(&mut lexer, q)[0], Some(true));
+        let q = read(&mut lexer, q, "abc");
+        assert_eq!(verdicts(&mut lexer, q)[0], Some(false));
+    }
+
+    #[test]
+    fn a_narrow_class_dies_at_once() {
+        let (mut lexer, q) = after_quote(r#""[a-z]*""#);
+        assert_eq!(verdicts(&mut lexer, q), [Some(false); 3]);
+    }
+
+    #[test]
+    fn counted_words_allow_the_bounded_slices_only() {
+        // At most 21 words: from inside the first word, reaching a state that some character
+        // kills (a space after the 21st word) takes 40 characters, so `{1,10}` and `{1,30}`
+        // hold; `+` never does.
+        let (mut lexer, q) = after_quote(r#""(?:[^ "\\]+ +){0,20}[^ "\\]+""#);
+        assert_eq!(
+            verdicts(&mut lexer, q)[0],
+            Some(false),
+            "a space first is not allowed"
+        );
+        let q = read(&mut lexer, q, "a");
+        let v = verdicts(&mut lexer, q);
+        assert_eq!(v[..2], [Some(true), Some(true)]);
+        assert_ne!(v[2], Some(true));
+    }
+
+    #[test]
+    fn a_later_state_reuses_the_bounds_found_before() {
+        let (mut lexer, q) = after_quote(r#""[^"\\]{0,100}""#);
+        assert_eq!(verdicts(&mut lexer, q)[1], Some(true));
+        let q2 = read(&mut lexer, q, "abcd");
+        let u = &lexer.units[0];
+        let word = u.depth[q2.as_usize()];
+        assert!(
+            word & DEPTH_MASK >= 30,
+            "bound left by the first search: {word:#x}"
+        );
+        assert_eq!(verdicts(&mut lexer, q2)[1], Some(true));
+    }
+}
