@@ -25,7 +25,7 @@ use alloc::vec::Vec;
 use hashbrown::HashSet;
 
 use crate::error::LimitKind;
-use crate::lexer::{Lexer, StateId};
+use crate::lexer::{Lexer, SLOW_BIT, StateId};
 use crate::limits::Limits;
 use crate::toktrie::Recognizer;
 
@@ -373,6 +373,18 @@ impl Parser {
         let Some(&top) = self.stack.last() else {
             return Ok(false);
         };
+        // Fast path: a computed transition to a state that is not lazy.
+        let raw = self.lexer.next_raw(top.state, byte);
+        if raw & SLOW_BIT == 0 {
+            if raw != StateId::DEAD.0 {
+                self.stack.push(Entry {
+                    row: top.row,
+                    state: StateId(raw),
+                });
+                return Ok(true);
+            }
+            return self.push_after_lexeme(top, byte);
+        }
         let next = self.lexer.next(top.state, byte)?;
         if next != StateId::DEAD {
             return self.push_entry(top.row, next);

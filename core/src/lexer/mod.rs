@@ -59,6 +59,9 @@ pub struct LexemeInfo {
 const START_MARK: u32 = u32::MAX;
 /// A transition not computed yet.
 const MISSING: u32 = u32::MAX;
+/// Set in a transition-table entry whose target state is [`Lexer::LAZY`] (and in
+/// [`MISSING`]), so the walk's fast path tests one bit instead of reading the flags.
+pub(crate) const SLOW_BIT: u32 = 1 << 31;
 
 #[derive(Debug, Clone, Copy)]
 struct StateDesc {
@@ -161,6 +164,8 @@ pub struct Lexer {
     slice_shapes: Vec<Option<slice::Shape>>,
     /// The units of the shaped slices and their memoised state graphs.
     units: Vec<slice::Unit>,
+    /// Consecutive misses of the per-lexeme fallback check (see `find_slice`).
+    fallback_misses: u32,
 }
 
 /// The slice check has not run for this state.
@@ -171,6 +176,9 @@ const SLICE_NONE: u8 = u8::MAX - 1;
 const SLICE_MAX_PAIRS: usize = 512;
 /// The same for the quick per-lexeme check before the DFA check of a shaped slice.
 const SLICE_QUICK_PAIRS: usize = 160;
+/// Consecutive failed full per-lexeme checks after which a lexer stops trying them for
+/// unbounded slices the DFA check left open.
+const MAX_FALLBACK_MISSES: u32 = 16;
 
 impl Lexer {
     /// The state is a start state (no byte of the current lexeme read yet).
@@ -221,6 +229,7 @@ impl Lexer {
             slice_of_state: Vec::new(),
             slice_shapes: Vec::new(),
             units: Vec::new(),
+            fallback_misses: 0,
         };
         let (units, shapes) = slice::shapes(&lexer);
         lexer.units = units;
@@ -314,9 +323,19 @@ impl Lexer {
         let class = self.classes.class_of(byte) as usize;
         let idx = s.as_usize() * self.num_classes + class;
         match self.next.get(idx) {
-            Some(&n) if n != MISSING => Ok(StateId(n)),
+            Some(&n) if n != MISSING => Ok(StateId(n & !SLOW_BIT)),
             _ => self.next_cold(s, byte, idx),
         }
+    }
+
+    /// The raw table entry for reading `byte` in `s`: a state id without [`SLOW_BIT`] (0 is
+    /// dead), or an entry with it set when the target is lazy or not computed yet (then call
+    /// [`Lexer::next`]).
+    #[inline(always)]
+    pub(crate) fn next_raw(&self, s: StateId, byte: u8) -> u32 {
+        let class = self.classes.class_of(byte) as usize;
+        let idx = s.as_usize() * self.num_classes + class;
+        self.next.get(idx).copied().unwrap_or(MISSING)
     }
 
     #[inline(never)]
@@ -347,8 +366,9 @@ impl Lexer {
         };
         self.scratch = out;
         let next = next?;
+        let lazy = self.flags(next) & Lexer::LAZY != 0;
         if let Some(slot) = self.next.get_mut(idx) {
-            *slot = next.0;
+            *slot = next.0 | if lazy { SLOW_BIT } else { 0 };
         }
         Ok(next)
     }
@@ -371,7 +391,7 @@ impl Lexer {
         if let Some(id) = self.pairs.find(pairs) {
             return Ok(StateId(id));
         }
-        if self.states.len() >= self.max_states {
+        if self.states.len() >= self.max_states.min(SLOW_BIT as usize - 1) {
             return Err(LimitKind::LexerStates);
         }
         if self.bytes_used() > self.max_bytes {
@@ -464,15 +484,21 @@ impl Lexer {
                 }
                 continue;
             }
-            // One lexeme on its own, on expression pairs: quick for the common unbounded or
-            // short lexemes (a free-form string, a generic key among many literal keys); with
-            // a small budget when the DFA check below can settle it.
-            let budget = if shape.is_some() {
-                SLICE_QUICK_PAIRS
-            } else {
-                SLICE_MAX_PAIRS
+            // One lexeme on its own, on expression pairs: for a union of lexemes whose
+            // closure is large while one lexeme's is small (a generic key among many literal
+            // keys), with a small budget when the DFA check below can settle it; in full for
+            // slices that check does not handle. (On one lexeme the DFA check below is the
+            // same search, memoised.)
+            let shape = match shape {
+                Some(sh) if self.unit_usable(sh)? => Some(sh),
+                _ => None,
             };
-            if !lazy && self.some_lexeme_subsumes(s, k, budget)? {
+            let budget = match shape {
+                None => SLICE_MAX_PAIRS,
+                Some(_) if self.lexeme_count(s) > 1 => SLICE_QUICK_PAIRS,
+                Some(_) => 0,
+            };
+            if !lazy && budget > 0 && self.some_lexeme_subsumes(s, k, budget)? {
                 return Ok(Some(k));
             }
             let Some(shape) = shape else {
@@ -485,23 +511,32 @@ impl Lexer {
                 // (a generic key beside many literal keys has a large closure, the generic
                 // key alone a small one): the full per-lexeme check, as for unshaped
                 // slices. With one lexeme the DFA search already was that check.
+                //
+                // In large objects every key prefix is a new state whose generic key tracks
+                // the literal keys it could still become, and the check mostly runs out of
+                // pairs (the bounded slices then apply anyway): it stops being tried after a
+                // run of misses.
                 None if shape.is_unbounded()
                     && !lazy
-                    && self
-                        .pairs
-                        .get(s.0)
-                        .iter()
-                        .filter(|p| p.0 != START_MARK)
-                        .count()
-                        > 1
-                    && self.some_lexeme_subsumes(s, k, SLICE_MAX_PAIRS)? =>
+                    && self.fallback_misses < MAX_FALLBACK_MISSES
+                    && self.lexeme_count(s) > 1 =>
                 {
-                    return Ok(Some(k));
+                    if self.some_lexeme_subsumes(s, k, SLICE_MAX_PAIRS)? {
+                        self.fallback_misses = 0;
+                        return Ok(Some(k));
+                    }
+                    self.fallback_misses += 1;
                 }
                 None => {}
             }
         }
         Ok(None)
+    }
+
+    /// How many lexemes `s` tracks.
+    fn lexeme_count(&self, s: StateId) -> usize {
+        let pairs = self.pairs.get(s.0);
+        pairs.iter().filter(|p| p.0 != START_MARK).count()
     }
 
     /// Whether one lexeme of `s` on its own keeps every string of slice `k` alive, decided

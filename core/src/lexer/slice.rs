@@ -391,6 +391,17 @@ impl Lexer {
         result
     }
 
+    /// Whether the DFA check can handle slice `shape` (its unit's automaton is small).
+    pub(super) fn unit_usable(&mut self, shape: Shape) -> Result<bool, LimitKind> {
+        let mut units = core::mem::take(&mut self.units);
+        let result = match units.get_mut(shape.unit) {
+            Some(u) => self.unit_automaton(u),
+            None => Ok(false),
+        };
+        self.units = units;
+        result
+    }
+
     /// [`Lexer::unit_subsumes`] from what earlier searches left, without searching.
     pub(super) fn unit_known(&mut self, shape: Shape, q: StateId) -> Option<bool> {
         let states = self.states.len();

@@ -55,9 +55,13 @@ impl ExprSet {
         if let Some(d) = self.known_deriv(e, byte) {
             return Ok(d);
         }
-        let mut stack: Vec<ExprId> = alloc::vec![e];
-        let mut missing: Vec<ExprId> = Vec::new();
-        let mut ds: Vec<ExprId> = Vec::new();
+        // Scratch buffers are kept in the store (an error return drops them; they are
+        // simply allocated again).
+        let mut stack = core::mem::take(&mut self.scratch_stack);
+        let mut missing = core::mem::take(&mut self.scratch_missing);
+        let mut ds = core::mem::take(&mut self.scratch_ds);
+        stack.clear();
+        stack.push(e);
         while let Some(&top) = stack.last() {
             if self.known_deriv(top, byte).is_some() {
                 stack.pop();
@@ -147,6 +151,9 @@ impl ExprSet {
             self.deriv_cache.insert((top.0, byte), d.0);
             stack.pop();
         }
+        self.scratch_stack = stack;
+        self.scratch_missing = missing;
+        self.scratch_ds = ds;
         if self.bytes_used() > self.max_memory {
             return Err(LimitKind::Memory);
         }

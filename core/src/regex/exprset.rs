@@ -95,6 +95,10 @@ pub struct ExprSet {
     /// Work done by `Or`/`And` constructors since the last reset (charged as fuel by
     /// derivative computations).
     pub(crate) work: u64,
+    /// Scratch buffers of [`ExprSet::derivative`].
+    pub(crate) scratch_stack: Vec<ExprId>,
+    pub(crate) scratch_missing: Vec<ExprId>,
+    pub(crate) scratch_ds: Vec<ExprId>,
     pub(crate) max_nodes: usize,
     pub(crate) max_repeat: u32,
     pub(crate) max_nesting_depth: usize,
@@ -132,6 +136,9 @@ impl ExprSet {
             hasher: DefaultHashBuilder::default(),
             deriv_cache: HashMap::new(),
             empty_cache: HashMap::new(),
+            scratch_stack: Vec::new(),
+            scratch_missing: Vec::new(),
+            scratch_ds: Vec::new(),
             fuel: limits.compile_fuel,
             work: 0,
             max_nodes: limits.max_expr_nodes.max(3),
