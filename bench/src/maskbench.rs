@@ -31,7 +31,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use sieve_core::{Grammar, GrammarError, GrammarErrorKind, Limits, Matcher, MatcherError};
-use sieve_core::{LimitKind, Vocabulary};
+use sieve_core::{LimitKind, MaskStats, Vocabulary};
 
 use crate::stats::percentile_sorted;
 use crate::tokenizer::LoadedTokenizer;
@@ -329,6 +329,8 @@ pub struct Check {
     pub matcher_bytes: usize,
     /// Tokens or bytes in the text.
     pub units: usize,
+    /// How the matcher's masks were computed.
+    pub stats: MaskStats,
 }
 
 /// Feeds `text` to a fresh matcher of `grammar`. With [`Feed::Tokens`] each mask
@@ -358,6 +360,7 @@ pub fn check_text(
         verdict,
         matcher_bytes: m.bytes_used(),
         units,
+        stats: m.stats(),
     })
 }
 
@@ -599,6 +602,8 @@ pub struct FileResult {
     pub grammar_bytes: usize,
     /// Largest `Matcher::bytes_used` at the end of an instance (or after the first mask).
     pub matcher_bytes: usize,
+    /// How the masks were computed, summed over the file's matchers.
+    pub mask_stats: MaskStats,
     /// One outcome per test instance (empty when not compiled).
     pub tests: Vec<TestOutcome>,
     /// `valid` of each test instance, in file order.
@@ -623,6 +628,7 @@ impl FileResult {
             mask_us: Vec::new(),
             grammar_bytes: 0,
             matcher_bytes: 0,
+            mask_stats: MaskStats::default(),
             tests: Vec::new(),
             test_valid: Vec::new(),
             invalid_rejected_at_end: 0,
@@ -856,6 +862,9 @@ fn run_file(
             }
         };
         res.matcher_bytes = res.matcher_bytes.max(check.matcher_bytes);
+        res.mask_stats.masks += check.stats.masks;
+        res.mask_stats.cached += check.stats.cached;
+        res.mask_stats.sliced += check.stats.sliced;
         let outcome = match (&check.verdict, valid) {
             (Verdict::Timeout, _) => return timed_out(res, i, cfg),
             (Verdict::Limit(what), _) => {
@@ -1050,6 +1059,11 @@ impl MaskbenchReport {
             "compile_ms": stats_json(&compile_ms, TTFM_PERCENTILES),
             "grammar_bytes": stats_json(&grammar_bytes, p50),
             "matcher_bytes": stats_json(&matcher_bytes, p50),
+            "mask_paths": {
+                "masks": self.compiled().map(|f| f.mask_stats.masks).sum::<u64>(),
+                "cached": self.compiled().map(|f| f.mask_stats.cached).sum::<u64>(),
+                "sliced": self.compiled().map(|f| f.mask_stats.sliced).sum::<u64>(),
+            },
             "peak_rss_kb": peak_rss_kb(),
             "vocab_size": self.vocab_size,
             "wall_s": (self.wall.as_secs_f64() * 10.0).round() / 10.0,
@@ -1147,6 +1161,27 @@ impl MaskbenchReport {
             fmt_num(&s["grammar_bytes"]["max"]),
             fmt_num(&s["matcher_bytes"]["mean"]),
             fmt_num(&s["matcher_bytes"]["max"])
+        )?;
+        let paths = &s["mask_paths"];
+        let (n, cached, sliced) = (
+            paths["masks"].as_u64().unwrap_or(0),
+            paths["cached"].as_u64().unwrap_or(0),
+            paths["sliced"].as_u64().unwrap_or(0),
+        );
+        let pct = |a: u64, b: u64| {
+            if b == 0 {
+                0.0
+            } else {
+                100.0 * a as f64 / b as f64
+            }
+        };
+        writeln!(
+            out,
+            "  mask paths: {n} masks; {cached} copied from the last mask ({:.1}%); {sliced} sliced \
+             ({:.1}% of the {} computed)",
+            pct(cached, n),
+            pct(sliced, n - cached.min(n)),
+            n - cached.min(n)
         )?;
         writeln!(out, "  wall {} s", s["wall_s"])?;
         let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();

@@ -6,16 +6,16 @@
 //! unit of fuel plus the length of its `Or`/`And` list.
 //!
 //! Emptiness of an expression with `And`/`Not` is decided by exploring its derivatives
-//! breadth-first over byte-class representatives until a nullable (or `And`/`Not`-free,
+//! depth-first over byte-class representatives until a nullable (or `And`/`Not`-free,
 //! non-`NOTHING`) state shows up, or no new state does. That is exact: the set of
 //! derivatives modulo the constructors' simplifications is finite, and fuel bounds the walk.
 
-use alloc::vec::Vec;
-
-use hashbrown::HashSet;
-
 use super::exprset::{ExprId, ExprSet, Node, REPEAT_INF, set_contains};
 use crate::error::LimitKind;
+
+/// Expressions a depth-bounded round of the emptiness search may expand before it gives way
+/// to the unbounded search.
+const MAX_BOUNDED_PUSHES: usize = 64;
 
 /// The shape of a node, detached from the store's borrow.
 #[derive(Clone, Copy)]
@@ -179,7 +179,7 @@ impl ExprSet {
     }
 
     /// Is `L(e)` empty? Exact. Without `And`/`Not` this is `e == NOTHING` (O(1)); otherwise
-    /// derivatives are explored breadth-first, spending fuel (`Err(Fuel)` when it runs out).
+    /// derivatives are explored depth-first, spending fuel (`Err(Fuel)` when it runs out).
     pub fn is_empty_language(&mut self, e: ExprId) -> Result<bool, LimitKind> {
         self.is_empty_language_with(e, None)
     }
@@ -205,48 +205,77 @@ impl ExprSet {
                 &computed
             }
         };
-        let reps: Vec<u8> = (0..classes.num_classes())
-            .map(|c| classes.representative(c as u8))
-            .collect();
-        let mut seen: HashSet<ExprId> = HashSet::new();
+        let n = classes.num_classes();
+        // Scratch kept in the store; an error return drops it (allocated again next time).
+        let mut seen = core::mem::take(&mut self.empty_seen);
+        let mut stack = core::mem::take(&mut self.empty_stack);
         // Depth-first with lazy expansion: a non-empty language usually has a short witness,
         // found by following the first live class at each step (JSON string lexemes with
         // Unicode patterns have ~50 byte classes per state; expanding every class of every
-        // visited state cost most of a grammar's build time).
-        let n = reps.len();
-        let mut stack: Vec<(ExprId, usize)> = Vec::new();
-        seen.insert(e);
-        let mut empty = true;
-        if self.is_nullable(e) {
-            empty = false;
-        } else {
+        // visited state cost most of a grammar's build time). The depth is bounded, 8, then
+        // 64, then not (iterative deepening): following the first live class can walk a long way
+        // past a short witness (a space at a time through a 300-character `maxLength` when a
+        // letter after the first space would match).
+        seen.clear();
+        stack.clear();
+        let mut empty = !self.is_nullable(e);
+        let mut bound = 8usize;
+        while empty {
+            seen.clear();
+            stack.clear();
+            seen.insert(e);
             stack.push((e, 0));
-        }
-        while let Some(top) = stack.last_mut() {
-            let (s, tried) = *top;
-            if tried >= n {
-                stack.pop();
-                continue;
-            }
-            top.1 += 1;
-            let b = reps[tried];
-            self.spend(1)?;
-            let d = self.derivative(s, b)?;
-            if d == ExprId::NOTHING || !seen.insert(d) {
-                continue;
-            }
-            if self.is_nullable(d) || !self.has_and_not(d) {
-                empty = false;
-                break;
-            }
-            if let Some(&r) = self.empty_cache.get(&d.0) {
-                if !r {
+            let mut cut = false;
+            // A bounded round that grows large gives way to the unbounded one: it is meant
+            // to find a short witness cheaply, not to search the whole ball.
+            let mut pushes = 0usize;
+            while let Some(top) = stack.last_mut() {
+                let (s, tried) = *top;
+                if tried >= n {
+                    stack.pop();
+                    continue;
+                }
+                top.1 += 1;
+                let b = classes.representative(tried as u8);
+                if bound == usize::MAX {
+                    // Only the last round pays per step (the bounded rounds pay for the
+                    // derivatives they compute, which the last round then finds cached), so
+                    // the deepening costs no more fuel than a plain search.
+                    self.spend(1)?;
+                }
+                let d = self.derivative(s, b)?;
+                if d == ExprId::NOTHING || !seen.insert(d) {
+                    continue;
+                }
+                if self.is_nullable(d) || !self.has_and_not(d) {
                     empty = false;
                     break;
                 }
-                continue;
+                if let Some(&r) = self.empty_cache.get(&d.0) {
+                    if !r {
+                        empty = false;
+                        break;
+                    }
+                    continue;
+                }
+                if stack.len() >= bound {
+                    // Not expanded in this round: it may be reached again on a shorter path.
+                    seen.remove(&d);
+                    cut = true;
+                    continue;
+                }
+                pushes += 1;
+                if bound != usize::MAX && pushes > MAX_BOUNDED_PUSHES {
+                    cut = true;
+                    bound = 64;
+                    break;
+                }
+                stack.push((d, 0));
             }
-            stack.push((d, 0));
+            if !cut {
+                break;
+            }
+            bound = if bound < 64 { bound * 8 } else { usize::MAX };
         }
         if empty {
             // Everything reachable from `e` was explored without a match.
@@ -260,6 +289,8 @@ impl ExprSet {
             }
         }
         self.empty_cache.insert(e.0, empty);
+        self.empty_seen = seen;
+        self.empty_stack = stack;
         Ok(empty)
     }
 

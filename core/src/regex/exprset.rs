@@ -99,6 +99,9 @@ pub struct ExprSet {
     pub(crate) scratch_stack: Vec<ExprId>,
     pub(crate) scratch_missing: Vec<ExprId>,
     pub(crate) scratch_ds: Vec<ExprId>,
+    /// Scratch buffers of [`ExprSet::is_empty_language_with`].
+    pub(crate) empty_seen: hashbrown::HashSet<ExprId>,
+    pub(crate) empty_stack: Vec<(ExprId, usize)>,
     pub(crate) max_nodes: usize,
     pub(crate) max_repeat: u32,
     pub(crate) max_nesting_depth: usize,
@@ -139,6 +142,8 @@ impl ExprSet {
             scratch_stack: Vec::new(),
             scratch_missing: Vec::new(),
             scratch_ds: Vec::new(),
+            empty_seen: hashbrown::HashSet::new(),
+            empty_stack: Vec::new(),
             fuel: limits.compile_fuel,
             work: 0,
             max_nodes: limits.max_expr_nodes.max(3),
