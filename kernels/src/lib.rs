@@ -49,8 +49,8 @@
 //!
 //! | kernel | row | scalar | AVX2 | memcpy | AVX2 / scalar |
 //! | --- | --- | ---: | ---: | ---: | ---: |
-//! | `or_into` | 4k words | 12.4 | 32.4 | 38.2 | 2.6x |
-//! | `or_into` | 8k words | 8.5 | 10.8 | 15.2 | 1.3x |
+//! | `or_into` | 4k words | 23.9 | 51.1 | 85.9 | 2.1x |
+//! | `or_into` | 8k words | 22.4 | 35.9 | 36.8 | 1.6x |
 //! | `popcount` | 4k words | 2.2 | 17.5 | 35.1 | 8.0x |
 //! | `single_set_bit` | 8k words | 1.6 | 43.2 | 16.9 | 27x |
 //! | `apply_mask_f32`, random mask | 128k | 0.33 | 13.7 | 12.5 | 41x |
@@ -60,11 +60,16 @@
 //! | `apply_mask_f32_batch` | 8 x 256k | 0.37 | 4.0 | 2.5 | 11x |
 //! | `apply_mask_sparse_f32` | 256k ids | 0.26 | 1.25 | 5.5 | 4.7x |
 //!
-//! AND and AND-NOT match OR. LLVM auto-vectorizes the scalar OR/AND/AND-NOT loops (SSE2),
-//! and these kernels read two rows and write one (1.5x the traffic of a `memcpy` per row
-//! byte), so they are bound by memory, not by instructions: traffic-normalized they run at
-//! `memcpy` speed. Mask application on mostly all-disallowed ("sparse") masks is bound by
-//! stores in both versions and runs at or above `memcpy` speed (it only writes).
+//! The `or_into` rows are from later runs of the same day, after the AVX2 loop learned to
+//! align `dst` and to avoid 4K aliasing: the median of 7 runs, load 0.3 to 3.1. Before that
+//! change, in the same layout, AVX2 ran at 27.9 (4k words) and 23.1 (8k words) GB/s. AND and
+//! AND-NOT match OR. LLVM auto-vectorizes the scalar loops to SSE2, so AVX2 can be about 2x
+//! faster at most. These kernels read two rows and write one. With rows in L2 (8k words)
+//! they run at `memcpy` speed. In L1 (4k words), two loads per store hold them to about 0.6
+//! of `memcpy`. `docs/perf.md` has the runs.
+//!
+//! Mask application on mostly all-disallowed ("sparse") masks is bound by stores in both
+//! versions and runs at or above `memcpy` speed (it only writes).
 //!
 //! # Crate features
 //! - `std` (default): run-time AVX2 detection on x86_64 (`is_x86_feature_detected!`, cached

@@ -7,6 +7,8 @@
 //!   0..8 of a larger buffer, with proptest choosing the contents. Logits include NaNs (quiet,
 //!   signaling, with payloads), infinities, `-0.0` and subnormals; results must be
 //!   bit-identical.
+//! - The bitset operations also at every 4-byte position of both rows in a cache line, with
+//!   the rows' distance modulo 4 KiB fixed (`binops_every_alignment`).
 
 use crate::{BF16_NEG_INFINITY, F16_NEG_INFINITY, Kernel, scalar};
 use proptest::prelude::*;
@@ -377,6 +379,78 @@ proptest! {
             k.apply_mask_f32_batch(&mut got, row_len, &masks, mask_words);
             let got: Vec<u32> = got.iter().map(|x| x.to_bits()).collect();
             prop_assert_eq!(&got, &want, "{:?}", k);
+        }
+    }
+}
+
+/// A buffer at a 64-byte (cache line) boundary, so that slice offsets fix the alignment.
+#[repr(C, align(64))]
+struct Aligned([u32; 2048]);
+
+/// OR/AND/AND-NOT against scalar at every 4-byte position of `dst` and of `src` in a cache
+/// line (16 x 16 combinations), for lengths around the vector kernels' block boundaries
+/// (alignment peel, the first vector of the shifted path, 32-word blocks, vector and word
+/// tails), with both rows in one buffer so that their distance modulo 4 KiB is known:
+/// `dst` a little after `src`, a little before it, and a multiple of 4 KiB away (plus the
+/// offsets). The AVX2 kernels choose their loop (alignment, direction) by these addresses,
+/// which the other tests leave to the allocator.
+#[test]
+fn binops_every_alignment() {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        let w = (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) as u32;
+        match w % 5 {
+            0 => 0,
+            1 => u32::MAX,
+            _ => w,
+        }
+    };
+    let mut buf = std::boxed::Box::new(Aligned([0; 2048]));
+    buf.0.fill_with(&mut next);
+    let ops: [(LevelOp<u32>, ScalarOp<u32>); 3] = [
+        (Kernel::or_into, scalar::or_into),
+        (Kernel::and_into, scalar::and_into),
+        (Kernel::andnot_into, scalar::andnot_into),
+    ];
+    let lens = (0..=52).chain([
+        63, 64, 65, 75, 76, 77, 83, 84, 85, 95, 96, 97, 131, 287, 300,
+    ]);
+    // (dst, src) starts in words, before the offsets; `dst` and its guard words never overlap
+    // `src`.
+    let placements = [(1024, 16), (16, 1024), (1088, 16), (16, 1088)];
+    for k in vector_levels() {
+        for (dst_at, src_at) in placements {
+            for doff in 0..16 {
+                for soff in 0..16 {
+                    for len in lens.clone() {
+                        let (d, s) = (dst_at + doff, src_at + soff);
+                        // `dst` plus 16 guard words on each side.
+                        let around = d - 16..d + len + 16;
+                        let old = buf.0[around.clone()].to_vec();
+                        for (op, reference) in ops {
+                            let mut want = old.clone();
+                            reference(&mut want[16..16 + len], &buf.0[s..s + len]);
+                            let (dst, src) = if d > s {
+                                let (lo, hi) = buf.0.split_at_mut(d);
+                                (&mut hi[..len], &lo[s..s + len])
+                            } else {
+                                let (lo, hi) = buf.0.split_at_mut(s);
+                                (&mut lo[d..d + len], &hi[..len])
+                            };
+                            op(k, dst, src);
+                            assert_eq!(
+                                &buf.0[around.clone()],
+                                &want[..],
+                                "{k:?} dst {d} src {s} len {len}"
+                            );
+                            buf.0[around.clone()].copy_from_slice(&old);
+                        }
+                    }
+                }
+            }
         }
     }
 }
