@@ -254,12 +254,20 @@ SHORT: /"[^"\\\x00-\x1F]{0,14}"/
 %import common.ESCAPED_STRING
 "#;
     let g = Grammar::from_lark(src, &vocab, &Limits::default()).unwrap();
+    let sliced = sliced_walks_match_the_oracle(&g, 4, 14);
+    assert!(sliced > 0, "the slicer never applied");
+}
+
+/// Random walks (one per seed, up to `steps` tokens, EOS never taken) on which every mask
+/// must equal the `is_allowed` oracle; returns how many masks were sliced.
+fn sliced_walks_match_the_oracle(g: &Grammar, seeds: u64, steps: usize) -> u64 {
+    let vocab = g.vocab().clone();
     let mut sliced = 0;
-    for seed in 0..4 {
-        let mut m = Matcher::new(&g);
+    for seed in 0..seeds {
+        let mut m = Matcher::new(g);
         let mut rng = sieve_tests::Rng::new(seed);
         let mut mask = vec![0u32; vocab.mask_words()];
-        for step in 0..14 {
+        for step in 0..steps {
             m.compute_mask(&mut mask).unwrap();
             let want = oracle_mask_is_allowed(&m);
             if let Some(d) = sieve_tests::mask_diff(&vocab, &mask, &want) {
@@ -276,7 +284,7 @@ SHORT: /"[^"\\\x00-\x1F]{0,14}"/
         }
         sliced += m.stats().sliced;
     }
-    assert!(sliced > 0, "the slicer never applied");
+    sliced
 }
 
 /// The slicer's DFA check (`X{1,n}` against the lexer's char-successor graph, memoised
@@ -298,27 +306,6 @@ fn sliced_json_string_masks_match_the_oracle_on_o200k() {
     }"#;
     let opts = sieve_core::grammar::json::JsonOptions::default();
     let (g, _) = Grammar::from_json_schema_str(schema, &opts, &vocab, &Limits::default()).unwrap();
-    let mut sliced = 0;
-    for seed in 0..3 {
-        let mut m = Matcher::new(&g);
-        let mut rng = sieve_tests::Rng::new(seed);
-        let mut mask = vec![0u32; vocab.mask_words()];
-        for step in 0..40 {
-            m.compute_mask(&mut mask).unwrap();
-            let want = oracle_mask_is_allowed(&m);
-            if let Some(d) = sieve_tests::mask_diff(&vocab, &mask, &want) {
-                panic!("seed {seed} step {step}: {d}");
-            }
-            let choices: Vec<u32> = sieve_tests::allowed_tokens(&mask)
-                .into_iter()
-                .filter(|t| !vocab.eos_tokens().contains(t))
-                .collect();
-            if choices.is_empty() {
-                break;
-            }
-            m.consume_token(choices[rng.below(choices.len())]).unwrap();
-        }
-        sliced += m.stats().sliced;
-    }
+    let sliced = sliced_walks_match_the_oracle(&g, 3, 40);
     assert!(sliced > 0, "the slicer never applied");
 }
