@@ -70,7 +70,7 @@ pub(super) struct Unit {
     arena: Vec<u32>,
     /// Per lexer state: the depth word (0 = nothing known).
     depth: Vec<u32>,
-    /// Per lexer state: the search that last visited it (see `search`).
+    /// Per lexer state: the search that last visited it (a generation number, see `unit_depth`).
     mark: Vec<u32>,
     generation: u32,
     /// Scratch: the search's visited states with their distances, and the pair stack and
