@@ -10,7 +10,9 @@
 //! non-`NOTHING`) state shows up, or no new state does. That is exact: the set of
 //! derivatives modulo the constructors' simplifications is finite, and fuel bounds the walk.
 
-use super::exprset::{ExprId, ExprSet, Node, REPEAT_INF, set_contains};
+use super::exprset::{
+    ExprId, ExprSet, Node, REPEAT_INF, WITNESS_LEN, WITNESSES, Witness, set_contains,
+};
 use crate::error::LimitKind;
 
 /// Expressions a depth-bounded round of the emptiness search may expand before it gives way
@@ -197,6 +199,14 @@ impl ExprSet {
         if let Some(&r) = self.empty_cache.get(&e.0) {
             return Ok(r);
         }
+        if self.is_nullable(e) {
+            self.empty_cache.insert(e.0, false);
+            return Ok(false);
+        }
+        if self.replay_witnesses(e)? {
+            self.empty_cache.insert(e.0, false);
+            return Ok(false);
+        }
         let computed;
         let classes = match classes {
             Some(c) => c,
@@ -283,15 +293,71 @@ impl ExprSet {
                 self.empty_cache.insert(x.0, true);
             }
         } else {
-            // The current path leads to a match: every expression on it is non-empty.
-            for &(x, _) in &stack {
+            // The current path leads to a match: every expression on it is non-empty, and
+            // the bytes taken along it are a witness worth trying first next time.
+            let mut w = Witness::EMPTY;
+            let mut fits = stack.len() <= WITNESS_LEN;
+            for (i, &(x, tried)) in stack.iter().enumerate() {
                 self.empty_cache.insert(x.0, false);
+                match w.bytes.get_mut(i) {
+                    Some(slot) if fits => *slot = classes.representative((tried - 1) as u8),
+                    _ => fits = false,
+                }
+            }
+            if fits {
+                w.len = stack.len() as u8;
+                self.remember_witness(w);
             }
         }
         self.empty_cache.insert(e.0, empty);
         self.empty_seen = seen;
         self.empty_stack = stack;
         Ok(empty)
+    }
+
+    /// Does one of the recent witnesses (or a prefix of it) take `e` to a nullable
+    /// expression, or to one known to be non-empty? Expressions met while checking a lexer
+    /// state mostly differ by a counter (words or characters left) and share short
+    /// witnesses such as `x"`, so one or two derivatives usually decide what a search
+    /// would spend dozens of derivatives on.
+    fn replay_witnesses(&mut self, e: ExprId) -> Result<bool, LimitKind> {
+        for i in 0..WITNESSES {
+            let Some(w) = self.witnesses.get(i).copied() else {
+                break;
+            };
+            let mut cur = e;
+            for &b in w.as_slice() {
+                cur = self.derivative(cur, b)?;
+                if cur == ExprId::NOTHING {
+                    break;
+                }
+                let known_live = self.is_nullable(cur)
+                    || !self.has_and_not(cur)
+                    || self.empty_cache.get(&cur.0) == Some(&false);
+                if known_live {
+                    // Move the witness to the front.
+                    self.witnesses.copy_within(0..i, 1);
+                    if let Some(first) = self.witnesses.first_mut() {
+                        *first = w;
+                    }
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Puts `w` first among the remembered witnesses (dropping the oldest, or an equal one).
+    fn remember_witness(&mut self, w: Witness) {
+        let same = self
+            .witnesses
+            .iter()
+            .position(|x| x.as_slice() == w.as_slice())
+            .unwrap_or(WITNESSES - 1);
+        self.witnesses.copy_within(0..same, 1);
+        if let Some(first) = self.witnesses.first_mut() {
+            *first = w;
+        }
     }
 
     /// Is `L(a) ⊆ L(b)`? Decided as emptiness of `a & ~b`.
@@ -339,6 +405,8 @@ impl ExprSet {
 mod tests {
     use super::*;
     use crate::limits::Limits;
+    use alloc::vec;
+    use alloc::vec::Vec;
 
     fn set_of(bytes: &[u8]) -> [u32; 8] {
         let mut s = [0u32; 8];
@@ -419,6 +487,56 @@ mod tests {
         assert_eq!(fb, set_of(b"ab"));
         let fb = s.first_bytes(na).unwrap();
         assert_eq!(fb, [!0u32; 8]);
+    }
+
+    /// `(a+b+){0,3}a+ & [ab]{0,n}` then `c`: a word count intersected with a length, the
+    /// shape whose lexer states replay witnesses.
+    fn counted(s: &mut ExprSet, n: u32) -> ExprId {
+        let a = s.mk_byte(b'a').unwrap();
+        let b = s.mk_byte(b'b').unwrap();
+        let ap = s.mk_repeat(a, 1, None).unwrap();
+        let bp = s.mk_repeat(b, 1, None).unwrap();
+        let word = s.mk_concat(ap, bp).unwrap();
+        let words = s.mk_repeat(word, 0, Some(3)).unwrap();
+        let pattern = s.mk_concat(words, ap).unwrap();
+        let ab = s.mk_or(&[a, b]).unwrap();
+        let len = s.mk_repeat(ab, 0, Some(n)).unwrap();
+        let both = s.mk_and(&[pattern, len]).unwrap();
+        let c = s.mk_byte(b'c').unwrap();
+        s.mk_concat(both, c).unwrap()
+    }
+
+    #[test]
+    fn witness_replay_agrees_with_a_fresh_search() {
+        // One store answers every query (witnesses accumulate); each answer is checked
+        // against a store that has never found a witness.
+        let mut shared = ExprSet::new(&Limits::default());
+        let mut strings: Vec<Vec<u8>> = vec![Vec::new()];
+        for len in 1..=6 {
+            for bits in 0..1u32 << len {
+                strings.push(
+                    (0..len)
+                        .map(|i| if bits >> i & 1 == 1 { b'b' } else { b'a' })
+                        .collect(),
+                );
+            }
+        }
+        let (mut empty, mut live) = (0, 0);
+        for n in 0..8 {
+            let e = counted(&mut shared, n);
+            for text in &strings {
+                let d = shared.derivative_bytes(e, text).unwrap();
+                let got = shared.is_empty_language(d).unwrap();
+                let mut fresh = ExprSet::new(&Limits::default());
+                let fe = counted(&mut fresh, n);
+                let fd = fresh.derivative_bytes(fe, text).unwrap();
+                assert_eq!(got, fresh.is_empty_language(fd).unwrap(), "n={n} {text:?}");
+                if got { empty += 1 } else { live += 1 }
+            }
+        }
+        // Both answers occur, and some witness was remembered.
+        assert!(empty > 100 && live > 100, "{empty} empty, {live} live");
+        assert!(shared.witnesses[0].len > 0);
     }
 
     #[test]

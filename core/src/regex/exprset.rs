@@ -102,10 +102,36 @@ pub struct ExprSet {
     /// Scratch buffers of [`ExprSet::is_empty_language_with`].
     pub(crate) empty_seen: hashbrown::HashSet<ExprId>,
     pub(crate) empty_stack: Vec<(ExprId, usize)>,
+    /// Short witnesses of recent non-emptiness proofs, most recent first (see
+    /// [`ExprSet::is_empty_language_with`]); fixed size, so replaying them never allocates.
+    pub(crate) witnesses: [Witness; WITNESSES],
     pub(crate) max_nodes: usize,
     pub(crate) max_repeat: u32,
     pub(crate) max_nesting_depth: usize,
     pub(crate) max_memory: usize,
+}
+
+/// How many recent witnesses an emptiness check replays before searching.
+pub(crate) const WITNESSES: usize = 6;
+/// The longest witness kept, in bytes.
+pub(crate) const WITNESS_LEN: usize = 12;
+
+/// A byte string that took some expression to a nullable one.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Witness {
+    pub(crate) len: u8,
+    pub(crate) bytes: [u8; WITNESS_LEN],
+}
+
+impl Witness {
+    pub(crate) const EMPTY: Witness = Witness {
+        len: 0,
+        bytes: [0; WITNESS_LEN],
+    };
+
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        self.bytes.get(..self.len as usize).unwrap_or(&[])
+    }
 }
 
 /// Is `b` in the 256-bit set?
@@ -144,6 +170,7 @@ impl ExprSet {
             scratch_ds: Vec::new(),
             empty_seen: hashbrown::HashSet::new(),
             empty_stack: Vec::new(),
+            witnesses: [Witness::EMPTY; WITNESSES],
             fuel: limits.compile_fuel,
             work: 0,
             max_nodes: limits.max_expr_nodes.max(3),
