@@ -127,10 +127,10 @@ impl Matcher {
         match slice {
             Some(slice) => {
                 mask.copy_from_slice(slice.mask());
-                slice.rest().walk(&mut self.parser, mask);
+                slice.rest().walk_stepper(&mut self.parser, mask);
                 self.stats.sliced += 1;
             }
-            None => vocab.trie().walk(&mut self.parser, mask),
+            None => vocab.trie().walk_stepper(&mut self.parser, mask),
         }
         if let Some(kind) = self.parser.error() {
             mask.fill(0);

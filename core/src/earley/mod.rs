@@ -27,7 +27,7 @@ use hashbrown::HashSet;
 use crate::error::LimitKind;
 use crate::lexer::{Lexer, SLOW_BIT, StateId};
 use crate::limits::Limits;
-use crate::toktrie::Recognizer;
+use crate::toktrie::{Recognizer, Stepper, StopWalk};
 
 /// One input byte's parser state: the row the current lexeme started after, and the lexer
 /// state inside that lexeme.
@@ -339,27 +339,27 @@ impl Parser {
         Ok(())
     }
 
+    /// The entry for reaching `state` in `row`, or where a lazy lexeme ends there, the
+    /// start of the next one (`None`: that end is rejected).
     #[inline(always)]
-    fn push_entry(&mut self, row: u32, state: StateId) -> Result<bool, LimitKind> {
+    fn entry_for(&mut self, row: u32, state: StateId) -> Result<Option<Entry>, LimitKind> {
         if self.lexer.flags(state) & Lexer::LAZY != 0 {
-            return self.push_lazy_end(row, state);
+            return self.lazy_end(row, state);
         }
-        self.stack.push(Entry { row, state });
-        Ok(true)
+        Ok(Some(Entry { row, state }))
     }
 
     /// A lazy lexeme ends at this byte: continue from the start of the next one.
     #[inline(never)]
-    fn push_lazy_end(&mut self, row: u32, state: StateId) -> Result<bool, LimitKind> {
+    fn lazy_end(&mut self, row: u32, state: StateId) -> Result<Option<Entry>, LimitKind> {
         let Some(next) = self.finish_lexeme(row, state)? else {
-            return Ok(false);
+            return Ok(None);
         };
         let start = self.row_start_state(next);
-        self.stack.push(Entry {
+        Ok(Some(Entry {
             row: next,
             state: start,
-        });
-        Ok(true)
+        }))
     }
 
     fn row_start_state(&self, row: u32) -> StateId {
@@ -368,44 +368,81 @@ impl Parser {
             .map_or(StateId::DEAD, |r| r.lexer_start)
     }
 
+    /// A computed transition to a live state that is not lazy, read from the table.
     #[inline(always)]
-    fn try_push(&mut self, byte: u8) -> Result<bool, LimitKind> {
-        let Some(&top) = self.stack.last() else {
-            return Ok(false);
-        };
-        // Fast path: a computed transition to a state that is not lazy.
+    fn fast_entry(&self, top: Entry, byte: u8) -> Option<Entry> {
         let raw = self.lexer.next_raw(top.state, byte);
-        if raw & SLOW_BIT == 0 {
-            if raw != StateId::DEAD.0 {
-                self.stack.push(Entry {
-                    row: top.row,
-                    state: StateId(raw),
-                });
-                return Ok(true);
-            }
-            return self.push_after_lexeme(top, byte);
+        (raw & SLOW_BIT == 0 && raw != StateId::DEAD.0).then_some(Entry {
+            row: top.row,
+            state: StateId(raw),
+        })
+    }
+
+    /// The entry after `byte` from `top` (`None`: rejected).
+    #[inline(always)]
+    fn next_entry(&mut self, top: Entry, byte: u8) -> Result<Option<Entry>, LimitKind> {
+        if let Some(e) = self.fast_entry(top, byte) {
+            return Ok(Some(e));
         }
+        self.slow_entry(top, byte)
+    }
+
+    /// [`Parser::next_entry`] past the table: a transition to compute, a lazy state, or the
+    /// end of a lexeme.
+    #[inline(never)]
+    fn slow_entry(&mut self, top: Entry, byte: u8) -> Result<Option<Entry>, LimitKind> {
         let next = self.lexer.next(top.state, byte)?;
         if next != StateId::DEAD {
-            return self.push_entry(top.row, next);
+            return self.entry_for(top.row, next);
         }
         self.push_after_lexeme(top, byte)
     }
 
     #[inline(never)]
-    fn push_after_lexeme(&mut self, top: Entry, byte: u8) -> Result<bool, LimitKind> {
+    fn push_after_lexeme(&mut self, top: Entry, byte: u8) -> Result<Option<Entry>, LimitKind> {
         if self.lexer.flags(top.state) & Lexer::ACCEPT == 0 {
-            return Ok(false);
+            return Ok(None);
         }
         let Some(row) = self.finish_lexeme(top.row, top.state)? else {
-            return Ok(false);
+            return Ok(None);
         };
         let start = self.row_start_state(row);
         let next = self.lexer.next(start, byte)?;
         if next == StateId::DEAD {
-            return Ok(false);
+            return Ok(None);
         }
-        self.push_entry(row, next)
+        self.entry_for(row, next)
+    }
+}
+
+impl Stepper for Parser {
+    type Entry = Entry;
+
+    fn take_stack(&mut self) -> Vec<Entry> {
+        if self.error.is_some() {
+            // Pushes fail once a budget ran out: lend an empty stack.
+            return Vec::new();
+        }
+        core::mem::take(&mut self.stack)
+    }
+
+    fn return_stack(&mut self, stack: Vec<Entry>) {
+        if !stack.is_empty() {
+            self.stack = stack;
+        }
+    }
+
+    #[inline(always)]
+    fn fast_step(&self, top: Entry, byte: u8) -> Option<Entry> {
+        self.fast_entry(top, byte)
+    }
+
+    #[inline(always)]
+    fn step(&mut self, top: Entry, byte: u8) -> Result<Option<Entry>, StopWalk> {
+        self.slow_entry(top, byte).map_err(|kind| {
+            self.error = Some(kind);
+            StopWalk
+        })
     }
 }
 
@@ -415,8 +452,15 @@ impl Recognizer for Parser {
         if self.error.is_some() {
             return false;
         }
-        match self.try_push(byte) {
-            Ok(ok) => ok,
+        let Some(&top) = self.stack.last() else {
+            return false;
+        };
+        match self.next_entry(top, byte) {
+            Ok(Some(e)) => {
+                self.stack.push(e);
+                true
+            }
+            Ok(None) => false,
             Err(kind) => {
                 self.error = Some(kind);
                 false

@@ -176,6 +176,10 @@ const SLICE_NONE: u8 = u8::MAX - 1;
 const SLICE_MAX_PAIRS: usize = 512;
 /// The same for the quick per-lexeme check before the DFA check of a shaped slice.
 const SLICE_QUICK_PAIRS: usize = 160;
+/// Derivatives (pair and byte class) one per-lexeme check may compute: with large key
+/// unions a lexer has ~100 byte classes, and 512 pairs of new expressions took tens of
+/// milliseconds; a typical successful check needs a few thousand.
+const SLICE_MAX_STEPS: usize = 8192;
 /// Consecutive failed full per-lexeme checks after which a lexer stops trying them for
 /// unbounded slices the DFA check left open.
 const MAX_FALLBACK_MISSES: u32 = 16;
@@ -552,10 +556,18 @@ impl Lexer {
             let Some(&(lex, e)) = self.pairs.get(s.0).get(i) else {
                 break;
             };
+            // A finite set of literals (keys, enum values) is never worth the search: it
+            // would have to hold every string of the slice. Skipping a lexeme only means
+            // walking instead of slicing.
             if lex != START_MARK
-                && self
-                    .exprs
-                    .is_prefix_contained(slice, e, budget, Some(&self.classes))?
+                && !self.exprs.is_literal_set(e)
+                && self.exprs.is_prefix_contained(
+                    slice,
+                    e,
+                    budget,
+                    SLICE_MAX_STEPS,
+                    Some(&self.classes),
+                )?
             {
                 return Ok(true);
             }

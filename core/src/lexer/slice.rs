@@ -39,6 +39,11 @@ const MAX_NEW_STATES: usize = 1024;
 const MAX_NEW_STATES_DEEP: usize = 512;
 const MAX_NEW_STATES_INF: usize = 64;
 const MAX_EXPANSIONS_INF: usize = 256;
+/// Expression fuel one depth search may burn. States cost ~100-400 fuel each in
+/// counted-word patterns (a 1,024-state search stays under it); a few grammars have states
+/// costing thousands (large unions of patterned strings), where the state budget alone let
+/// one search take 70 ms.
+const MAX_SEARCH_FUEL: u64 = 250_000;
 /// Characters in a typical long token.
 const TOKEN_CHARS: u32 = 16;
 
@@ -294,6 +299,7 @@ impl Lexer {
             (MAX_EXPANSIONS, MAX_NEW_STATES)
         };
         let states_before = self.states.len();
+        let fuel_before = self.exprs.fuel_left();
         let mut visited = core::mem::take(&mut u.visited);
         visited.clear();
         visited.push((q.0, 0));
@@ -317,6 +323,7 @@ impl Lexer {
             }
             if head >= max_expansions
                 || self.states.len() - states_before > max_new
+                || fuel_before.saturating_sub(self.exprs.fuel_left()) > MAX_SEARCH_FUEL
                 || self.states.len() > self.max_states / 2
             {
                 exhausted = true;

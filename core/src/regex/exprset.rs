@@ -58,6 +58,9 @@ pub(crate) const TAG_REPEAT: u32 = 8;
 const TAG_MASK: u32 = 0xff;
 const FLAG_NULLABLE: u32 = 1 << 8;
 const FLAG_AND_NOT: u32 = 1 << 9;
+/// Set when the expression has a `ByteSet`, `Repeat` or `Not` node: without one its
+/// language is a finite set of literal byte strings (see [`ExprSet::is_literal_set`]).
+const FLAG_WIDE: u32 = 1 << 10;
 
 /// `Repeat` upper bound meaning "unbounded".
 pub(crate) const REPEAT_INF: u32 = u32::MAX;
@@ -183,7 +186,7 @@ impl ExprSet {
         let _ = set.intern(&[TAG_EPSILON | FLAG_NULLABLE]);
         // ANY_STRING = Not(NOTHING). It is flagged as free of And/Not: its language is
         // known to be non-empty.
-        let _ = set.intern(&[TAG_NOT | FLAG_NULLABLE, ExprId::NOTHING.0]);
+        let _ = set.intern(&[TAG_NOT | FLAG_NULLABLE | FLAG_WIDE, ExprId::NOTHING.0]);
         set
     }
 
@@ -273,6 +276,13 @@ impl ExprSet {
         self.header(e) & FLAG_AND_NOT != 0
     }
 
+    /// Whether `e` is built from bytes, concatenation, alternation and intersection only, so
+    /// that its language is a finite set of literal strings (a list of keys or enum values).
+    #[inline]
+    pub fn is_literal_set(&self, e: ExprId) -> bool {
+        self.header(e) & FLAG_WIDE == 0
+    }
+
     /// The byte set of a `Byte`/`ByteSet` node.
     pub(crate) fn as_byte_set(&self, e: ExprId) -> Option<[u32; 8]> {
         match self.node(e) {
@@ -347,7 +357,7 @@ impl ExprSet {
             1 => self.mk_byte(first_bit(set)),
             _ => {
                 let mut w = [0u32; 9];
-                w[0] = TAG_BYTE_SET;
+                w[0] = TAG_BYTE_SET | FLAG_WIDE;
                 w[1..].copy_from_slice(set);
                 self.intern(&w)
             }
@@ -405,7 +415,7 @@ impl ExprSet {
     fn intern_concat(&mut self, a: ExprId, b: ExprId) -> Result<ExprId, LimitKind> {
         let ha = self.header(a);
         let hb = self.header(b);
-        let mut h = TAG_CONCAT | ((ha | hb) & FLAG_AND_NOT);
+        let mut h = TAG_CONCAT | ((ha | hb) & (FLAG_AND_NOT | FLAG_WIDE));
         if ha & hb & FLAG_NULLABLE != 0 {
             h |= FLAG_NULLABLE;
         }
@@ -488,7 +498,7 @@ impl ExprSet {
                 let mut h = TAG_OR;
                 for &x in &list {
                     let hx = self.header(ExprId(x));
-                    h |= hx & (FLAG_NULLABLE | FLAG_AND_NOT);
+                    h |= hx & (FLAG_NULLABLE | FLAG_AND_NOT | FLAG_WIDE);
                 }
                 list.insert(0, h);
                 self.intern(&list)
@@ -571,6 +581,7 @@ impl ExprSet {
                     if !self.is_nullable(ExprId(x)) {
                         h &= !FLAG_NULLABLE;
                     }
+                    h |= self.header(ExprId(x)) & FLAG_WIDE;
                 }
                 list.insert(0, h);
                 self.intern(&list)
@@ -586,7 +597,7 @@ impl ExprSet {
         if e == ExprId::NOTHING {
             return Ok(ExprId::ANY_STRING);
         }
-        let mut h = TAG_NOT | FLAG_AND_NOT;
+        let mut h = TAG_NOT | FLAG_AND_NOT | FLAG_WIDE;
         if !self.is_nullable(e) {
             h |= FLAG_NULLABLE;
         }
@@ -657,7 +668,7 @@ impl ExprSet {
             }
             _ => {}
         }
-        let mut h = TAG_REPEAT | (self.header(e) & FLAG_AND_NOT);
+        let mut h = TAG_REPEAT | FLAG_WIDE | (self.header(e) & FLAG_AND_NOT);
         if min == 0 {
             h |= FLAG_NULLABLE;
         }

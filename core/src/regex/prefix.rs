@@ -9,7 +9,9 @@ use crate::error::LimitKind;
 impl ExprSet {
     /// Whether for every string `w` of `s` some continuation of `w` matches `e` (every
     /// `w ∈ L(s)` is a prefix of a string of `L(e)`). Explores pairs of derivatives of `s` and
-    /// `e` over byte classes; answers `false` when more than `max_pairs` pairs are needed.
+    /// `e` over byte classes; answers `false` when more than `max_pairs` pairs are needed,
+    /// or more than `max_steps` derivative pairs computed (one per pair and byte class: with
+    /// the hundred classes of a large grammar's lexer, the steps are what costs).
     ///
     /// `classes` must not separate bytes that `s` or `e` (or their derivatives) distinguish;
     /// `None` computes them.
@@ -18,6 +20,7 @@ impl ExprSet {
         s: ExprId,
         e: ExprId,
         max_pairs: usize,
+        max_steps: usize,
         classes: Option<&super::ByteClasses>,
     ) -> Result<bool, LimitKind> {
         let computed;
@@ -34,7 +37,12 @@ impl ExprSet {
         let mut seen: HashSet<(ExprId, ExprId)> = HashSet::new();
         let mut stack = alloc::vec![(s, e)];
         seen.insert((s, e));
+        let mut steps = 0usize;
         while let Some((a, b)) = stack.pop() {
+            steps += reps.len();
+            if steps > max_steps {
+                return Ok(false);
+            }
             for &byte in &reps {
                 let da = self.derivative(a, byte)?;
                 if da == ExprId::NOTHING {

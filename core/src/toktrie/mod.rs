@@ -32,6 +32,29 @@ pub trait Recognizer {
     fn pop_bytes(&mut self, n: usize);
 }
 
+/// A recognizer whose usual step is a table lookup the walk can make itself
+/// ([`TokTrie::walk_stepper`]): it lends the walk its stack of entries, so the hot loop keeps
+/// the stack in registers and calls back only for steps the table does not decide.
+pub trait Stepper {
+    /// One stack entry (a state).
+    type Entry: Copy;
+    /// Lends the stack, bottom first; the last entry is the current state. An empty stack
+    /// accepts nothing. Given back with [`Stepper::return_stack`].
+    fn take_stack(&mut self) -> Vec<Self::Entry>;
+    /// Takes the stack back, as it was lent.
+    fn return_stack(&mut self, stack: Vec<Self::Entry>);
+    /// The entry after `byte` from `top` when a table lookup decides it; `None` leaves the
+    /// byte to [`Stepper::step`].
+    fn fast_step(&self, top: Self::Entry, byte: u8) -> Option<Self::Entry>;
+    /// The full step: `Ok(Some(e))` pushes `e`, `Ok(None)` rejects `byte`, `Err(StopWalk)`
+    /// ends the walk (a budget ran out; the recognizer keeps the reason).
+    fn step(&mut self, top: Self::Entry, byte: u8) -> Result<Option<Self::Entry>, StopWalk>;
+}
+
+/// Returned by [`Stepper::step`] to end a walk early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StopWalk;
+
 /// Why a [`TokTrie`] could not be built.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]

@@ -90,6 +90,45 @@ impl Recognizer for Dfa {
     }
 }
 
+/// The same DFA as a [`Stepper`]: the table step decides only transitions out of even
+/// states, so the walk takes both paths; `stop_after` slow steps end the walk.
+struct DfaStepper {
+    dfa: Dfa,
+    slow_steps: usize,
+    stop_after: Option<usize>,
+}
+
+impl DfaStepper {
+    fn next(&self, s: u8, byte: u8) -> Option<u8> {
+        let next = self.dfa.table[s as usize * 256 + byte as usize];
+        (next != DEAD).then_some(next)
+    }
+}
+
+impl Stepper for DfaStepper {
+    type Entry = u8;
+    fn take_stack(&mut self) -> Vec<u8> {
+        core::mem::take(&mut self.dfa.stack)
+    }
+    fn return_stack(&mut self, stack: Vec<u8>) {
+        self.dfa.stack = stack;
+    }
+    fn fast_step(&self, top: u8, byte: u8) -> Option<u8> {
+        if top.is_multiple_of(2) {
+            self.next(top, byte)
+        } else {
+            None
+        }
+    }
+    fn step(&mut self, top: u8, byte: u8) -> Result<Option<u8>, StopWalk> {
+        self.slow_steps += 1;
+        if self.stop_after.is_some_and(|n| self.slow_steps > n) {
+            return Err(StopWalk);
+        }
+        Ok(self.next(top, byte))
+    }
+}
+
 fn refs(tokens: &[Vec<u8>]) -> Vec<&[u8]> {
     tokens.iter().map(|t| t.as_slice()).collect()
 }
@@ -372,6 +411,22 @@ proptest! {
         trie.walk(&mut dfa, &mut mask);
         prop_assert_eq!(&mask, &want);
         prop_assert_eq!(&dfa.stack, &start_stack);
+        // The stepper walk gives the same mask and hands the stack back unchanged.
+        let mut stepper = DfaStepper { dfa, slow_steps: 0, stop_after: None };
+        let mut mask = vec![0u32; trie.mask_words()];
+        trie.walk_stepper(&mut stepper, &mut mask);
+        prop_assert_eq!(&mask, &want);
+        prop_assert_eq!(&stepper.dfa.stack, &start_stack);
+        // Stopped early: a subset of the mask, and still the same stack.
+        let slow = stepper.slow_steps;
+        stepper.slow_steps = 0;
+        stepper.stop_after = Some(slow / 2);
+        let mut mask = vec![0u32; trie.mask_words()];
+        trie.walk_stepper(&mut stepper, &mut mask);
+        for (got, all) in mask.iter().zip(&want) {
+            prop_assert_eq!(got & !all, 0);
+        }
+        prop_assert_eq!(&stepper.dfa.stack, &start_stack);
     }
 
     #[test]

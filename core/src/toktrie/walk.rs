@@ -16,7 +16,7 @@
 
 use alloc::vec::Vec;
 
-use super::{Node, Recognizer, TokTrie, bit_is_set, clear_bit, set_bit_checked};
+use super::{Node, Recognizer, Stepper, StopWalk, TokTrie, bit_is_set, clear_bit, set_bit_checked};
 
 impl TokTrie {
     /// Sets bit `t % 32` of `mask[t / 32]` for every token `t` whose bytes can all be pushed
@@ -39,6 +39,33 @@ impl TokTrie {
         if mask.len() < self.mask_words() {
             return;
         }
+        self.with_dups(mask, |mask| self.walk_nodes(rec, mask));
+    }
+
+    /// [`TokTrie::walk`] for a [`Stepper`]: the same walk, with the stack held by the loop
+    /// and the table step inlined. `rec` ends in the state it started in.
+    pub fn walk_stepper<S: Stepper + ?Sized>(&self, rec: &mut S, mask: &mut [u32]) {
+        debug_assert!(
+            mask.len() >= self.mask_words(),
+            "mask has {} words, the trie needs {}",
+            mask.len(),
+            self.mask_words()
+        );
+        if mask.len() < self.mask_words() {
+            return;
+        }
+        let mut stack = rec.take_stack();
+        if !stack.is_empty() {
+            // Room for the deepest token, so the loop's pushes never reallocate (the stack
+            // is the recognizer's and keeps this capacity from walk to walk).
+            stack.reserve(TokTrie::MAX_TOKEN_LEN + 1);
+            self.with_dups(mask, |mask| self.walk_nodes_stepper(rec, &mut stack, mask));
+        }
+        rec.return_stack(stack);
+    }
+
+    /// Runs `walk` on `mask` with duplicate ids handled (see [`TokTrie::walk`]).
+    fn with_dups(&self, mask: &mut [u32], walk: impl FnOnce(&mut [u32])) {
         // A primary bit set before the walk would make its duplicates look accepted. Hide
         // such bits during the walk and restore them after. The list stays empty (and
         // unallocated) in the usual case of a walk into a zeroed mask.
@@ -49,7 +76,7 @@ impl TokTrie {
                 preset.push(primary);
             }
         }
-        self.walk_nodes(rec, mask);
+        walk(mask);
         for &(primary, dup) in &self.dups {
             if bit_is_set(mask, primary) {
                 set_bit_checked(mask, dup);
@@ -58,6 +85,74 @@ impl TokTrie {
         for primary in preset {
             set_bit_checked(mask, primary);
         }
+    }
+
+    /// The hot loop for a [`Stepper`]: [`TokTrie::walk_nodes`] with the stack in a local
+    /// `Vec` (its length and top stay in registers) and the table step inlined. `stack` is
+    /// non-empty and has room for `MAX_TOKEN_LEN` more entries; it ends as it started.
+    #[inline(never)]
+    fn walk_nodes_stepper<S: Stepper + ?Sized>(
+        &self,
+        rec: &mut S,
+        stack: &mut Vec<S::Entry>,
+        mask: &mut [u32],
+    ) {
+        let nodes = self.nodes.as_slice();
+        let end = nodes.len();
+        debug_assert!(mask.len() >= self.mask_words());
+        debug_assert!(end == 1 || !mask.is_empty());
+        let base = stack.len();
+        let Some(&first) = stack.last() else {
+            return;
+        };
+        let mut top = first;
+        let mut p = 1usize;
+        while p < end {
+            debug_assert!(p < nodes.len());
+            // SAFETY: `p < end == nodes.len()` by the loop condition.
+            let node = unsafe { *nodes.get_unchecked(p) };
+            let next = match rec.fast_step(top, node.byte()) {
+                Some(e) => Some(e),
+                None => match rec.step(top, node.byte()) {
+                    Ok(e) => e,
+                    Err(StopWalk) => break,
+                },
+            };
+            let pending = match next {
+                Some(e) => {
+                    let tok = node.token();
+                    let has_token = u32::from(tok != Node::NO_TOKEN);
+                    let word = (tok >> 5) as usize * has_token as usize;
+                    let bit = has_token << (tok & 31);
+                    debug_assert!(word < mask.len());
+                    // SAFETY: as in `walk_nodes`: a real token id is `< vocab_size`, so
+                    // `word < mask_words <= mask.len()`; otherwise `word == 0` and `mask` is
+                    // non-empty.
+                    unsafe { *mask.get_unchecked_mut(word) |= bit };
+                    p += 1;
+                    if node.subtree_size() == 1 {
+                        // A leaf: its own entry is never pushed, so pop one byte less.
+                        node.pops() - 1
+                    } else {
+                        stack.push(e);
+                        top = e;
+                        continue;
+                    }
+                }
+                None => {
+                    p += node.subtree_size();
+                    node.pops() - 1
+                }
+            };
+            if pending > 0 {
+                // The trie pops exactly what it pushed, so the stack never drops below
+                // `base`; `max` keeps that true even for a malformed trie.
+                let keep = stack.len().saturating_sub(pending).max(base);
+                stack.truncate(keep);
+                top = stack.last().copied().unwrap_or(first);
+            }
+        }
+        stack.truncate(base);
     }
 
     /// The hot loop. `mask.len() >= self.mask_words()` is checked by the caller.
