@@ -108,6 +108,11 @@ pub struct ExprSet {
     /// Short witnesses of recent non-emptiness proofs, most recent first (see
     /// [`ExprSet::is_empty_language_with`]); fixed size, so replaying them never allocates.
     pub(crate) witnesses: [Witness; WITNESSES],
+    /// Derivative pairs `(s, e)` known to satisfy [`ExprSet::is_prefix_contained`], and that
+    /// check's scratch buffers.
+    pub(crate) prefix_memo: hashbrown::HashSet<(u32, u32)>,
+    pub(crate) prefix_seen: hashbrown::HashSet<(u32, u32)>,
+    pub(crate) prefix_stack: Vec<(ExprId, ExprId)>,
     pub(crate) max_nodes: usize,
     pub(crate) max_repeat: u32,
     pub(crate) max_nesting_depth: usize,
@@ -174,6 +179,9 @@ impl ExprSet {
             empty_seen: hashbrown::HashSet::new(),
             empty_stack: Vec::new(),
             witnesses: [Witness::EMPTY; WITNESSES],
+            prefix_memo: hashbrown::HashSet::new(),
+            prefix_seen: hashbrown::HashSet::new(),
+            prefix_stack: Vec::new(),
             fuel: limits.compile_fuel,
             work: 0,
             max_nodes: limits.max_expr_nodes.max(3),
@@ -202,6 +210,7 @@ impl ExprSet {
             + self.table.capacity() * 5
             + self.deriv_cache.capacity() * 13
             + self.empty_cache.capacity() * 9
+            + self.prefix_memo.capacity() * 9
     }
 
     /// Set the remaining work budget for derivatives, emptiness and containment checks.
