@@ -30,30 +30,12 @@ impl TokTrie {
     /// bug (`debug_assert!`), and in release builds the walk then returns without touching
     /// anything.
     pub fn walk<R: Recognizer + ?Sized>(&self, rec: &mut R, mask: &mut [u32]) {
-        debug_assert!(
-            mask.len() >= self.mask_words(),
-            "mask has {} words, the trie needs {}",
-            mask.len(),
-            self.mask_words()
-        );
-        if mask.len() < self.mask_words() {
-            return;
-        }
         self.with_dups(mask, |mask| self.walk_nodes(rec, mask));
     }
 
     /// [`TokTrie::walk`] for a [`Stepper`]: the same walk, with the stack held by the loop
     /// and the table step inlined. `rec` ends in the state it started in.
     pub fn walk_stepper<S: Stepper + ?Sized>(&self, rec: &mut S, mask: &mut [u32]) {
-        debug_assert!(
-            mask.len() >= self.mask_words(),
-            "mask has {} words, the trie needs {}",
-            mask.len(),
-            self.mask_words()
-        );
-        if mask.len() < self.mask_words() {
-            return;
-        }
         let mut stack = rec.take_stack();
         if !stack.is_empty() {
             // Room for the deepest token, so the loop's pushes never reallocate (the stack
@@ -64,8 +46,19 @@ impl TokTrie {
         rec.return_stack(stack);
     }
 
-    /// Runs `walk` on `mask` with duplicate ids handled (see [`TokTrie::walk`]).
+    /// Runs `walk` on `mask` with duplicate ids handled (see [`TokTrie::walk`]); does nothing
+    /// when `mask` is shorter than [`TokTrie::mask_words`] (a caller bug, asserted in debug
+    /// builds).
     fn with_dups(&self, mask: &mut [u32], walk: impl FnOnce(&mut [u32])) {
+        debug_assert!(
+            mask.len() >= self.mask_words(),
+            "mask has {} words, the trie needs {}",
+            mask.len(),
+            self.mask_words()
+        );
+        if mask.len() < self.mask_words() {
+            return;
+        }
         // A primary bit set before the walk would make its duplicates look accepted. Hide
         // such bits during the walk and restore them after. The list stays empty (and
         // unallocated) in the usual case of a walk into a zeroed mask.
