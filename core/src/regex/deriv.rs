@@ -228,7 +228,8 @@ impl ExprSet {
         // letter after the first space would match).
         seen.clear();
         stack.clear();
-        let mut empty = !self.is_nullable(e);
+        // `e` is not nullable (checked above): empty until a witness turns up.
+        let mut empty = true;
         let mut bound = 8usize;
         while empty {
             seen.clear();
@@ -335,11 +336,7 @@ impl ExprSet {
                     || !self.has_and_not(cur)
                     || self.empty_cache.get(&cur.0) == Some(&false);
                 if known_live {
-                    // Move the witness to the front.
-                    self.witnesses.copy_within(0..i, 1);
-                    if let Some(first) = self.witnesses.first_mut() {
-                        *first = w;
-                    }
+                    self.remember_witness(w);
                     return Ok(true);
                 }
             }
