@@ -27,7 +27,7 @@ use hashbrown::HashSet;
 use crate::error::LimitKind;
 use crate::lexer::{Lexer, SLOW_BIT, StateId};
 use crate::limits::Limits;
-use crate::toktrie::{Recognizer, Stepper, StopWalk};
+use crate::toktrie::{FastStep, Recognizer, Stepper, StopWalk};
 
 /// One input byte's parser state: the row the current lexeme started after, and the lexer
 /// state inside that lexeme.
@@ -371,11 +371,10 @@ impl Parser {
     /// A computed transition to a live state that is not lazy, read from the table.
     #[inline(always)]
     fn fast_entry(&self, top: Entry, byte: u8) -> Option<Entry> {
-        let raw = self.lexer.next_raw(top.state, byte);
-        (raw & SLOW_BIT == 0 && raw != StateId::DEAD.0).then_some(Entry {
-            row: top.row,
-            state: StateId(raw),
-        })
+        match self.fast_step(top, byte) {
+            FastStep::Push(e) => Some(e),
+            _ => None,
+        }
     }
 
     /// The entry after `byte` from `top` (`None`: rejected).
@@ -432,9 +431,22 @@ impl Stepper for Parser {
         }
     }
 
+    /// The table decides a computed transition to a live state that is not lazy, and a
+    /// dead one out of a state where no lexeme can end (the lexer marks dead transitions
+    /// out of accepting states with [`SLOW_BIT`]: a lexeme may end there).
     #[inline(always)]
-    fn fast_step(&self, top: Entry, byte: u8) -> Option<Entry> {
-        self.fast_entry(top, byte)
+    fn fast_step(&self, top: Entry, byte: u8) -> FastStep<Entry> {
+        let raw = self.lexer.next_raw(top.state, byte);
+        if raw & SLOW_BIT != 0 {
+            FastStep::Slow
+        } else if raw == StateId::DEAD.0 {
+            FastStep::Reject
+        } else {
+            FastStep::Push(Entry {
+                row: top.row,
+                state: StateId(raw),
+            })
+        }
     }
 
     #[inline(always)]

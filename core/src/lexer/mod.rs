@@ -59,8 +59,9 @@ pub struct LexemeInfo {
 const START_MARK: u32 = u32::MAX;
 /// A transition not computed yet.
 const MISSING: u32 = u32::MAX;
-/// Set in a transition-table entry whose target state is [`Lexer::LAZY`] (and in
-/// [`MISSING`]), so the walk's fast path tests one bit instead of reading the flags.
+/// Set in a transition-table entry whose target state is [`Lexer::LAZY`], in a dead entry
+/// out of an [`Lexer::ACCEPT`] state, and in [`MISSING`]: the walk's fast path tests one bit
+/// instead of reading the flags, and decides every entry without it.
 pub(crate) const SLOW_BIT: u32 = 1 << 31;
 
 #[derive(Debug, Clone, Copy)]
@@ -333,8 +334,8 @@ impl Lexer {
     }
 
     /// The raw table entry for reading `byte` in `s`: a state id without [`SLOW_BIT`] (0 is
-    /// dead), or an entry with it set when the target is lazy or not computed yet (then call
-    /// [`Lexer::next`]).
+    /// dead), or an entry with it set when the target is lazy, when it is dead out of an
+    /// accepting state, or when it is not computed yet (then call [`Lexer::next`]).
     #[inline(always)]
     pub(crate) fn next_raw(&self, s: StateId, byte: u8) -> u32 {
         let class = self.classes.class_of(byte) as usize;
@@ -370,9 +371,15 @@ impl Lexer {
         };
         self.scratch = out;
         let next = next?;
-        let lazy = self.flags(next) & Lexer::LAZY != 0;
+        // The walk's fast path decides only plain transitions: a lazy target ends a lexeme,
+        // and a dead one out of an accepting state may end one and start the next.
+        let slow = if next == StateId::DEAD {
+            self.flags(s) & Lexer::ACCEPT != 0
+        } else {
+            self.flags(next) & Lexer::LAZY != 0
+        };
         if let Some(slot) = self.next.get_mut(idx) {
-            *slot = next.0 | if lazy { SLOW_BIT } else { 0 };
+            *slot = next.0 | if slow { SLOW_BIT } else { 0 };
         }
         Ok(next)
     }

@@ -43,12 +43,23 @@ pub trait Stepper {
     fn take_stack(&mut self) -> Vec<Self::Entry>;
     /// Takes the stack back, as it was lent.
     fn return_stack(&mut self, stack: Vec<Self::Entry>);
-    /// The entry after `byte` from `top` when a table lookup decides it; `None` leaves the
-    /// byte to [`Stepper::step`].
-    fn fast_step(&self, top: Self::Entry, byte: u8) -> Option<Self::Entry>;
+    /// What a table lookup decides about `byte` from `top`: push an entry, reject the byte,
+    /// or leave it to [`Stepper::step`].
+    fn fast_step(&self, top: Self::Entry, byte: u8) -> FastStep<Self::Entry>;
     /// The full step: `Ok(Some(e))` pushes `e`, `Ok(None)` rejects `byte`, `Err(StopWalk)`
     /// ends the walk (a budget ran out; the recognizer keeps the reason).
     fn step(&mut self, top: Self::Entry, byte: u8) -> Result<Option<Self::Entry>, StopWalk>;
+}
+
+/// The answer of [`Stepper::fast_step`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FastStep<E> {
+    /// The byte is accepted; push this entry.
+    Push(E),
+    /// The byte is rejected.
+    Reject,
+    /// The table does not decide; call [`Stepper::step`].
+    Slow,
 }
 
 /// Returned by [`Stepper::step`] to end a walk early.

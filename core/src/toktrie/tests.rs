@@ -113,11 +113,14 @@ impl Stepper for DfaStepper {
     fn return_stack(&mut self, stack: Vec<u8>) {
         self.dfa.stack = stack;
     }
-    fn fast_step(&self, top: u8, byte: u8) -> Option<u8> {
-        if top.is_multiple_of(2) {
-            self.next(top, byte)
-        } else {
-            None
+    fn fast_step(&self, top: u8, byte: u8) -> FastStep<u8> {
+        // Every third state leaves its bytes to `step`; the others decide both ways.
+        if top.is_multiple_of(3) {
+            return FastStep::Slow;
+        }
+        match self.next(top, byte) {
+            Some(e) => FastStep::Push(e),
+            None => FastStep::Reject,
         }
     }
     fn step(&mut self, top: u8, byte: u8) -> Result<Option<u8>, StopWalk> {

@@ -16,7 +16,7 @@
 
 use alloc::vec::Vec;
 
-use super::{Node, Recognizer, Stepper, StopWalk, TokTrie, bit_is_set, clear_bit, set_bit_checked};
+use super::{FastStep, Node, Recognizer, Stepper, StopWalk, TokTrie, bit_is_set, clear_bit, set_bit_checked};
 
 impl TokTrie {
     /// Sets bit `t % 32` of `mask[t / 32]` for every token `t` whose bytes can all be pushed
@@ -105,8 +105,9 @@ impl TokTrie {
             // SAFETY: `p < end == nodes.len()` by the loop condition.
             let node = unsafe { *nodes.get_unchecked(p) };
             let next = match rec.fast_step(top, node.byte()) {
-                Some(e) => Some(e),
-                None => match rec.step(top, node.byte()) {
+                FastStep::Push(e) => Some(e),
+                FastStep::Reject => None,
+                FastStep::Slow => match rec.step(top, node.byte()) {
                     Ok(e) => e,
                     Err(StopWalk) => break,
                 },
