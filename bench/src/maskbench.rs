@@ -865,6 +865,7 @@ fn run_file(
         res.mask_stats.masks += check.stats.masks;
         res.mask_stats.cached += check.stats.cached;
         res.mask_stats.sliced += check.stats.sliced;
+        res.mask_stats.state_masks += check.stats.state_masks;
         let outcome = match (&check.verdict, valid) {
             (Verdict::Timeout, _) => return timed_out(res, i, cfg),
             (Verdict::Limit(what), _) => {
@@ -1063,6 +1064,7 @@ impl MaskbenchReport {
                 "masks": self.compiled().map(|f| f.mask_stats.masks).sum::<u64>(),
                 "cached": self.compiled().map(|f| f.mask_stats.cached).sum::<u64>(),
                 "sliced": self.compiled().map(|f| f.mask_stats.sliced).sum::<u64>(),
+                "state_masks": self.compiled().map(|f| f.mask_stats.state_masks).sum::<u64>(),
             },
             "peak_rss_kb": peak_rss_kb(),
             "vocab_size": self.vocab_size,
@@ -1163,10 +1165,11 @@ impl MaskbenchReport {
             fmt_num(&s["matcher_bytes"]["max"])
         )?;
         let paths = &s["mask_paths"];
-        let (n, cached, sliced) = (
+        let (n, cached, sliced, state) = (
             paths["masks"].as_u64().unwrap_or(0),
             paths["cached"].as_u64().unwrap_or(0),
             paths["sliced"].as_u64().unwrap_or(0),
+            paths["state_masks"].as_u64().unwrap_or(0),
         );
         let pct = |a: u64, b: u64| {
             if b == 0 {
@@ -1178,10 +1181,11 @@ impl MaskbenchReport {
         writeln!(
             out,
             "  mask paths: {n} masks; {cached} copied from the last mask ({:.1}%); {sliced} sliced \
-             ({:.1}% of the {} computed)",
+             ({:.1}% of the {} computed); {state} from a lexer state's remembered mask ({:.1}%)",
             pct(cached, n),
             pct(sliced, n - cached.min(n)),
-            n - cached.min(n)
+            n - cached.min(n),
+            pct(state, n - cached.min(n)),
         )?;
         writeln!(out, "  wall {} s", s["wall_s"])?;
         let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();

@@ -16,7 +16,9 @@ use alloc::vec::Vec;
 use crate::earley::Parser;
 use crate::error::MatcherError;
 use crate::grammar::Grammar;
+use crate::slicer::Slice;
 use crate::toktrie::Recognizer;
+use crate::vocab::Vocabulary;
 
 /// Forced bytes are searched at most this far ahead.
 const MAX_FORCED_BYTES: usize = 256;
@@ -36,6 +38,9 @@ pub struct MaskStats {
     pub cached: u64,
     /// Masks where a slice was OR-ed in and only the rest of the trie walked.
     pub sliced: u64,
+    /// Masks computed from the lexer state's remembered mask (see
+    /// [`crate::earley::Parser::state_mask_walk`]), built on the spot or reused.
+    pub state_masks: u64,
 }
 
 /// Per-sequence constraint state. Cheap to create from a [`Grammar`]; `Send`, used from one
@@ -124,13 +129,13 @@ impl Matcher {
         self.parser.start_step();
         let slice = self.parser.top_slice().and_then(|k| vocab.slices().get(k));
         self.parser.start_step();
-        match slice {
-            Some(slice) => {
-                mask.copy_from_slice(slice.mask());
-                slice.rest().walk_stepper(&mut self.parser, mask);
+        if self.parser.state_mask_walk(&vocab, mask) {
+            self.stats.state_masks += 1;
+            if slice.is_some() {
                 self.stats.sliced += 1;
             }
-            None => vocab.trie().walk_stepper(&mut self.parser, mask),
+        } else {
+            self.walk(&vocab, slice, mask);
         }
         if let Some(kind) = self.parser.error() {
             mask.fill(0);
@@ -143,6 +148,18 @@ impl Matcher {
         self.cached_mask.extend_from_slice(mask);
         self.cached_key = Some(key);
         Ok(())
+    }
+
+    /// The plain mask walk: the slice's mask plus its rest trie, or the whole trie.
+    fn walk(&mut self, vocab: &Vocabulary, slice: Option<&Slice>, mask: &mut [u32]) {
+        match slice {
+            Some(slice) => {
+                mask.copy_from_slice(slice.mask());
+                slice.rest().walk_stepper(&mut self.parser, mask);
+                self.stats.sliced += 1;
+            }
+            None => vocab.trie().walk_stepper(&mut self.parser, mask),
+        }
     }
 
     /// Is token `t` allowed now (without computing the whole mask)?
@@ -367,6 +384,13 @@ impl Matcher {
         self.error = None;
     }
 
+    /// Drops the copy of the last mask, so the next [`Matcher::compute_mask`] computes it
+    /// again (for tests that compare the ways a mask is computed).
+    #[doc(hidden)]
+    pub fn forget_last_mask(&mut self) {
+        self.cached_key = None;
+    }
+
     /// How masks have been computed so far.
     pub fn stats(&self) -> MaskStats {
         self.stats
@@ -387,7 +411,8 @@ impl Drop for Matcher {
         }
         let inner = self.grammar.inner();
         if let Some(mut warm) = inner.warm.try_lock()
-            && self.parser.lexer().num_states() > warm.lexer().num_states()
+            && (self.parser.lexer().num_states(), self.parser.state_masks())
+                > (warm.lexer().num_states(), warm.state_masks())
         {
             self.parser.reset_to_start();
             core::mem::swap(&mut *warm, &mut self.parser);

@@ -17,6 +17,7 @@
 //! [`Parser::start_step`]), and the lexer's.
 
 mod rules;
+mod statemask;
 
 pub use rules::{END, Rules, TERMINAL};
 
@@ -85,6 +86,7 @@ pub struct Parser {
     items_this_step: usize,
     error: Option<LimitKind>,
     next_serial: u64,
+    state_masks: statemask::StateMasks,
 }
 
 impl Parser {
@@ -111,6 +113,7 @@ impl Parser {
             items_this_step: 0,
             error: None,
             next_serial: 0,
+            state_masks: statemask::StateMasks::new(limits.max_memory_bytes),
         };
         p.start_step();
         let start = p.rules.start;
@@ -184,7 +187,16 @@ impl Parser {
 
     /// Rows and items held (statistics).
     pub fn bytes_used(&self) -> usize {
-        self.items.len() * 8 + self.rows.len() * 20 + self.stack.len() * 8 + self.lexer.bytes_used()
+        self.items.len() * 8
+            + self.rows.len() * 20
+            + self.stack.len() * 8
+            + self.lexer.bytes_used()
+            + self.state_masks.bytes_used()
+    }
+
+    /// Lexer states with a remembered mask (see [`Parser::state_mask_walk`]).
+    pub fn state_masks(&self) -> usize {
+        self.state_masks.len()
     }
 
     /// Whether the input so far is a complete sentence.

@@ -51,6 +51,26 @@ pub trait Stepper {
     fn step(&mut self, top: Self::Entry, byte: u8) -> Result<Option<Self::Entry>, StopWalk>;
 }
 
+/// A recognizer that sorts bytes three ways without outside context
+/// ([`TokTrie::walk_split`]): pushed, rejected, or deferred to a later walk that has it.
+pub trait Splitter {
+    /// One stack entry (a state).
+    type Entry: Copy;
+    /// What happens to `byte` from `top`; `Err(StopWalk)` ends the walk.
+    fn split(&mut self, top: Self::Entry, byte: u8) -> Result<Split<Self::Entry>, StopWalk>;
+}
+
+/// The answer of [`Splitter::split`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Split<E> {
+    /// Accepted; push this entry.
+    Push(E),
+    /// Rejected, whatever the context.
+    Reject,
+    /// Depends on context: record the node, do not enter it.
+    Defer,
+}
+
 /// The answer of [`Stepper::fast_step`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FastStep<E> {

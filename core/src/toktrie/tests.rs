@@ -132,6 +132,28 @@ impl Stepper for DfaStepper {
     }
 }
 
+/// The DFA as a [`Splitter`]: transitions out of states divisible by 3 are deferred.
+struct DfaSplit<'a> {
+    dfa: &'a Dfa,
+    defers: usize,
+}
+
+impl Splitter for DfaSplit<'_> {
+    type Entry = u8;
+    fn split(&mut self, top: u8, byte: u8) -> Result<Split<u8>, StopWalk> {
+        if top.is_multiple_of(3) {
+            self.defers += 1;
+            return Ok(Split::Defer);
+        }
+        let next = self.dfa.table[top as usize * 256 + byte as usize];
+        Ok(if next == DEAD {
+            Split::Reject
+        } else {
+            Split::Push(next)
+        })
+    }
+}
+
 fn refs(tokens: &[Vec<u8>]) -> Vec<&[u8]> {
     tokens.iter().map(|t| t.as_slice()).collect()
 }
@@ -429,6 +451,25 @@ proptest! {
         for (got, all) in mask.iter().zip(&want) {
             prop_assert_eq!(got & !all, 0);
         }
+        prop_assert_eq!(&stepper.dfa.stack, &start_stack);
+        // Split: transitions out of states divisible by 3 are deferred; the deferred nodes
+        // walked below with the full step complete the same mask.
+        stepper.stop_after = None;
+        let mut split = DfaSplit { dfa: &stepper.dfa, defers: 0 };
+        let mut mask = vec![0u32; trie.mask_words()];
+        let mut scratch = Vec::new();
+        let mut deferred = Vec::new();
+        prop_assert!(trie.walk_split(&mut split, start, &mut scratch, &mut mask, &mut deferred).is_ok());
+        prop_assert_eq!(split.defers, deferred.len());
+        let mut stack = stepper.take_stack();
+        for &(node, state) in &deferred {
+            if let Some(e) = stepper.next(state, trie.node_byte(node)) {
+                trie.walk_below(&mut stepper, &mut stack, node, e, &mut mask);
+            }
+        }
+        stepper.return_stack(stack);
+        trie.or_duplicates(&mut mask);
+        prop_assert_eq!(&mask, &want);
         prop_assert_eq!(&stepper.dfa.stack, &start_stack);
     }
 

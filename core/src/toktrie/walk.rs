@@ -16,7 +16,10 @@
 
 use alloc::vec::Vec;
 
-use super::{FastStep, Node, Recognizer, Stepper, StopWalk, TokTrie, bit_is_set, clear_bit, set_bit_checked};
+use super::{
+    FastStep, Node, Recognizer, Split, Splitter, Stepper, StopWalk, TokTrie, bit_is_set, clear_bit,
+    set_bit_checked,
+};
 
 impl TokTrie {
     /// Sets bit `t % 32` of `mask[t / 32]` for every token `t` whose bytes can all be pushed
@@ -41,7 +44,10 @@ impl TokTrie {
             // Room for the deepest token, so the loop's pushes never reallocate (the stack
             // is the recognizer's and keeps this capacity from walk to walk).
             stack.reserve(TokTrie::MAX_TOKEN_LEN + 1);
-            self.with_dups(mask, |mask| self.walk_nodes_stepper(rec, &mut stack, mask));
+            let end = self.nodes.len();
+            self.with_dups(mask, |mask| {
+                self.walk_nodes_stepper(rec, &mut stack, 1, end, mask)
+            });
         }
         rec.return_stack(stack);
     }
@@ -80,7 +86,98 @@ impl TokTrie {
         }
     }
 
-    /// The hot loop for a [`Stepper`]: [`TokTrie::walk_nodes`] with the stack in a local
+    /// Sets the bits of the tokens below the deferred `node` (see [`TokTrie::walk_split`])
+    /// once the full step has accepted its byte with `entry`: the node's own token, and every
+    /// token of its subtree whose remaining bytes `rec` accepts from `entry`. `stack` is the
+    /// recognizer's lent stack ([`Stepper::take_stack`]), non-empty; it ends as it started.
+    /// Duplicate ids are left to [`TokTrie::or_duplicates`].
+    pub fn walk_below<S: Stepper + ?Sized>(
+        &self,
+        rec: &mut S,
+        stack: &mut Vec<S::Entry>,
+        node: u32,
+        entry: S::Entry,
+        mask: &mut [u32],
+    ) {
+        let p = node as usize;
+        let Some(&n) = self.nodes.get(p) else {
+            return;
+        };
+        if p == 0 || mask.len() < self.mask_words() || stack.is_empty() {
+            return;
+        }
+        set_bit_checked(mask, n.token());
+        let end = p + n.subtree_size();
+        if end > p + 1 && end <= self.nodes.len() {
+            stack.reserve(TokTrie::MAX_TOKEN_LEN + 1);
+            stack.push(entry);
+            self.walk_nodes_stepper(rec, stack, p + 1, end, mask);
+            stack.pop();
+        }
+    }
+
+    /// Walks from `start` with a [`Splitter`]: sets the bits of tokens whose bytes it pushes
+    /// all the way, skips rejected subtrees, and appends `(node, entry before the node)` to
+    /// `deferred` for every node it defers, without entering those subtrees. `stack` is
+    /// scratch. Duplicate ids are left to [`TokTrie::or_duplicates`]; `Err` when the splitter
+    /// stopped the walk (the mask and `deferred` are then incomplete).
+    pub fn walk_split<S: Splitter + ?Sized>(
+        &self,
+        splitter: &mut S,
+        start: S::Entry,
+        stack: &mut Vec<S::Entry>,
+        mask: &mut [u32],
+        deferred: &mut Vec<(u32, S::Entry)>,
+    ) -> Result<(), StopWalk> {
+        stack.clear();
+        stack.push(start);
+        let nodes = self.nodes.as_slice();
+        let mut p = 1usize;
+        while let Some(&node) = nodes.get(p) {
+            let top = stack.last().copied().unwrap_or(start);
+            let pending = match splitter.split(top, node.byte())? {
+                Split::Push(e) => {
+                    set_bit_checked(mask, node.token());
+                    p += 1;
+                    if node.subtree_size() == 1 {
+                        node.pops() - 1
+                    } else {
+                        stack.push(e);
+                        continue;
+                    }
+                }
+                Split::Reject => {
+                    p += node.subtree_size();
+                    node.pops() - 1
+                }
+                Split::Defer => {
+                    deferred.push((p as u32, top));
+                    p += node.subtree_size();
+                    node.pops() - 1
+                }
+            };
+            let keep = stack.len().saturating_sub(pending).max(1);
+            stack.truncate(keep);
+        }
+        Ok(())
+    }
+
+    /// The edge byte of trie node `node` (0 past the end).
+    pub fn node_byte(&self, node: u32) -> u8 {
+        self.nodes.get(node as usize).map_or(0, |n| n.byte())
+    }
+
+    /// Sets the bit of every duplicate id whose primary's bit is set.
+    pub fn or_duplicates(&self, mask: &mut [u32]) {
+        for &(primary, dup) in &self.dups {
+            if bit_is_set(mask, primary) {
+                set_bit_checked(mask, dup);
+            }
+        }
+    }
+
+    /// The hot loop for a [`Stepper`]: [`TokTrie::walk_nodes`] over the nodes `from..end`
+    /// (siblings below the stack's top entry and their subtrees), with the stack in a local
     /// `Vec` (its length and top stay in registers) and the table step inlined. `stack` is
     /// non-empty and has room for `MAX_TOKEN_LEN` more entries; it ends as it started.
     #[inline(never)]
@@ -88,18 +185,20 @@ impl TokTrie {
         &self,
         rec: &mut S,
         stack: &mut Vec<S::Entry>,
+        from: usize,
+        end: usize,
         mask: &mut [u32],
     ) {
         let nodes = self.nodes.as_slice();
-        let end = nodes.len();
+        let end = end.min(nodes.len());
         debug_assert!(mask.len() >= self.mask_words());
-        debug_assert!(end == 1 || !mask.is_empty());
+        debug_assert!(end <= from || !mask.is_empty());
         let base = stack.len();
         let Some(&first) = stack.last() else {
             return;
         };
         let mut top = first;
-        let mut p = 1usize;
+        let mut p = from;
         while p < end {
             debug_assert!(p < nodes.len());
             // SAFETY: `p < end == nodes.len()` by the loop condition.

@@ -1,0 +1,283 @@
+//! Masks remembered per lexer state: the part of a mask the lexer decides alone.
+//!
+//! Inside a lexeme the lexer state settles most tokens by itself. A token whose bytes all
+//! keep some lexeme alive is allowed whatever the parser holds (the lexemes of a state are
+//! the ones its row expects). A token that hits a dead transition where no lexeme can end is
+//! rejected. Only a token that crosses a lexeme boundary (a dead transition out of an
+//! accepting state, or a lazy lexeme's end) needs the parser. So for a lexer state `s` the
+//! mask is `within(s)`, the first kind, plus what the parser allows below the *deferred*
+//! trie nodes of `s`, and `within(s)` and the deferred nodes depend on `s` alone.
+//!
+//! The second time a mask is computed in a state, [`Parser::state_mask_walk`] walks the trie
+//! with the lexer only ([`TokTrie::walk_split`]) and keeps `within(s)` plus the deferred
+//! nodes grouped by (state before the node, byte). Later masks in `s` copy `within(s)`, take
+//! one full parser step per group (most groups are rejected whole), and walk below the nodes
+//! of the accepted groups. Inside a JSON string that replaces a walk of thousands of trie
+//! nodes with a copy and a few dozen steps: the deferred nodes are the tokens that close the
+//! string and go on (`",`, `"}`).
+//!
+//! Entries are shared (`Arc`) by the matchers cloned from one warm parser. Their memory is
+//! bounded by [`MAX_STATE_MASK_BYTES`] (and an eighth of `max_memory_bytes`); past it, masks
+//! are walked as before.
+
+use alloc::boxed::Box;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use super::{Entry, Parser};
+use crate::error::LimitKind;
+use crate::lexer::{Lexer, StateId};
+use crate::toktrie::{Split, Splitter, Stepper, StopWalk, TokTrie};
+use crate::vocab::Vocabulary;
+
+/// Default bound on the bytes of remembered state masks per parser.
+pub const MAX_STATE_MASK_BYTES: usize = 8 << 20;
+
+/// Masks are remembered for a state from this visit on.
+const REMEMBER_AT_VISIT: u8 = 2;
+
+/// Deferred nodes that share the state before them and their byte.
+#[derive(Debug, Clone, Copy)]
+struct Group {
+    state: StateId,
+    byte: u8,
+    /// `nodes[start..end]`.
+    start: u32,
+    end: u32,
+}
+
+/// The lexer-decided part of the masks in one lexer state.
+#[derive(Debug)]
+pub(crate) struct StateMask {
+    /// The slice whose rest trie the nodes index; `None`: the full trie.
+    slice: Option<usize>,
+    /// Tokens allowed from the state without leaving the current lexemes (with the slice's
+    /// tokens when `slice` is set); duplicates not included.
+    within: Box<[u32]>,
+    groups: Box<[Group]>,
+    nodes: Box<[u32]>,
+}
+
+impl StateMask {
+    fn bytes(&self) -> usize {
+        core::mem::size_of::<StateMask>()
+            + self.within.len() * 4
+            + self.groups.len() * core::mem::size_of::<Group>()
+            + self.nodes.len() * 4
+    }
+}
+
+/// The per-parser store: entries by lexer state, visit counts, scratch.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StateMasks {
+    entries: Vec<Option<Arc<StateMask>>>,
+    visits: Vec<u8>,
+    bytes: usize,
+    max_bytes: usize,
+    split_stack: Vec<StateId>,
+    deferred: Vec<(u32, StateId)>,
+}
+
+impl StateMasks {
+    pub(crate) fn new(max_memory_bytes: usize) -> StateMasks {
+        StateMasks {
+            max_bytes: MAX_STATE_MASK_BYTES.min(max_memory_bytes / 8),
+            ..StateMasks::default()
+        }
+    }
+
+    /// Bytes held by remembered masks (shared ones counted in full).
+    pub(crate) fn bytes_used(&self) -> usize {
+        self.bytes + self.entries.len() * 8 + self.visits.len()
+    }
+
+    /// Masks remembered.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.iter().filter(|e| e.is_some()).count()
+    }
+}
+
+/// The lexer as a [`Splitter`]: a byte is pushed when some lexeme stays alive (and the
+/// target is not lazy), rejected when none does and none can end before it, and deferred
+/// otherwise.
+struct LexerSplit<'a> {
+    lexer: &'a mut Lexer,
+    error: Option<LimitKind>,
+}
+
+impl Splitter for LexerSplit<'_> {
+    type Entry = StateId;
+
+    fn split(&mut self, top: StateId, byte: u8) -> Result<Split<StateId>, StopWalk> {
+        let next = self.lexer.next(top, byte).map_err(|kind| {
+            self.error = Some(kind);
+            StopWalk
+        })?;
+        Ok(if next == StateId::DEAD {
+            if self.lexer.flags(top) & Lexer::ACCEPT != 0 {
+                Split::Defer
+            } else {
+                Split::Reject
+            }
+        } else if self.lexer.flags(next) & Lexer::LAZY != 0 {
+            Split::Defer
+        } else {
+            Split::Push(next)
+        })
+    }
+}
+
+impl Parser {
+    /// Computes the mask into `mask` (zeroed, `vocab.mask_words()` long) from the state
+    /// mask of the top lexer state, building it on the state's second visit. Returns `false`
+    /// without touching anything when the state has no remembered mask and does not get one
+    /// (first visit, or the memory bound reached): walk the trie instead. A budget error is
+    /// kept in [`Parser::error`] (the mask is then incomplete).
+    pub fn state_mask_walk(&mut self, vocab: &Vocabulary, mask: &mut [u32]) -> bool {
+        let Some(&top) = self.stack.last() else {
+            return false;
+        };
+        let idx = top.state.as_usize();
+        let known = self.state_masks.entries.get(idx).and_then(Option::clone);
+        let sm = match known {
+            Some(sm) => sm,
+            None => {
+                let m = &mut self.state_masks;
+                if m.visits.len() <= idx {
+                    m.visits.resize(idx + 1, 0);
+                }
+                let Some(visits) = m.visits.get_mut(idx) else {
+                    return false;
+                };
+                *visits = visits.saturating_add(1);
+                if *visits < REMEMBER_AT_VISIT || m.bytes >= m.max_bytes {
+                    return false;
+                }
+                match self.build_state_mask(vocab, top.state) {
+                    Ok(sm) => {
+                        let sm = Arc::new(sm);
+                        let m = &mut self.state_masks;
+                        if m.bytes + sm.bytes() <= m.max_bytes {
+                            if m.entries.len() <= idx {
+                                m.entries.resize(idx + 1, None);
+                            }
+                            if let Some(slot) = m.entries.get_mut(idx) {
+                                m.bytes += sm.bytes();
+                                *slot = Some(Arc::clone(&sm));
+                            }
+                        }
+                        sm
+                    }
+                    Err(kind) => {
+                        self.error = Some(kind);
+                        return true;
+                    }
+                }
+            }
+        };
+        self.apply_state_mask(vocab, &sm, top.row, mask);
+        true
+    }
+
+    fn build_state_mask(
+        &mut self,
+        vocab: &Vocabulary,
+        state: StateId,
+    ) -> Result<StateMask, LimitKind> {
+        let slice_k = self.lexer.slice_for(state);
+        let slice = slice_k.and_then(|k| vocab.slices().get(k));
+        let (trie, within) = match slice {
+            Some(s) => (s.rest(), Box::<[u32]>::from(s.mask())),
+            None => (
+                vocab.trie(),
+                alloc::vec![0u32; vocab.mask_words()].into_boxed_slice(),
+            ),
+        };
+        let mut within = within;
+        let mut stack = core::mem::take(&mut self.state_masks.split_stack);
+        let mut deferred = core::mem::take(&mut self.state_masks.deferred);
+        deferred.clear();
+        let mut split = LexerSplit {
+            lexer: &mut self.lexer,
+            error: None,
+        };
+        let walked = trie.walk_split(&mut split, state, &mut stack, &mut within, &mut deferred);
+        let error = split.error;
+        let result = match (walked, error) {
+            (Ok(()), _) => Ok(group(trie, &mut deferred)),
+            (Err(StopWalk), e) => Err(e.unwrap_or(LimitKind::Fuel)),
+        };
+        self.state_masks.split_stack = stack;
+        self.state_masks.deferred = deferred;
+        let (groups, nodes) = result?;
+        Ok(StateMask {
+            slice: slice.and(slice_k),
+            within,
+            groups,
+            nodes,
+        })
+    }
+
+    fn apply_state_mask(&mut self, vocab: &Vocabulary, sm: &StateMask, row: u32, mask: &mut [u32]) {
+        let trie = match sm.slice {
+            Some(k) => match vocab.slices().get(k) {
+                Some(s) => s.rest(),
+                None => return,
+            },
+            None => vocab.trie(),
+        };
+        let (Some(dst), Some(src)) = (mask.get_mut(..sm.within.len()), Some(&sm.within[..])) else {
+            return;
+        };
+        dst.copy_from_slice(src);
+        let mut stack = self.take_stack();
+        if stack.is_empty() {
+            return;
+        }
+        'groups: for g in sm.groups.iter() {
+            let from = Entry {
+                row,
+                state: g.state,
+            };
+            let e = match self.step(from, g.byte) {
+                Ok(Some(e)) => e,
+                Ok(None) => continue,
+                Err(StopWalk) => break,
+            };
+            let nodes = sm
+                .nodes
+                .get(g.start as usize..g.end as usize)
+                .unwrap_or(&[]);
+            for &node in nodes {
+                trie.walk_below(self, &mut stack, node, e, mask);
+                if self.error.is_some() {
+                    break 'groups;
+                }
+            }
+        }
+        self.return_stack(stack);
+        vocab.trie().or_duplicates(mask);
+    }
+}
+
+/// Sorts the deferred `(node, state)` pairs by (state, byte, node) and groups them.
+fn group(trie: &TokTrie, deferred: &mut [(u32, StateId)]) -> (Box<[Group]>, Box<[u32]>) {
+    deferred.sort_unstable_by_key(|&(node, state)| (state.0, trie.node_byte(node), node));
+    let mut groups: Vec<Group> = Vec::new();
+    let mut nodes = Vec::with_capacity(deferred.len());
+    for &(node, state) in deferred.iter() {
+        let byte = trie.node_byte(node);
+        let at = nodes.len() as u32;
+        nodes.push(node);
+        match groups.last_mut() {
+            Some(g) if g.state == state && g.byte == byte => g.end = at + 1,
+            _ => groups.push(Group {
+                state,
+                byte,
+                start: at,
+                end: at + 1,
+            }),
+        }
+    }
+    (groups.into_boxed_slice(), nodes.into_boxed_slice())
+}
