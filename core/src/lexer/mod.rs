@@ -167,14 +167,6 @@ pub struct Lexer {
     units: Vec<slice::Unit>,
     /// Consecutive misses of the per-lexeme fallback check (see `find_slice`).
     fallback_misses: u32,
-    /// Lexeme derivatives taken for new transitions so far (the work of building states;
-    /// the slicer's searches are bounded by it).
-    derive_work: u64,
-    /// `derive_work` when the current slice search began: all the searches for one state
-    /// share one budget.
-    slice_work_start: u64,
-    /// Expression fuel left when the current slice search began (the same sharing).
-    slice_fuel_start: u64,
 }
 
 /// The slice check has not run for this state.
@@ -243,9 +235,6 @@ impl Lexer {
             slice_shapes: Vec::new(),
             units: Vec::new(),
             fallback_misses: 0,
-            derive_work: 0,
-            slice_work_start: 0,
-            slice_fuel_start: 0,
         };
         let (units, shapes) = slice::shapes(&lexer);
         lexer.units = units;
@@ -359,7 +348,6 @@ impl Lexer {
         let mut out = core::mem::take(&mut self.scratch);
         out.clear();
         let mut result = Ok(());
-        self.derive_work += self.pairs.get(s.0).len() as u64;
         for i in 0..self.pairs.get(s.0).len() {
             let Some(&(lex, e)) = self.pairs.get(s.0).get(i) else {
                 break;
@@ -494,8 +482,6 @@ impl Lexer {
         if s == StateId::DEAD || self.slice_exprs.is_empty() {
             return Ok(None);
         }
-        self.slice_work_start = self.derive_work;
-        self.slice_fuel_start = self.exprs.fuel_left();
         let lazy = self
             .pairs
             .get(s.0)

@@ -44,12 +44,6 @@ const MAX_EXPANSIONS_INF: usize = 256;
 /// costing thousands (large unions of patterned strings), where the state budget alone let
 /// one search take 70 ms.
 const MAX_SEARCH_FUEL: u64 = 250_000;
-/// Lexeme derivatives the depth searches for one state (all slices together) may take for
-/// the states they build. A state of a union of many lexemes (an object's keys) costs one
-/// derivative per lexeme and byte class, mostly cache hits the fuel does not count; the
-/// searches from a 154-key union built 950 states in 50 ms under the other budgets, and the
-/// walk then needed only a few of them. [`MAX_SEARCH_FUEL`] is shared the same way.
-const MAX_SEARCH_WORK: u64 = 40_000;
 /// Characters in a typical long token.
 const TOKEN_CHARS: u32 = 16;
 
@@ -305,8 +299,7 @@ impl Lexer {
             (MAX_EXPANSIONS, MAX_NEW_STATES)
         };
         let states_before = self.states.len();
-        let fuel_before = self.exprs.fuel_left().max(self.slice_fuel_start);
-        let work_before = self.derive_work.min(self.slice_work_start);
+        let fuel_before = self.exprs.fuel_left();
         let mut visited = core::mem::take(&mut u.visited);
         visited.clear();
         visited.push((q.0, 0));
@@ -331,7 +324,6 @@ impl Lexer {
             if head >= max_expansions
                 || self.states.len() - states_before > max_new
                 || fuel_before.saturating_sub(self.exprs.fuel_left()) > MAX_SEARCH_FUEL
-                || self.derive_work - work_before > MAX_SEARCH_WORK
                 || self.states.len() > self.max_states / 2
             {
                 exhausted = true;
