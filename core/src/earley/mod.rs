@@ -445,7 +445,7 @@ impl Stepper for Parser {
 
     /// The table decides a computed transition to a live state that is not lazy, and a
     /// dead one out of a state where no lexeme can end (the lexer marks dead transitions
-    /// out of accepting states with [`SLOW_BIT`]: a lexeme may end there).
+    /// out of accepting states with `SLOW_BIT`: a lexeme may end there).
     #[inline(always)]
     fn fast_step(&self, top: Entry, byte: u8) -> FastStep<Entry> {
         let raw = self.lexer.next_raw(top.state, byte);

@@ -226,10 +226,10 @@ impl Parser {
             },
             None => vocab.trie(),
         };
-        let (Some(dst), Some(src)) = (mask.get_mut(..sm.within.len()), Some(&sm.within[..])) else {
+        let Some(dst) = mask.get_mut(..sm.within.len()) else {
             return;
         };
-        dst.copy_from_slice(src);
+        dst.copy_from_slice(&sm.within);
         let mut stack = self.take_stack();
         if stack.is_empty() {
             return;
