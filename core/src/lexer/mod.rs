@@ -22,7 +22,7 @@ mod slice;
 
 use alloc::vec::Vec;
 use core::hash::{BuildHasher, Hash};
-use hashbrown::{DefaultHashBuilder, HashTable};
+use hashbrown::{DefaultHashBuilder, HashMap, HashSet, HashTable};
 
 use crate::error::LimitKind;
 use crate::limits::Limits;
@@ -59,6 +59,10 @@ pub struct LexemeInfo {
 const START_MARK: u32 = u32::MAX;
 /// A transition not computed yet.
 const MISSING: u32 = u32::MAX;
+/// A transition not computed yet, in a row whose classes are grouped into blocks: `UNSET +
+/// c` where `c` is the first class of its block (see `partition_row`). Like [`MISSING`], every
+/// such entry has [`SLOW_BIT`] set.
+const UNSET: u32 = u32::MAX - 256;
 /// Set in a transition-table entry whose target state is [`Lexer::LAZY`], in a dead entry
 /// out of an [`Lexer::ACCEPT`] state, and in [`MISSING`]: the walk's fast path tests one bit
 /// instead of reading the flags, and decides every entry without it.
@@ -167,6 +171,33 @@ pub struct Lexer {
     units: Vec<slice::Unit>,
     /// Consecutive misses of the per-lexeme fallback check (see `find_slice`).
     fallback_misses: u32,
+    /// Scratch of `partition_row`: the leaves found, the nodes seen, the traversal stack,
+    /// and the blocks (class sets).
+    leaves: Vec<ExprId>,
+    leaf_seen: HashSet<u32>,
+    leaf_stack: Vec<ExprId>,
+    blocks: Vec<[u64; 4]>,
+    /// Leaf node → the classes it matches (see `leaf_classes`).
+    leaf_class_sets: HashMap<u32, [u64; 4]>,
+}
+
+fn and4(a: [u64; 4], b: [u64; 4]) -> [u64; 4] {
+    [a[0] & b[0], a[1] & b[1], a[2] & b[2], a[3] & b[3]]
+}
+
+fn not4(a: [u64; 4]) -> [u64; 4] {
+    [!a[0], !a[1], !a[2], !a[3]]
+}
+
+/// Call `f` with the index of every set bit of `set`, in increasing order.
+fn for_each_bit(set: &[u64; 4], mut f: impl FnMut(usize)) {
+    for (w, &word) in set.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            f(w * 64 + bits.trailing_zeros() as usize);
+            bits &= bits - 1;
+        }
+    }
 }
 
 /// The slice check has not run for this state.
@@ -235,6 +266,11 @@ impl Lexer {
             slice_shapes: Vec::new(),
             units: Vec::new(),
             fallback_misses: 0,
+            leaves: Vec::new(),
+            leaf_seen: HashSet::new(),
+            leaf_stack: Vec::new(),
+            blocks: Vec::new(),
+            leaf_class_sets: HashMap::new(),
         };
         let (units, shapes) = slice::shapes(&lexer);
         lexer.units = units;
@@ -272,6 +308,7 @@ impl Lexer {
             + self.accept_sets.bytes_used()
             + self.initial_sets.bytes_used()
             + self.slice_of_state.len()
+            + self.leaf_class_sets.len() * 40
             + self
                 .units
                 .iter()
@@ -328,7 +365,7 @@ impl Lexer {
         let class = self.classes.class_of(byte) as usize;
         let idx = s.as_usize() * self.num_classes + class;
         match self.next.get(idx) {
-            Some(&n) if n != MISSING => Ok(StateId(n & !SLOW_BIT)),
+            Some(&n) if n < UNSET => Ok(StateId(n & !SLOW_BIT)),
             _ => self.next_cold(s, byte, idx),
         }
     }
@@ -345,6 +382,28 @@ impl Lexer {
 
     #[inline(never)]
     fn next_cold(&mut self, s: StateId, byte: u8, idx: usize) -> Result<StateId, LimitKind> {
+        if self.next.get(idx) == Some(&MISSING) {
+            // A state's first transition is computed on its own (most states reached in a
+            // walk need one or two); from the second on, the row is split into blocks.
+            let row = s.as_usize() * self.num_classes;
+            let started = self
+                .next
+                .get(row..row + self.num_classes)
+                .is_some_and(|r| r.iter().any(|&n| n != MISSING));
+            if started {
+                self.partition_row(s);
+            }
+        }
+        if let Some(&n) = self.next.get(idx).filter(|&&n| n < UNSET) {
+            // Filled in by the partition from a computed class of the same block.
+            return Ok(StateId(n & !SLOW_BIT));
+        }
+        // The class whose transition stands for this one's (computed with the first).
+        let block = self
+            .next
+            .get(idx)
+            .and_then(|&n| n.checked_sub(UNSET))
+            .unwrap_or(MISSING - UNSET);
         let mut out = core::mem::take(&mut self.scratch);
         out.clear();
         let mut result = Ok(());
@@ -378,10 +437,103 @@ impl Lexer {
         } else {
             self.flags(next) & Lexer::LAZY != 0
         };
+        let entry = next.0 | if slow { SLOW_BIT } else { 0 };
         if let Some(slot) = self.next.get_mut(idx) {
-            *slot = next.0 | if slow { SLOW_BIT } else { 0 };
+            *slot = entry;
+        }
+        let row = s.as_usize() * self.num_classes;
+        if block < MISSING - UNSET
+            && let Some(row) = self.next.get_mut(row..row + self.num_classes)
+        {
+            for dst in row.iter_mut().filter(|n| **n == UNSET + block) {
+                *dst = entry;
+            }
         }
         Ok(next)
+    }
+
+    /// Mark the missing transitions of `s` with their block (`UNSET + first class of the
+    /// block`): classes on the same side of every leaf that the derivatives of its
+    /// expressions test read alike, so one derivative serves the whole block. A large
+    /// lexer has ~100 classes, and a state inside a string tells only a few groups apart
+    /// (the quote, the backslash, the UTF-8 lead bytes, the rest).
+    fn partition_row(&mut self, s: StateId) {
+        let nc = self.num_classes;
+        let mut leaves = core::mem::take(&mut self.leaves);
+        let mut seen = core::mem::take(&mut self.leaf_seen);
+        let mut stack = core::mem::take(&mut self.leaf_stack);
+        let mut blocks = core::mem::take(&mut self.blocks);
+        leaves.clear();
+        seen.clear();
+        for &(lex, e) in self.pairs.get(s.0) {
+            if lex != START_MARK {
+                self.exprs
+                    .first_leaves(e, &mut leaves, &mut seen, &mut stack);
+            }
+        }
+        // Refine {all classes} by each leaf's class set.
+        blocks.clear();
+        let mut all = [0u64; 4];
+        for c in 0..nc {
+            all[c >> 6] |= 1 << (c & 63);
+        }
+        blocks.push(all);
+        for &leaf in &leaves {
+            if blocks.len() >= nc {
+                break;
+            }
+            let set = self.leaf_classes(leaf);
+            for i in 0..blocks.len() {
+                let b = blocks[i];
+                let inside = and4(b, set);
+                if inside != [0; 4] && inside != b {
+                    blocks[i] = and4(b, not4(set));
+                    blocks.push(inside);
+                }
+            }
+        }
+        let row = s.as_usize() * nc;
+        if let Some(row) = self.next.get_mut(row..row + nc) {
+            for block in &blocks {
+                let mut first = None;
+                let mut known = None;
+                for_each_bit(block, |c| {
+                    first.get_or_insert(c);
+                    if let Some(&n) = row.get(c).filter(|&&n| n < UNSET) {
+                        known.get_or_insert(n);
+                    }
+                });
+                let fill = known.or(first.map(|c| UNSET + c as u32));
+                if let Some(fill) = fill {
+                    for_each_bit(block, |c| {
+                        if let Some(dst) = row.get_mut(c).filter(|n| **n == MISSING) {
+                            *dst = fill;
+                        }
+                    });
+                }
+            }
+        }
+        self.leaves = leaves;
+        self.leaf_seen = seen;
+        self.leaf_stack = stack;
+        self.blocks = blocks;
+    }
+
+    /// The classes whose representative leaf `leaf` matches (memoised per leaf).
+    fn leaf_classes(&mut self, leaf: ExprId) -> [u64; 4] {
+        if let Some(&set) = self.leaf_class_sets.get(&leaf.0) {
+            return set;
+        }
+        let bytes = self.exprs.leaf_bytes(leaf);
+        let mut set = [0u64; 4];
+        for c in 0..self.num_classes {
+            let byte = self.classes.representative(c as u8);
+            if (bytes[(byte >> 5) as usize] >> (byte & 31)) & 1 != 0 {
+                set[c >> 6] |= 1 << (c & 63);
+            }
+        }
+        self.leaf_class_sets.insert(leaf.0, set);
+        set
     }
 
     /// The derivative of `e` by `byte`, or `None` when it matches nothing.
@@ -402,7 +554,7 @@ impl Lexer {
         if let Some(id) = self.pairs.find(pairs) {
             return Ok(StateId(id));
         }
-        if self.states.len() >= self.max_states.min(SLOW_BIT as usize - 1) {
+        if self.states.len() >= self.max_states.min((UNSET & !SLOW_BIT) as usize) {
             return Err(LimitKind::LexerStates);
         }
         if self.bytes_used() > self.max_bytes {
@@ -585,5 +737,108 @@ impl Lexer {
     /// The expression store (for the slicer and diagnostics).
     pub fn exprs(&self) -> &ExprSet {
         &self.exprs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::regex::PatternFlags;
+    use alloc::collections::VecDeque;
+
+    fn lexer(patterns: &[&str]) -> Lexer {
+        let limits = Limits::default();
+        let mut exprs = ExprSet::new(&limits);
+        let lexemes = patterns
+            .iter()
+            .map(|p| LexemeInfo {
+                expr: exprs.compile_pattern(p, PatternFlags::default()).unwrap(),
+                lazy: false,
+                ignore: false,
+            })
+            .collect();
+        Lexer::new(exprs, lexemes, Vec::new(), &limits)
+    }
+
+    /// Every transition read through the class blocks is the state the lexeme derivatives
+    /// give for that very byte, over the first few hundred states breadth-first, with the
+    /// bytes tried in an order that computes some blocks from a later class first.
+    fn check_blocks(patterns: &[&str]) {
+        check_lexer(lexer(patterns), patterns.len());
+    }
+
+    fn check_lexer(mut lx: Lexer, lexemes: usize) {
+        let patterns = &lx.lexemes.iter().map(|l| l.expr).collect::<Vec<_>>();
+        let all: Vec<u32> = (0..lexemes as u32).collect();
+        let start = lx.initial_state(&all).unwrap();
+        let mut queue = VecDeque::from([start]);
+        let mut seen = alloc::vec![start];
+        let mut checked = 0;
+        while let Some(s) = queue.pop_front() {
+            if seen.len() > 300 {
+                break;
+            }
+            for i in 0..256usize {
+                let byte = (i * 167 % 256) as u8;
+                let got = lx.next(s, byte).unwrap();
+                let mut want = Vec::new();
+                for k in 0..lx.pairs.get(s.0).len() {
+                    let (lex, e) = lx.pairs.get(s.0)[k];
+                    if lex != START_MARK
+                        && let Some(d) = lx.derive_live(e, byte).unwrap()
+                    {
+                        want.push((lex, d));
+                    }
+                }
+                assert_eq!(
+                    lx.pairs.get(got.0),
+                    &want[..],
+                    "{patterns:?}: state {s:?}, byte {byte:#x}"
+                );
+                checked += 1;
+                if got != StateId::DEAD && !seen.contains(&got) {
+                    seen.push(got);
+                    queue.push_back(got);
+                }
+            }
+        }
+        assert!(checked > 256, "{patterns:?}: only {checked} transitions");
+    }
+
+    #[test]
+    fn class_blocks_with_and_not() {
+        // A generic key beside literal keys, as the JSON compiler builds it.
+        let limits = Limits::default();
+        let mut exprs = ExprSet::new(&limits);
+        let flags = PatternFlags::default();
+        let any = exprs.compile_pattern(r#""[^"\\]*""#, flags).unwrap();
+        let keys = exprs
+            .compile_pattern(r#""alpha"|"alps"|"beta""#, flags)
+            .unwrap();
+        let not_keys = exprs.mk_not(keys).unwrap();
+        let generic = exprs.mk_and(&[any, not_keys]).unwrap();
+        let lexemes = [generic, keys]
+            .into_iter()
+            .map(|expr| LexemeInfo {
+                expr,
+                lazy: false,
+                ignore: false,
+            })
+            .collect();
+        let lx = Lexer::new(exprs, lexemes, Vec::new(), &limits);
+        check_lexer(lx, 2);
+    }
+
+    #[test]
+    fn class_blocks_give_the_per_byte_transitions() {
+        check_blocks(&[r#""(?:\S+\s+){0,20}\S+""#]);
+        check_blocks(&[r#""alpha""#, r#""alpine""#, r#""beta""#, r#""[^"\\]*""#]);
+        check_blocks(&[
+            r"[a-z]+",
+            r"[0-9]+(\.[0-9]+)?",
+            r"\s+",
+            r"if|else|élan|日本",
+        ]);
+        check_blocks(&[r"[^\x00-\x1f]{0,5}x", r"(?:é|e)+"]);
     }
 }

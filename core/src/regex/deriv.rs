@@ -14,6 +14,8 @@ use super::exprset::{
     ExprId, ExprSet, Node, REPEAT_INF, WITNESS_LEN, WITNESSES, Witness, set_contains,
 };
 use crate::error::LimitKind;
+use alloc::vec::Vec;
+use hashbrown::HashSet;
 
 /// Expressions a depth-bounded round of the emptiness search may expand before it gives way
 /// to the unbounded search.
@@ -160,6 +162,56 @@ impl ExprSet {
             return Err(LimitKind::Memory);
         }
         Ok(self.known_deriv(e, byte).unwrap_or(ExprId::NOTHING))
+    }
+
+    /// Push onto `out` the leaves (`Byte` and `ByteSet` nodes) that the derivative of `e`
+    /// tests a byte against, skipping nodes already in `seen`. Two bytes on the same side of
+    /// every such leaf give `e` the same derivative: a lexer state uses this to compute one
+    /// transition for a whole group of byte classes. `stack` is scratch.
+    pub(crate) fn first_leaves(
+        &self,
+        e: ExprId,
+        out: &mut Vec<ExprId>,
+        seen: &mut HashSet<u32>,
+        stack: &mut Vec<ExprId>,
+    ) {
+        stack.clear();
+        stack.push(e);
+        while let Some(x) = stack.pop() {
+            // `ANY_STRING` derives to itself whatever the byte.
+            if x == ExprId::ANY_STRING || !seen.insert(x.0) {
+                continue;
+            }
+            // The nodes `derivative` visits: a concatenation's tail only after a nullable head.
+            match self.node(x) {
+                Node::Nothing | Node::Epsilon => {}
+                Node::Byte(_) | Node::ByteSet(_) => out.push(x),
+                Node::Concat(a, b) => {
+                    stack.push(a);
+                    if self.is_nullable(a) {
+                        stack.push(b);
+                    }
+                }
+                Node::Or(xs) | Node::And(xs) => stack.extend(xs.iter().map(|&y| ExprId(y))),
+                Node::Not(y) | Node::Repeat(y, _, _) => stack.push(y),
+            }
+        }
+    }
+
+    /// The bytes leaf `e` (a `Byte` or `ByteSet` node) matches, as a 256-bit set (empty for
+    /// other nodes).
+    pub(crate) fn leaf_bytes(&self, e: ExprId) -> [u32; 8] {
+        let mut set = [0u32; 8];
+        match self.node(e) {
+            Node::Byte(x) => set[(x >> 5) as usize] |= 1 << (x & 31),
+            Node::ByteSet(w) => {
+                for (dst, &src) in set.iter_mut().zip(w) {
+                    *dst = src;
+                }
+            }
+            _ => {}
+        }
+        set
     }
 
     /// The derivative of `e` by the byte string `bytes`.
