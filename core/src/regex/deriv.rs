@@ -198,6 +198,61 @@ impl ExprSet {
         }
     }
 
+    /// Split the classes of `classes` into blocks (class sets, written to `blocks`) that
+    /// every expression of `roots` derives alike: classes on the same side of every leaf
+    /// its derivative tests ([`ExprSet::first_leaves`]).
+    pub(crate) fn class_blocks(
+        &mut self,
+        roots: &[ExprId],
+        classes: &super::ByteClasses,
+        blocks: &mut Vec<[u64; 4]>,
+    ) {
+        let mut leaves = core::mem::take(&mut self.block_leaves);
+        let mut seen = core::mem::take(&mut self.block_seen);
+        let mut stack = core::mem::take(&mut self.block_stack);
+        leaves.clear();
+        seen.clear();
+        for &e in roots {
+            self.first_leaves(e, &mut leaves, &mut seen, &mut stack);
+        }
+        let n = classes.num_classes();
+        blocks.clear();
+        let mut all = [0u64; 4];
+        for c in 0..n {
+            all[c >> 6] |= 1 << (c & 63);
+        }
+        blocks.push(all);
+        for &leaf in &leaves {
+            if blocks.len() >= n {
+                break;
+            }
+            let bytes = self.leaf_bytes(leaf);
+            let mut set = [0u64; 4];
+            for c in 0..n {
+                let b = classes.representative(c as u8);
+                if (bytes[(b >> 5) as usize] >> (b & 31)) & 1 != 0 {
+                    set[c >> 6] |= 1 << (c & 63);
+                }
+            }
+            for i in 0..blocks.len() {
+                let b = blocks[i];
+                let inside = [b[0] & set[0], b[1] & set[1], b[2] & set[2], b[3] & set[3]];
+                if inside != [0; 4] && inside != b {
+                    blocks[i] = [
+                        b[0] & !set[0],
+                        b[1] & !set[1],
+                        b[2] & !set[2],
+                        b[3] & !set[3],
+                    ];
+                    blocks.push(inside);
+                }
+            }
+        }
+        self.block_leaves = leaves;
+        self.block_seen = seen;
+        self.block_stack = stack;
+    }
+
     /// The bytes leaf `e` (a `Byte` or `ByteSet` node) matches, as a 256-bit set (empty for
     /// other nodes).
     pub(crate) fn leaf_bytes(&self, e: ExprId) -> [u32; 8] {

@@ -45,16 +45,26 @@ impl ExprSet {
         stack.clear();
         seen.insert((s.0, e.0));
         stack.push((s, e));
-        let n = classes.num_classes();
+        let mut blocks = core::mem::take(&mut self.prefix_blocks);
         let mut steps = 0usize;
         let mut contained = true;
         'search: while let Some((a, b)) = stack.pop() {
-            steps += n;
+            // One derivative pair per block of classes `a` and `b` cannot tell apart.
+            self.class_blocks(&[a, b], classes, &mut blocks);
+            steps += blocks.len();
             if steps > max_steps {
                 contained = false;
                 break;
             }
-            for c in 0..n {
+            for block in &blocks {
+                let Some(c) = block
+                    .iter()
+                    .enumerate()
+                    .find(|(_, w)| **w != 0)
+                    .map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
+                else {
+                    continue;
+                };
                 let byte = classes.representative(c as u8);
                 let da = self.derivative(a, byte)?;
                 if da == ExprId::NOTHING {
@@ -85,6 +95,7 @@ impl ExprSet {
         }
         self.prefix_seen = seen;
         self.prefix_stack = stack;
+        self.prefix_blocks = blocks;
         Ok(contained)
     }
 }
