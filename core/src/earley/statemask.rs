@@ -204,7 +204,7 @@ impl Parser {
         let walked = trie.walk_split(&mut split, state, &mut stack, &mut within, &mut deferred);
         let error = split.error;
         let result = match (walked, error) {
-            (Ok(()), _) => Ok(group(trie, &mut deferred)),
+            (Ok(()), _) => Ok(group(trie, &deferred)),
             (Err(StopWalk), e) => Err(e.unwrap_or(LimitKind::Fuel)),
         };
         self.state_masks.split_stack = stack;
@@ -261,12 +261,23 @@ impl Parser {
 }
 
 /// Sorts the deferred `(node, state)` pairs by (state, byte, node) and groups them.
-fn group(trie: &TokTrie, deferred: &mut [(u32, StateId)]) -> (Box<[Group]>, Box<[u32]>) {
-    deferred.sort_unstable_by_key(|&(node, state)| (state.0, trie.node_byte(node), node));
+fn group(trie: &TokTrie, deferred: &[(u32, StateId)]) -> (Box<[Group]>, Box<[u32]>) {
+    // The sort key is computed once per pair, not per comparison.
+    let mut keyed: Vec<(u64, u32)> = deferred
+        .iter()
+        .map(|&(node, state)| {
+            (
+                (u64::from(state.0) << 8) | u64::from(trie.node_byte(node)),
+                node,
+            )
+        })
+        .collect();
+    keyed.sort_unstable();
     let mut groups: Vec<Group> = Vec::new();
-    let mut nodes = Vec::with_capacity(deferred.len());
-    for &(node, state) in deferred.iter() {
-        let byte = trie.node_byte(node);
+    let mut nodes = Vec::with_capacity(keyed.len());
+    for &(key, node) in &keyed {
+        let state = StateId((key >> 8) as u32);
+        let byte = key as u8;
         let at = nodes.len() as u32;
         nodes.push(node);
         match groups.last_mut() {
