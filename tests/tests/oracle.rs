@@ -317,3 +317,32 @@ fn sliced_json_string_masks_match_the_oracle_on_o200k() {
     let sliced = sliced_walks_match_the_oracle(&g, 3, 40);
     assert!(sliced > 0, "the slicer never applied");
 }
+
+/// Strings whose pattern is a search (`(east-1a|...)` unanchored, or a fixed start then
+/// anything): the slicer proves they never die from the part of the lexer state every
+/// character reproduces, without searching the partial matches. Every mask equals the
+/// oracle, and slices do apply.
+#[test]
+fn sliced_search_pattern_masks_match_the_oracle_on_o200k() {
+    let Some(vocab) = o200k() else { return };
+    let alts: Vec<String> = ["east", "west", "north", "south"]
+        .iter()
+        .flat_map(|d| (1..=3).map(move |i| format!("{d}-{i}a|{d}-{i}b")))
+        .collect();
+    let schema = format!(
+        r#"{{
+        "type": "object",
+        "properties": {{
+            "e": {{"type": "string", "pattern": "({})"}},
+            "f": {{"type": "string", "pattern": "^ab(cd|ef)"}}
+        }},
+        "required": ["e", "f"],
+        "additionalProperties": false
+    }}"#,
+        alts.join("|")
+    );
+    let opts = sieve_core::grammar::json::JsonOptions::default();
+    let (g, _) = Grammar::from_json_schema_str(&schema, &opts, &vocab, &Limits::default()).unwrap();
+    let sliced = sliced_walks_match_the_oracle(&g, 3, 30);
+    assert!(sliced > 0, "the slicer never applied");
+}

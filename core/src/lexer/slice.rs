@@ -21,7 +21,7 @@
 use alloc::vec::Vec;
 use hashbrown::HashSet;
 
-use super::{Lexer, StateId};
+use super::{Lexer, START_MARK, StateId};
 use crate::error::LimitKind;
 use crate::regex::ExprId;
 
@@ -47,13 +47,24 @@ const MAX_SEARCH_FUEL: u64 = 250_000;
 /// Characters in a typical long token.
 const TOKEN_CHARS: u32 = 16;
 
+/// Most expressions a unit remembers as reproduced by every unit string (see
+/// `Lexer::unit_immortal`).
+const MAX_IMMORTAL: usize = 32;
+/// Rounds of narrowing one candidate of that check.
+const IMMORTAL_ROUNDS: usize = 3;
+/// Most (unit state, expression) pairs one round of it explores.
+const MAX_CLOSURE_PAIRS: usize = 256;
+
 /// Depth word: bits 0..16 a proven lower bound on the depth ([`INF`] = no dying state
 /// reachable), [`EXACT`] when it is the depth itself, [`NO_INF`] when a search for an
-/// unbounded slice already ran out of budget from a state that reaches this one.
+/// unbounded slice already ran out of budget from a state that reaches this one, [`TRIED`]
+/// when `Lexer::unit_immortal` ran on it.
 const DEPTH_MASK: u32 = 0xFFFF;
 const INF: u32 = 0xFFFF;
 const EXACT: u32 = 1 << 16;
 const NO_INF: u32 = 1 << 17;
+/// Depth word flag: the immortality check ran on this state.
+const TRIED: u32 = 1 << 18;
 
 /// Successor list marker: not computed yet.
 const SUCC_UNKNOWN: (u32, u32) = (u32::MAX, 0);
@@ -83,6 +94,19 @@ pub(super) struct Unit {
     visited: Vec<(u32, u32)>,
     pairs: Vec<(u16, u32)>,
     seen: HashSet<(u16, u32)>,
+    /// Expressions every unit string reproduces (their derivatives by one contain them):
+    /// a state with a pair containing one of them never dies.
+    immortal: Vec<ExprId>,
+}
+
+/// What one unit string does to a candidate of `Lexer::unit_immortal`.
+enum Closure {
+    /// Every unit string's derivative contains the candidate.
+    Closed,
+    /// This derivative does not (as far as the syntactic test shows).
+    Escapes(ExprId),
+    /// Too many pairs to tell.
+    Unknown,
 }
 
 /// A slice the unit check can answer: its unit and its largest count (`None` = unbounded).
@@ -119,6 +143,7 @@ impl Unit {
             visited: Vec::new(),
             pairs: Vec::new(),
             seen: HashSet::new(),
+            immortal: Vec::new(),
         }
     }
 
@@ -138,6 +163,7 @@ impl Unit {
             + self.arena.len() * 4
             + self.depth.len() * 4
             + self.mark.len() * 4
+            + self.immortal.len() * 4
     }
 }
 
@@ -266,6 +292,130 @@ impl Lexer {
         Ok(Some(entry))
     }
 
+    /// Whether no unit string ever kills `q` (depth ∞), shown without searching the state
+    /// graph: some pair of `q` contains an expression `C` that every unit string reproduces
+    /// (the derivative of `C` by any unit string contains `C`, syntactically). By induction
+    /// that pair's derivative by any `X` string contains the non-empty `C`, so the state
+    /// never dies. A string with an unanchored pattern, `"[^"]*"` intersected with
+    /// `.*(us-east-1a|...).*`, has a closure of hundreds of states (every partial match of
+    /// every alternative) which the depth search cannot settle, while `C`, the part without
+    /// the partial matches, is found at once.
+    ///
+    /// `C` is found by narrowing: start from what the pair shares with its derivative by
+    /// one unit string ([`ExprSet::common_part`]), and while some unit string's derivative
+    /// escapes it, keep what the candidate shares with that derivative. Candidates proven
+    /// are remembered per unit, so the states after the next tokens are answered by one
+    /// inclusion test.
+    fn unit_immortal(&mut self, u: &mut Unit, q: StateId) -> Result<bool, LimitKind> {
+        let n = self.pairs.get(q.0).len();
+        let lazy = |lx: &Lexer, lex: u32| lx.lexemes.get(lex as usize).is_some_and(|l| l.lazy);
+        if (0..n).any(|i| {
+            self.pairs
+                .get(q.0)
+                .get(i)
+                .is_some_and(|&(lex, _)| lex != START_MARK && lazy(self, lex))
+        }) {
+            return Ok(false);
+        }
+        let candidate = |lx: &Lexer, i: usize| {
+            lx.pairs
+                .get(q.0)
+                .get(i)
+                .filter(|&&(lex, e)| lex != START_MARK && !lx.exprs.is_literal_set(e))
+                .map(|&(_, e)| e)
+        };
+        for i in 0..n {
+            let Some(e) = candidate(self, i) else {
+                continue;
+            };
+            if u.immortal
+                .iter()
+                .any(|&c| self.exprs.is_syntactic_subset(c, e))
+            {
+                return Ok(true);
+            }
+        }
+        // A one-byte unit string to start from.
+        let nc = self.num_classes;
+        let Some(first) = (0..nc).find(|&c| {
+            let x = u.xnext.get(nc + c).copied().unwrap_or(0) as usize;
+            x != 0 && u.xfinal.get(x).copied().unwrap_or(false)
+        }) else {
+            return Ok(false);
+        };
+        let first = self.classes.representative(first as u8);
+        for i in 0..n {
+            let Some(e) = candidate(self, i) else {
+                continue;
+            };
+            let d = self.exprs.derivative(e, first)?;
+            let mut cand = self.exprs.common_part(e, d)?;
+            for _ in 0..IMMORTAL_ROUNDS {
+                let Some(c) = cand.filter(|&c| c != ExprId::NOTHING) else {
+                    break;
+                };
+                match self.unit_closure(u, c)? {
+                    Closure::Closed => {
+                        let empty = self.exprs.has_and_not(c)
+                            && self.exprs.is_empty_language_with(c, Some(&self.classes))?;
+                        if empty || !self.exprs.is_syntactic_subset(c, e) {
+                            break;
+                        }
+                        if u.immortal.len() < MAX_IMMORTAL {
+                            u.immortal.push(c);
+                        }
+                        return Ok(true);
+                    }
+                    Closure::Escapes(d) => cand = self.exprs.common_part(c, d)?,
+                    Closure::Unknown => break,
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether the derivative of `c` by every unit string contains `c`.
+    fn unit_closure(&mut self, u: &mut Unit, c: ExprId) -> Result<Closure, LimitKind> {
+        let nc = self.num_classes;
+        let mut stack = core::mem::take(&mut u.pairs);
+        let mut seen = core::mem::take(&mut u.seen);
+        stack.clear();
+        seen.clear();
+        stack.push((1, c.0));
+        let mut result = Closure::Closed;
+        'outer: while let Some((x, e)) = stack.pop() {
+            let e = ExprId(e);
+            for class in 0..nc {
+                let x2 = u.xnext.get(x as usize * nc + class).copied().unwrap_or(0);
+                if x2 == 0 {
+                    continue;
+                }
+                let b = self.classes.representative(class as u8);
+                let d = self.exprs.derivative(e, b)?;
+                if d == ExprId::NOTHING {
+                    result = Closure::Escapes(d);
+                    break 'outer;
+                }
+                if u.xfinal.get(x2 as usize).copied().unwrap_or(false)
+                    && !self.exprs.is_syntactic_subset(c, d)
+                {
+                    result = Closure::Escapes(d);
+                    break 'outer;
+                }
+                if u.xmore.get(x2 as usize).copied().unwrap_or(false) && seen.insert((x2, d.0)) {
+                    if seen.len() > MAX_CLOSURE_PAIRS {
+                        result = Closure::Unknown;
+                        break 'outer;
+                    }
+                    stack.push((x2, d.0));
+                }
+            }
+        }
+        u.pairs = stack;
+        u.seen = seen;
+        Ok(result)
+    }
+
     /// A proven lower bound on `q`'s depth, searching breadth-first until `goal` is proven,
     /// the depth is settled, or the budget runs out; and whether it is the depth itself.
     fn unit_depth(
@@ -368,7 +518,7 @@ impl Lexer {
             } else {
                 value - dist.min(value)
             };
-            let mut flags = *w & (EXACT | NO_INF);
+            let mut flags = *w & (EXACT | NO_INF | TRIED);
             if exhausted && goal == INF {
                 flags |= NO_INF;
             }
@@ -445,6 +595,14 @@ impl Lexer {
         let goal = shape.goal();
         if let Some(known) = Self::unit_memo(u, shape, q) {
             return Ok(Some(known));
+        }
+        u.grow(self.states.len());
+        if u.depth[q.as_usize()] & TRIED == 0 {
+            u.depth[q.as_usize()] |= TRIED;
+            if self.unit_immortal(u, q)? {
+                u.depth[q.as_usize()] |= INF | EXACT;
+                return Ok(Some(true));
+            }
         }
         let (depth, exact) = self.unit_depth(u, q, goal)?;
         Ok(if depth >= goal {
@@ -569,5 +727,38 @@ mod tests {
             "bound left by the first search: {word:#x}"
         );
         assert_eq!(verdicts(&mut lexer, q2)[1], Some(true));
+    }
+
+    #[test]
+    fn an_unanchored_pattern_never_dies_without_a_search() {
+        // A search pattern with many alternatives: every partial match is a state of its
+        // own, too many for the depth search; the part `[^"\\]*(...)[^"\\]*"` of every
+        // state is reproduced by every character.
+        let alts: alloc::vec::Vec<alloc::string::String> =
+            (0..300).map(|i| alloc::format!("k{i:03}z")).collect();
+        let pattern = alloc::format!(r#""[^"\\]*(?:{})[^"\\]*""#, alts.join("|"));
+        let (mut lexer, q) = after_quote(&pattern);
+        assert_eq!(verdicts(&mut lexer, q), [Some(true); 3]);
+        let q = read(&mut lexer, q, "xk01");
+        assert_eq!(verdicts(&mut lexer, q), [Some(true); 3]);
+        let q = read(&mut lexer, q, "7z and more");
+        assert_eq!(verdicts(&mut lexer, q), [Some(true); 3]);
+        let u = &lexer.units[0];
+        assert_eq!(u.generation, 0, "no depth search ran");
+        assert_eq!(u.immortal.len(), 1, "one part proven, then reused");
+    }
+
+    #[test]
+    fn a_bounded_or_anchored_part_is_not_immortal() {
+        // The prefix `k` must come first: `z` kills the state at once.
+        let (mut lexer, q) = after_quote(r#""k[^"\\]*""#);
+        assert_eq!(verdicts(&mut lexer, q), [Some(false); 3]);
+        // Bounded: every character shortens the bound, so no part is reproduced (the depth
+        // search then proves the bounded slices and gives up on `+`).
+        let (mut lexer, q) = after_quote(r#""(?:[^"\\]{0,40}(?:ab|cd))""#);
+        let v = verdicts(&mut lexer, q);
+        assert_eq!(v[..2], [Some(true), Some(true)]);
+        assert_ne!(v[2], Some(true));
+        assert!(lexer.units[0].immortal.is_empty());
     }
 }

@@ -24,6 +24,7 @@ mod ast;
 mod classes;
 mod deriv;
 mod exprset;
+mod include;
 mod parse;
 mod prefix;
 

@@ -944,6 +944,37 @@ mod tests {
         }
 
         #[test]
+        fn syntactic_inclusion_and_common_parts_are_sound(t1 in arb_t(true), t2 in arb_t(true)) {
+            let mut s = ExprSet::new(&Limits::default());
+            let a = s.compile(&to_ast(&t1)).unwrap();
+            let b = s.compile(&to_ast(&t2)).unwrap();
+            let u = s.mk_or(&[a, b]).unwrap();
+            let i = s.mk_and(&[a, b]).unwrap();
+            let da = s.derivative(a, b'a').unwrap();
+            let ab = s.mk_concat(a, b).unwrap();
+            let uu = s.mk_concat(u, u).unwrap();
+            let shorts = all_short();
+            let pairs = [(a, b), (b, a), (a, u), (u, a), (i, a), (i, b), (da, a), (a, da), (ab, uu), (uu, ab)];
+            for (x, y) in pairs {
+                if s.is_syntactic_subset(x, y) {
+                    for w in &shorts {
+                        prop_assert!(!s.matches(x, w).unwrap() || s.matches(y, w).unwrap(),
+                            "{} ⊆ {} fails on {:?}", s.display(x), s.display(y), w);
+                    }
+                }
+                if let Some(c) = s.common_part(x, y).unwrap() {
+                    for w in &shorts {
+                        if s.matches(c, w).unwrap() {
+                            prop_assert!(s.matches(x, w).unwrap() && s.matches(y, w).unwrap(),
+                                "common {} of {} and {} on {:?}", s.display(c), s.display(x), s.display(y), w);
+                        }
+                    }
+                }
+            }
+            prop_assert!(s.is_syntactic_subset(a, a) && s.is_syntactic_subset(ExprId::NOTHING, a));
+        }
+
+        #[test]
         fn and_not_matches_reference(t in arb_t(true), inputs in proptest::collection::vec(arb_input(), 8)) {
             let mut s = ExprSet::new(&Limits::default());
             let e = s.compile(&to_ast(&t)).unwrap();

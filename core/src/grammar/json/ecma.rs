@@ -572,14 +572,29 @@ pub(crate) fn pattern_regex(src: &str, nest: u32) -> Result<RegexAst, PatternErr
         0,
         None,
     );
-    let mut out = Vec::with_capacity(alts.len());
+    // One branch per anchoring, `any* (a|b|...) any*`, not one per alternative: the
+    // derivatives of a long unanchored list (`(us-east-1a|us-east-1b|...)`) then hold one
+    // `any* (...) any*` item plus the partial matches, instead of one copy of `any*` per
+    // alternative.
+    let mut groups: [Vec<RegexAst>; 4] = Default::default();
     for (start, end, body) in alts {
         let enc = encode(&body, 0)?;
+        groups[usize::from(start) * 2 + usize::from(end)]
+            .push(RegexAst::Pattern(enc.to_string(), Default::default()));
+    }
+    let mut out = Vec::with_capacity(4);
+    for (k, mut bodies) in groups.into_iter().enumerate() {
+        let (start, end) = (k >= 2, k % 2 == 1);
+        let body = match bodies.len() {
+            0 => continue,
+            1 => bodies.pop().unwrap_or(RegexAst::Nothing),
+            _ => RegexAst::Or(bodies),
+        };
         let mut parts = Vec::with_capacity(3);
         if !start {
             parts.push(any.clone());
         }
-        parts.push(RegexAst::Pattern(enc.to_string(), Default::default()));
+        parts.push(body);
         if !end {
             parts.push(any.clone());
         }
