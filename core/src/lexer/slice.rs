@@ -306,6 +306,11 @@ impl Lexer {
     /// escapes it, keep what the candidate shares with that derivative. Candidates proven
     /// are remembered per unit, so the states after the next tokens are answered by one
     /// inclusion test.
+    ///
+    /// A pair `A ∩ ¬F` with `F` a finite set of literals (a generic key beside the listed
+    /// keys) is checked on `A` ([`ExprSet::without_finite_exclusions`]): if `C ⊆ A` is
+    /// reproduced by every unit `x` (`x C ⊆ C`), `C` is infinite, so `∂_w A ⊇ C` minus the
+    /// finite `∂_w F` is never empty.
     fn unit_immortal(&mut self, u: &mut Unit, q: StateId) -> Result<bool, LimitKind> {
         let n = self.pairs.get(q.0).len();
         let lazy = |lx: &Lexer, lex: u32| lx.lexemes.get(lex as usize).is_some_and(|l| l.lazy);
@@ -317,15 +322,20 @@ impl Lexer {
         }) {
             return Ok(false);
         }
-        let candidate = |lx: &Lexer, i: usize| {
-            lx.pairs
+        let candidate = |lx: &mut Lexer, i: usize| -> Result<Option<ExprId>, LimitKind> {
+            let e = lx
+                .pairs
                 .get(q.0)
                 .get(i)
                 .filter(|&&(lex, e)| lex != START_MARK && !lx.exprs.is_literal_set(e))
-                .map(|&(_, e)| e)
+                .map(|&(_, e)| e);
+            match e {
+                Some(e) => lx.exprs.without_finite_exclusions(e).map(Some),
+                None => Ok(None),
+            }
         };
         for i in 0..n {
-            let Some(e) = candidate(self, i) else {
+            let Some(e) = candidate(self, i)? else {
                 continue;
             };
             if u.immortal
@@ -345,7 +355,7 @@ impl Lexer {
         };
         let first = self.classes.representative(first as u8);
         for i in 0..n {
-            let Some(e) = candidate(self, i) else {
+            let Some(e) = candidate(self, i)? else {
                 continue;
             };
             let d = self.exprs.derivative(e, first)?;
@@ -625,10 +635,19 @@ mod tests {
     /// A lexer with one lexeme and the default slices in their defining order
     /// (`{1,10}`, `{1,30}`, `+`), in the state after the opening quote.
     fn after_quote(pattern: &str) -> (Lexer, StateId) {
+        after_quote_with(|exprs| {
+            exprs
+                .compile_pattern(pattern, PatternFlags::default())
+                .unwrap()
+        })
+    }
+
+    /// [`after_quote`] for a lexeme built by `build`.
+    fn after_quote_with(build: impl FnOnce(&mut ExprSet) -> ExprId) -> (Lexer, StateId) {
         let limits = Limits::default();
         let mut exprs = ExprSet::new(&limits);
         let flags = PatternFlags::default();
-        let expr = exprs.compile_pattern(pattern, flags).unwrap();
+        let expr = build(&mut exprs);
         let slices = crate::slicer::default_slices()
             .iter()
             .map(|p| exprs.compile_pattern(p, flags).unwrap())
@@ -760,5 +779,36 @@ mod tests {
         assert_eq!(v[..2], [Some(true), Some(true)]);
         assert_ne!(v[2], Some(true));
         assert!(lexer.units[0].immortal.is_empty());
+    }
+
+    #[test]
+    fn a_generic_key_beside_listed_keys_never_dies() {
+        // `"[^"\\]*"` minus 200 listed keys: the exclusions are finite, so no character
+        // string kills it, though every prefix of a listed key is a state of its own.
+        let (mut lexer, q) = after_quote_with(|exprs| {
+            let flags = PatternFlags::default();
+            let any = exprs.compile_pattern(r#""[^"\\]*""#, flags).unwrap();
+            let keys: alloc::vec::Vec<alloc::string::String> =
+                (0..200).map(|i| alloc::format!("\"key{i:03}\"")).collect();
+            let keys = exprs.compile_pattern(&keys.join("|"), flags).unwrap();
+            let not_keys = exprs.mk_not(keys).unwrap();
+            exprs.mk_and(&[any, not_keys]).unwrap()
+        });
+        assert_eq!(verdicts(&mut lexer, q), [Some(true); 3]);
+        let q = read(&mut lexer, q, "key01");
+        assert_eq!(verdicts(&mut lexer, q), [Some(true); 3]);
+        assert_eq!(lexer.units[0].generation, 0, "no depth search ran");
+        // An exclusion that is not a finite set of literals is kept: `"[^"]*"` minus the
+        // strings with an `x` dies on `x`.
+        let (mut lexer, q) = after_quote_with(|exprs| {
+            let flags = PatternFlags::default();
+            let any = exprs.compile_pattern(r#""[^"\\]*""#, flags).unwrap();
+            let with_x = exprs
+                .compile_pattern(r#""[^"\\]*x[^"\\]*""#, flags)
+                .unwrap();
+            let not_x = exprs.mk_not(with_x).unwrap();
+            exprs.mk_and(&[any, not_x]).unwrap()
+        });
+        assert_ne!(verdicts(&mut lexer, q)[2], Some(true));
     }
 }

@@ -84,6 +84,28 @@ impl ExprSet {
         }
     }
 
+    /// `e` without the conjuncts `Not(F)`, `F` a finite set of literals, of its top-level
+    /// intersection (`e` itself when it has none): a superset of `e` that exceeds it by
+    /// finitely many strings, as do its derivatives (`∂(A ∩ ¬F) = ∂A ∩ ¬∂F`, `∂F` finite).
+    /// A generic JSON key (`"[^"]*"` minus the listed keys) becomes the plain string.
+    pub fn without_finite_exclusions(&mut self, e: ExprId) -> Result<ExprId, LimitKind> {
+        let Node::And(items) = self.node(e) else {
+            return Ok(e);
+        };
+        let finite_not = |s: &ExprSet, x: ExprId| match s.node(x) {
+            Node::Not(f) => s.is_literal_set(f),
+            _ => false,
+        };
+        if !ids(items).any(|x| finite_not(self, x)) {
+            return Ok(e);
+        }
+        let keep: Vec<ExprId> = ids(items).filter(|&x| !finite_not(self, x)).collect();
+        if keep.is_empty() {
+            return Ok(e);
+        }
+        self.mk_and(&keep)
+    }
+
     /// An expression contained in both `a` and `b`, built from the structure they share:
     /// the union members of one that the other contains, and the same concatenation or
     /// intersection with common parts. `None` when they share nothing this finds. The
