@@ -57,14 +57,24 @@ const MAX_CLOSURE_PAIRS: usize = 256;
 
 /// Depth word: bits 0..16 a proven lower bound on the depth ([`INF`] = no dying state
 /// reachable), [`EXACT`] when it is the depth itself, [`NO_INF`] when a search for an
-/// unbounded slice already ran out of budget from a state that reaches this one, [`TRIED`]
-/// when `Lexer::unit_immortal` ran on it.
+/// unbounded slice already ran out of budget from a state that reaches this one, [`NO_DEEP`]
+/// the same for a slice longer than a token, [`TRIED`] when `Lexer::unit_immortal` ran on it.
 const DEPTH_MASK: u32 = 0xFFFF;
 const INF: u32 = 0xFFFF;
 const EXACT: u32 = 1 << 16;
 const NO_INF: u32 = 1 << 17;
 /// Depth word flag: the immortality check ran on this state.
 const TRIED: u32 = 1 << 18;
+const NO_DEEP: u32 = 1 << 19;
+
+/// Whether an earlier search that reached a state with depth word `word` gave up on `goal`.
+fn given_up(word: u32, goal: u32) -> bool {
+    if goal == INF {
+        word & NO_INF != 0
+    } else {
+        goal > TOKEN_CHARS && word & NO_DEEP != 0
+    }
+}
 
 /// Successor list marker: not computed yet.
 const SUCC_UNKNOWN: (u32, u32) = (u32::MAX, 0);
@@ -437,7 +447,7 @@ impl Lexer {
         u.grow(self.states.len());
         let word = u.depth[q.as_usize()];
         let lower = word & DEPTH_MASK;
-        let goal = if goal == INF && word & NO_INF != 0 {
+        let goal = if given_up(word, goal) {
             lower.max(1)
         } else {
             goal
@@ -528,9 +538,15 @@ impl Lexer {
             } else {
                 value - dist.min(value)
             };
-            let mut flags = *w & (EXACT | NO_INF | TRIED);
+            let mut flags = *w & (EXACT | NO_INF | NO_DEEP | TRIED);
             if exhausted && goal == INF {
                 flags |= NO_INF;
+            } else if exhausted && goal > TOKEN_CHARS {
+                // Word-counted strings under a length bound (`(\S+\s+){0,199}\S+` within
+                // 300 characters) build ~20 states per character; a search for `{1,30}`
+                // that gave up would give up again from each next state, a few ms per
+                // mask. The states it reached take the shorter slices instead.
+                flags |= NO_DEEP;
             }
             if exact && (value == INF || dist == 0) {
                 flags |= EXACT;
@@ -583,10 +599,10 @@ impl Lexer {
         let lower = word & DEPTH_MASK;
         if lower >= goal {
             Some(true)
-        } else if word & EXACT != 0 || (goal == INF && word & NO_INF != 0) {
+        } else if word & EXACT != 0 || given_up(word, goal) {
             // Exactly known, or a search from an earlier state that reaches this one gave
-            // up on `+`: then so does this state, without a search (or the caller's
-            // fallback) of its own.
+            // up on `+` (or on a slice this long): then so does this state, without a
+            // search (or the caller's fallback) of its own.
             Some(false)
         } else {
             None
@@ -810,5 +826,37 @@ mod tests {
             exprs.mk_and(&[any, not_x]).unwrap()
         });
         assert_ne!(verdicts(&mut lexer, q)[2], Some(true));
+    }
+
+    #[test]
+    fn a_deep_search_that_gave_up_is_not_repeated_ahead() {
+        // Counted words under a length bound: each character is a new state, and Unicode
+        // spaces split the multi-byte characters into many classes; the `{1,30}` search
+        // runs out of states. The states it reached do not search again.
+        let (mut lexer, q) = after_quote_with(|exprs| {
+            let flags = PatternFlags::default();
+            let len = exprs.compile_pattern(r#""[^"\\]{0,294}""#, flags).unwrap();
+            let words = exprs
+                .compile_pattern(r#""(?:[^\s"\\]+\s+){0,199}[^\s"\\]+""#, flags)
+                .unwrap();
+            exprs.mk_and(&[len, words]).unwrap()
+        });
+        let q = read(&mut lexer, q, "ab");
+        let v = verdicts(&mut lexer, q);
+        assert_eq!(v[0], Some(true));
+        assert_ne!(
+            v[1],
+            Some(true),
+            "the search is expected to run out of states"
+        );
+        let searches = lexer.units[0].generation;
+        let q = read(&mut lexer, q, "c d");
+        let v = verdicts(&mut lexer, q);
+        assert_eq!(v[0], Some(true));
+        assert_eq!(v[1], Some(false));
+        assert_eq!(
+            lexer.units[0].generation, searches,
+            "no new search for `{{1,30}}`"
+        );
     }
 }
