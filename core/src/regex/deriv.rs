@@ -293,6 +293,36 @@ impl ExprSet {
         self.is_empty_language_with(e, None)
     }
 
+    /// Whether the shape of `e` shows it non-empty, without derivatives: a concatenation of
+    /// non-empty parts, a union with a non-empty member, an intersection of nullable
+    /// expressions (all hold the empty string), the complement of a finite set of literals.
+    /// Sound, not complete (`false` = not shown). The lexer checks every new state with
+    /// `And` for emptiness; a JSON string under `maxLength` and a pattern is
+    /// `(X{0,n} & P) "`, shown non-empty here whenever `P` can end.
+    pub(crate) fn is_surely_nonempty(&self, e: ExprId, depth: u32) -> bool {
+        if !self.has_and_not(e) {
+            return e != ExprId::NOTHING;
+        }
+        if self.is_nullable(e) {
+            return true;
+        }
+        if depth >= 32 {
+            return false;
+        }
+        match self.node(e) {
+            Node::Concat(a, b) => {
+                self.is_surely_nonempty(a, depth + 1) && self.is_surely_nonempty(b, depth + 1)
+            }
+            Node::Or(xs) => xs
+                .iter()
+                .any(|&x| self.is_surely_nonempty(ExprId(x), depth + 1)),
+            Node::And(xs) => xs.iter().all(|&x| self.is_nullable(ExprId(x))),
+            Node::Repeat(x, min, _) => min == 0 || self.is_surely_nonempty(x, depth + 1),
+            Node::Not(x) => self.is_literal_set(x),
+            _ => false,
+        }
+    }
+
     /// [`ExprSet::is_empty_language`] with byte classes known to be fine enough for `e` and
     /// its derivatives (a lexer's classes, computed over its lexemes); `None` computes them.
     pub fn is_empty_language_with(
@@ -306,7 +336,7 @@ impl ExprSet {
         if let Some(&r) = self.empty_cache.get(&e.0) {
             return Ok(r);
         }
-        if self.is_nullable(e) {
+        if self.is_nullable(e) || self.is_surely_nonempty(e, 0) {
             self.empty_cache.insert(e.0, false);
             return Ok(false);
         }

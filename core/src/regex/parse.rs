@@ -975,6 +975,43 @@ mod tests {
         }
 
         #[test]
+        fn surely_nonempty_is_sound(t1 in arb_t(true), t2 in arb_t(true)) {
+            let mut s = ExprSet::new(&Limits::default());
+            let a = s.compile(&to_ast(&t1)).unwrap();
+            let b = s.compile(&to_ast(&t2)).unwrap();
+            let and = s.mk_and(&[a, b]).unwrap();
+            let not_b = s.mk_not(b).unwrap();
+            let cat = s.mk_concat(and, b).unwrap();
+            let or = s.mk_or(&[and, not_b]).unwrap();
+            let rep = s.mk_repeat(and, 1, Some(3)).unwrap();
+            for e in [a, and, not_b, cat, or, rep] {
+                if !s.is_surely_nonempty(e, 0) {
+                    continue;
+                }
+                // Breadth-first over the derivative automaton (finite): some state is
+                // nullable.
+                let classes = s.byte_classes(&[e]);
+                let mut seen = std::collections::HashSet::from([e]);
+                let mut queue = std::collections::VecDeque::from([e]);
+                let mut found = false;
+                while let Some(x) = queue.pop_front() {
+                    if s.is_nullable(x) {
+                        found = true;
+                        break;
+                    }
+                    for c in 0..classes.num_classes() {
+                        let d = s.derivative(x, classes.representative(c as u8)).unwrap();
+                        if d != ExprId::NOTHING && seen.insert(d) {
+                            queue.push_back(d);
+                        }
+                    }
+                    prop_assert!(seen.len() < 100_000);
+                }
+                prop_assert!(found, "{} claimed non-empty", s.display(e));
+            }
+        }
+
+        #[test]
         fn and_not_matches_reference(t in arb_t(true), inputs in proptest::collection::vec(arb_input(), 8)) {
             let mut s = ExprSet::new(&Limits::default());
             let e = s.compile(&to_ast(&t)).unwrap();
