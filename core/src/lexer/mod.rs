@@ -181,14 +181,6 @@ pub struct Lexer {
     leaf_class_sets: HashMap<u32, [u64; 4]>,
 }
 
-fn and4(a: [u64; 4], b: [u64; 4]) -> [u64; 4] {
-    [a[0] & b[0], a[1] & b[1], a[2] & b[2], a[3] & b[3]]
-}
-
-fn not4(a: [u64; 4]) -> [u64; 4] {
-    [!a[0], !a[1], !a[2], !a[3]]
-}
-
 /// Call `f` with the index of every set bit of `set`, in increasing order.
 fn for_each_bit(set: &[u64; 4], mut f: impl FnMut(usize)) {
     for (w, &word) in set.iter().enumerate() {
@@ -472,26 +464,11 @@ impl Lexer {
             }
         }
         // Refine {all classes} by each leaf's class set.
-        blocks.clear();
-        let mut all = [0u64; 4];
-        for c in 0..nc {
-            all[c >> 6] |= 1 << (c & 63);
-        }
-        blocks.push(all);
-        for &leaf in &leaves {
-            if blocks.len() >= nc {
-                break;
-            }
-            let set = self.leaf_classes(leaf);
-            for i in 0..blocks.len() {
-                let b = blocks[i];
-                let inside = and4(b, set);
-                if inside != [0; 4] && inside != b {
-                    blocks[i] = and4(b, not4(set));
-                    blocks.push(inside);
-                }
-            }
-        }
+        crate::regex::refine_blocks(
+            nc,
+            leaves.iter().map(|&leaf| self.leaf_classes(leaf)),
+            &mut blocks,
+        );
         let row = s.as_usize() * nc;
         if let Some(row) = self.next.get_mut(row..row + nc) {
             for block in &blocks {

@@ -13,6 +13,42 @@ use hashbrown::HashSet;
 
 use super::exprset::{ExprId, ExprSet, Node, set_contains};
 
+/// Split the classes `0..n` into blocks, written to `blocks`: start from one block of all
+/// of them and split every block by each class set of `sets` in turn (the classes inside
+/// the set and those outside). Stops early once every class is a block of its own, without
+/// reading the remaining sets. The lexer and the slicer's prefix search use it with the
+/// class sets of the leaves a derivative tests ([`ExprSet::first_leaves`]).
+pub(crate) fn refine_blocks(
+    n: usize,
+    sets: impl IntoIterator<Item = [u64; 4]>,
+    blocks: &mut Vec<[u64; 4]>,
+) {
+    blocks.clear();
+    let mut all = [0u64; 4];
+    for c in 0..n.min(256) {
+        all[c >> 6] |= 1 << (c & 63);
+    }
+    blocks.push(all);
+    for set in sets {
+        if blocks.len() >= n {
+            break;
+        }
+        for i in 0..blocks.len() {
+            let b = blocks[i];
+            let inside = [b[0] & set[0], b[1] & set[1], b[2] & set[2], b[3] & set[3]];
+            if inside != [0; 4] && inside != b {
+                blocks[i] = [
+                    b[0] & !set[0],
+                    b[1] & !set[1],
+                    b[2] & !set[2],
+                    b[3] & !set[3],
+                ];
+                blocks.push(inside);
+            }
+        }
+    }
+}
+
 /// A partition of the 256 byte values into classes that no expression of interest
 /// distinguishes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -216,16 +216,7 @@ impl ExprSet {
             self.first_leaves(e, &mut leaves, &mut seen, &mut stack);
         }
         let n = classes.num_classes();
-        blocks.clear();
-        let mut all = [0u64; 4];
-        for c in 0..n {
-            all[c >> 6] |= 1 << (c & 63);
-        }
-        blocks.push(all);
-        for &leaf in &leaves {
-            if blocks.len() >= n {
-                break;
-            }
+        let sets = leaves.iter().map(|&leaf| {
             let bytes = self.leaf_bytes(leaf);
             let mut set = [0u64; 4];
             for c in 0..n {
@@ -234,20 +225,9 @@ impl ExprSet {
                     set[c >> 6] |= 1 << (c & 63);
                 }
             }
-            for i in 0..blocks.len() {
-                let b = blocks[i];
-                let inside = [b[0] & set[0], b[1] & set[1], b[2] & set[2], b[3] & set[3]];
-                if inside != [0; 4] && inside != b {
-                    blocks[i] = [
-                        b[0] & !set[0],
-                        b[1] & !set[1],
-                        b[2] & !set[2],
-                        b[3] & !set[3],
-                    ];
-                    blocks.push(inside);
-                }
-            }
-        }
+            set
+        });
+        super::classes::refine_blocks(n, sets, blocks);
         self.block_leaves = leaves;
         self.block_seen = seen;
         self.block_stack = stack;

@@ -30,5 +30,6 @@ mod prefix;
 
 pub use ast::{PatternFlags, RegexAst};
 pub use classes::ByteClasses;
+pub(crate) use classes::refine_blocks;
 pub use exprset::{ExprId, ExprSet};
 pub use parse::{RegexCompileError, RegexCompileErrorKind, RegexSyntaxError, check_pattern};
