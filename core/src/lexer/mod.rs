@@ -611,11 +611,7 @@ impl Lexer {
         if s == StateId::DEAD || self.slice_exprs.is_empty() {
             return Ok(None);
         }
-        let lazy = self
-            .pairs
-            .get(s.0)
-            .iter()
-            .any(|&(lex, _)| self.lexemes.get(lex as usize).is_some_and(|l| l.lazy));
+        let lazy = self.tracks_lazy_lexeme(s);
         for k in 0..self.slice_exprs.len() {
             let shape = self.slice_shapes.get(k).copied().flatten();
             if let Some(known) = shape.and_then(|sh| self.unit_known(sh, s)) {
@@ -671,6 +667,14 @@ impl Lexer {
             }
         }
         Ok(None)
+    }
+
+    /// Whether `s` tracks a lazy lexeme (one that ends inside a token as soon as it matches).
+    fn tracks_lazy_lexeme(&self, s: StateId) -> bool {
+        self.pairs
+            .get(s.0)
+            .iter()
+            .any(|&(lex, _)| self.lexemes.get(lex as usize).is_some_and(|l| l.lazy))
     }
 
     /// How many lexemes `s` tracks.

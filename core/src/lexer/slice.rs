@@ -322,16 +322,10 @@ impl Lexer {
     /// reproduced by every unit `x` (`x C ⊆ C`), `C` is infinite, so `∂_w A ⊇ C` minus the
     /// finite `∂_w F` is never empty.
     fn unit_immortal(&mut self, u: &mut Unit, q: StateId) -> Result<bool, LimitKind> {
-        let n = self.pairs.get(q.0).len();
-        let lazy = |lx: &Lexer, lex: u32| lx.lexemes.get(lex as usize).is_some_and(|l| l.lazy);
-        if (0..n).any(|i| {
-            self.pairs
-                .get(q.0)
-                .get(i)
-                .is_some_and(|&(lex, _)| lex != START_MARK && lazy(self, lex))
-        }) {
+        if self.tracks_lazy_lexeme(q) {
             return Ok(false);
         }
+        let n = self.pairs.get(q.0).len();
         let candidate = |lx: &mut Lexer, i: usize| -> Result<Option<ExprId>, LimitKind> {
             let e = lx
                 .pairs
