@@ -10,11 +10,20 @@
 //! an EOS token is consumed the matcher is stopped and its mask holds only EOS.
 //!
 //! Errors are sticky: after one, every call returns it until [`Matcher::reset`].
+//!
+//! # Lexer rebuilds
+//! A matcher's lexer only grows: every state a mask walk reaches stays in its tables, most
+//! of them never on the output's path. When a mask or a token runs into the lexer's budgets
+//! (`max_lexer_states`, `max_expr_nodes`, `max_memory_bytes`), the matcher rebuilds its
+//! parser from the grammar's pristine one by replaying the output's bytes (token by token,
+//! each with the fuel it had), then retries once. Only what the path needs is rebuilt, so a
+//! long generation is limited by its own path, not by everything its masks explored. Masks
+//! are the same either way; the retry costs one replay and one cold mask.
 
 use alloc::vec::Vec;
 
 use crate::earley::Parser;
-use crate::error::MatcherError;
+use crate::error::{LimitKind, MatcherError};
 use crate::grammar::Grammar;
 use crate::slicer::Slice;
 use crate::toktrie::Recognizer;
@@ -41,6 +50,8 @@ pub struct MaskStats {
     /// Masks computed from the lexer state's remembered mask (see
     /// [`crate::earley::Parser::state_mask_walk`]), built on the spot or reused.
     pub state_masks: u64,
+    /// Times the lexer tables were rebuilt after filling a budget (see the module docs).
+    pub lexer_rebuilds: u64,
 }
 
 /// Per-sequence constraint state. Cheap to create from a [`Grammar`]; `Send`, used from one
@@ -50,6 +61,8 @@ pub struct Matcher {
     grammar: Grammar,
     parser: Parser,
     consumed: Vec<Consumed>,
+    /// The bytes of the consumed tokens (one per parser entry), replayed by a rebuild.
+    bytes: Vec<u8>,
     stopped: bool,
     error: Option<MatcherError>,
     /// The last mask computed and the parser state it was computed in.
@@ -63,8 +76,9 @@ impl Matcher {
     pub fn new(grammar: &Grammar) -> Matcher {
         Matcher {
             grammar: grammar.clone(),
-            parser: grammar.inner().warm.lock().clone(),
+            parser: grammar.start_parser(),
             consumed: Vec::new(),
+            bytes: Vec::new(),
             stopped: false,
             error: None,
             cached_mask: Vec::new(),
@@ -126,18 +140,14 @@ impl Matcher {
             self.stats.cached += 1;
             return Ok(());
         }
-        self.parser.start_step();
-        let slice = self.parser.top_slice().and_then(|k| vocab.slices().get(k));
-        self.parser.start_step();
-        if self.parser.state_mask_walk(&vocab, mask) {
-            self.stats.state_masks += 1;
-            if slice.is_some() {
-                self.stats.sliced += 1;
-            }
-        } else {
-            self.walk(&vocab, slice, mask);
+        let mut result = self.mask_attempt(&vocab, mask);
+        if let Err(kind) = result
+            && self.rebuild_lexer(kind)
+        {
+            mask.fill(0);
+            result = self.mask_attempt(&vocab, mask);
         }
-        if let Some(kind) = self.parser.error() {
+        if let Err(kind) = result {
             mask.fill(0);
             return self.fail(MatcherError::Limit(kind));
         }
@@ -146,8 +156,78 @@ impl Matcher {
         }
         self.cached_mask.clear();
         self.cached_mask.extend_from_slice(mask);
-        self.cached_key = Some(key);
+        // A rebuild renames the parser's rows, and so its key.
+        self.cached_key = Some(self.parser.state_key());
         Ok(())
+    }
+
+    /// One try at the mask (into a zeroed `mask`): the limit it ran into, if any.
+    fn mask_attempt(&mut self, vocab: &Vocabulary, mask: &mut [u32]) -> Result<(), LimitKind> {
+        self.parser.start_step();
+        let slice = self.parser.top_slice().and_then(|k| vocab.slices().get(k));
+        self.parser.start_step();
+        if self.parser.state_mask_walk(vocab, mask) {
+            self.stats.state_masks += 1;
+            if slice.is_some() {
+                self.stats.sliced += 1;
+            }
+        } else {
+            self.walk(vocab, slice, mask);
+        }
+        self.parser.error().map_or(Ok(()), Err)
+    }
+
+    /// After a step ran into `kind`: if that is a lexer budget, replace the parser with one
+    /// rebuilt from the grammar's pristine parser by replaying the output (see the module
+    /// docs). False when `kind` is another limit or the replay itself runs into a limit (the
+    /// output's own path does not fit); the parser is then unchanged.
+    fn rebuild_lexer(&mut self, kind: LimitKind) -> bool {
+        if !matches!(
+            kind,
+            LimitKind::LexerStates | LimitKind::ExprNodes | LimitKind::Memory
+        ) {
+            return false;
+        }
+        debug_assert_eq!(self.bytes.len(), self.parser.depth());
+        let mut parser = self.grammar.inner().pristine.clone();
+        let starts = self.consumed.iter().map(|c| c.depth_before);
+        let ends = starts.clone().skip(1).chain([self.bytes.len()]);
+        for (start, end) in starts.zip(ends) {
+            parser.start_step();
+            let Some(token) = self.bytes.get(start..end) else {
+                return false;
+            };
+            if !token.iter().all(|&b| parser.push_byte(b)) {
+                return false;
+            }
+        }
+        if parser.depth() != self.bytes.len() {
+            return false;
+        }
+        self.parser = parser;
+        self.cached_key = None;
+        self.stats.lexer_rebuilds += 1;
+        true
+    }
+
+    /// Push `bytes` in one step, rebuilding the lexer once if a lexer budget runs out (see
+    /// the module docs). `Ok(false)`: they do not fit the grammar. Either way the caller
+    /// truncates the parser back if it does not keep them.
+    fn push_step(&mut self, bytes: &[u8]) -> Result<bool, LimitKind> {
+        let depth = self.parser.depth();
+        let mut retried = false;
+        loop {
+            self.parser.start_step();
+            let ok = self.push_bytes(bytes);
+            let Some(kind) = self.parser.error() else {
+                return Ok(ok);
+            };
+            self.parser.truncate(depth);
+            if retried || !self.rebuild_lexer(kind) {
+                return Err(kind);
+            }
+            retried = true;
+        }
     }
 
     /// The plain mask walk: the slice's mask plus its rest trie, or the whole trie.
@@ -172,14 +252,13 @@ impl Matcher {
         if self.stopped {
             return Ok(vocab.eos_tokens().contains(&token));
         }
-        self.parser.start_step();
         let depth = self.parser.depth();
-        let ok = self.push_bytes(vocab.trie_bytes(token));
+        let pushed = self.push_step(vocab.trie_bytes(token));
         self.parser.truncate(depth);
-        if let Some(kind) = self.parser.error() {
-            return self.fail(MatcherError::Limit(kind));
+        match pushed {
+            Ok(ok) => Ok(ok || (vocab.eos_tokens().contains(&token) && self.parser.is_accepting())),
+            Err(kind) => self.fail(MatcherError::Limit(kind)),
         }
-        Ok(ok || (vocab.eos_tokens().contains(&token) && self.parser.is_accepting()))
     }
 
     fn push_bytes(&mut self, bytes: &[u8]) -> bool {
@@ -199,17 +278,18 @@ impl Matcher {
         if self.stopped {
             return self.fail(MatcherError::Stopped);
         }
-        self.parser.start_step();
         let depth = self.parser.depth();
-        if self.push_bytes(vocab.trie_bytes(token)) {
-            self.consumed.push(Consumed {
-                depth_before: depth,
-            });
-            return Ok(());
-        }
-        self.parser.truncate(depth);
-        if let Some(kind) = self.parser.error() {
-            return self.fail(MatcherError::Limit(kind));
+        let bytes = vocab.trie_bytes(token);
+        match self.push_step(bytes) {
+            Ok(true) => {
+                self.consumed.push(Consumed {
+                    depth_before: depth,
+                });
+                self.bytes.extend_from_slice(bytes);
+                return Ok(());
+            }
+            Ok(false) => self.parser.truncate(depth),
+            Err(kind) => return self.fail(MatcherError::Limit(kind)),
         }
         if vocab.eos_tokens().contains(&token) && self.parser.is_accepting() {
             self.stopped = true;
@@ -244,6 +324,7 @@ impl Matcher {
         let depth = self.consumed[keep].depth_before;
         self.consumed.truncate(keep);
         self.parser.truncate(depth);
+        self.bytes.truncate(depth);
         self.stopped = false;
         Ok(())
     }
@@ -348,16 +429,24 @@ impl Matcher {
         if self.error.is_some() || self.stopped {
             return false;
         }
-        self.parser.start_step();
         let depth = self.parser.depth();
-        if bytes.iter().all(|&b| self.parser.push_byte(b)) {
-            self.consumed.push(Consumed {
-                depth_before: depth,
-            });
-            true
-        } else {
-            self.parser.truncate(depth);
-            false
+        match self.push_step(bytes) {
+            Ok(true) => {
+                self.consumed.push(Consumed {
+                    depth_before: depth,
+                });
+                self.bytes.extend_from_slice(bytes);
+                true
+            }
+            Ok(false) => {
+                self.parser.truncate(depth);
+                false
+            }
+            Err(kind) => {
+                self.parser.truncate(depth);
+                self.error = Some(MatcherError::Limit(kind));
+                false
+            }
         }
     }
 
@@ -380,6 +469,7 @@ impl Matcher {
     pub fn reset(&mut self) {
         self.parser.truncate(0);
         self.consumed.clear();
+        self.bytes.clear();
         self.stopped = false;
         self.error = None;
     }
@@ -391,6 +481,12 @@ impl Matcher {
         self.cached_key = None;
     }
 
+    /// Lexer states this matcher's tables hold (for tests of the budgets).
+    #[doc(hidden)]
+    pub fn lexer_states(&self) -> usize {
+        self.parser.lexer().num_states()
+    }
+
     /// How masks have been computed so far.
     pub fn stats(&self) -> MaskStats {
         self.stats
@@ -398,7 +494,7 @@ impl Matcher {
 
     /// Bytes held by this matcher's tables.
     pub fn bytes_used(&self) -> usize {
-        self.parser.bytes_used()
+        self.parser.bytes_used() + self.bytes.capacity()
     }
 }
 
@@ -410,12 +506,20 @@ impl Drop for Matcher {
             return;
         }
         let inner = self.grammar.inner();
-        if let Some(mut warm) = inner.warm.try_lock()
-            && (self.parser.lexer().num_states(), self.parser.state_masks())
-                > (warm.lexer().num_states(), warm.state_masks())
+        let Some(mut warm) = inner.warm.try_lock() else {
+            return;
+        };
+        let current = warm.as_ref().unwrap_or(&inner.pristine);
+        if (self.parser.lexer().num_states(), self.parser.state_masks())
+            <= (current.lexer().num_states(), current.state_masks())
         {
-            self.parser.reset_to_start();
-            core::mem::swap(&mut *warm, &mut self.parser);
+            return;
+        }
+        self.parser.reset_to_start();
+        match &mut *warm {
+            Some(warm) => core::mem::swap(warm, &mut self.parser),
+            // The first hand-back copies (the pristine parser must stay as compiled).
+            None => *warm = Some(self.parser.clone()),
         }
     }
 }

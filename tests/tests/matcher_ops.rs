@@ -1,7 +1,7 @@
 //! rollback, validate_tokens, compute_ff_tokens and EOS handling, checked against
 //! step-by-step consumption.
 
-use sieve_core::{Matcher, MatcherError};
+use sieve_core::{Grammar, LimitKind, Limits, Matcher, MatcherError};
 use sieve_tests::{Rng, allowed_tokens, lark, synthetic_vocab};
 
 const GRAMMAR: &str = r#"
@@ -173,4 +173,86 @@ fn rollback_of_eos_resumes() {
     assert!(!m.is_stopped());
     assert!(m.try_consume_bytes(b"c"));
     assert!(m.is_accepting());
+}
+
+/// A schema whose masks build many lexer states off the output's path: every character
+/// position of a bounded string, with and without escapes, in every string.
+const LONG_STRINGS: &str = r#"{"type":"array","items":{"type":"string","maxLength":40}}"#;
+
+fn with_lexer_states(max_lexer_states: usize) -> Grammar {
+    let vocab = synthetic_vocab();
+    let limits = Limits {
+        max_lexer_states,
+        ..Limits::default()
+    };
+    let (g, _) = Grammar::from_json_schema_str(LONG_STRINGS, &Default::default(), &vocab, &limits)
+        .expect("compiles");
+    g
+}
+
+#[test]
+fn a_full_lexer_is_rebuilt_and_masks_do_not_change() {
+    let mut roomy = Matcher::new(&with_lexer_states(50_000));
+    let path = random_path(&mut roomy, &mut Rng::new(5), 120);
+    assert!(
+        path.len() > 60,
+        "the path is long enough to fill small budgets"
+    );
+    let built = roomy.lexer_states();
+    for limit in [built / 2, built / 5] {
+        let g = with_lexer_states(limit);
+        let mut tight = Matcher::new(&g);
+        let mut fresh = Matcher::new(&with_lexer_states(50_000));
+        for (i, &t) in path.iter().enumerate() {
+            assert_eq!(
+                mask_of(&mut tight),
+                mask_of(&mut fresh),
+                "limit {limit}, token {i}"
+            );
+            assert!(tight.lexer_states() <= limit);
+            // The single-token queries rebuild too.
+            assert!(tight.is_allowed(t).unwrap(), "limit {limit}, token {i}");
+            tight.consume_token(t).unwrap();
+            fresh.consume_token(t).unwrap();
+        }
+        let rebuilds = tight.stats().lexer_rebuilds;
+        assert!(
+            rebuilds > 0,
+            "limit {limit} of {built} states: never rebuilt"
+        );
+        // Rollback across rebuilds restores the earlier masks.
+        for k in [path.len() / 2, 1] {
+            tight.rollback(tight.num_tokens() - k).unwrap();
+            let mut replay = Matcher::new(&with_lexer_states(50_000));
+            replay.consume_tokens(&path[..k]).unwrap();
+            assert_eq!(
+                mask_of(&mut tight),
+                mask_of(&mut replay),
+                "limit {limit}, back to {k}"
+            );
+        }
+        println!("{built} states without a limit; limit {limit}: {rebuilds} rebuilds");
+    }
+}
+
+#[test]
+fn a_path_longer_than_the_budget_still_fails_with_the_limit() {
+    // Every byte of a 40-character string is its own state: 30 states cannot hold the path.
+    let g = with_lexer_states(30);
+    let vocab = g.vocab().clone();
+    let mut m = Matcher::new(&g);
+    let a = (0..vocab.vocab_size() as u32)
+        .find(|&t| vocab.trie_bytes(t) == b"a")
+        .expect("the synthetic vocabulary has \"a\"");
+    let mut err = None;
+    assert!(m.try_consume_bytes(b"[\""));
+    for _ in 0..40 {
+        let mut mask = vec![0u32; vocab.mask_words()];
+        if let Err(e) = m.compute_mask(&mut mask).and_then(|()| m.consume_token(a)) {
+            err = Some(e);
+            break;
+        }
+    }
+    assert_eq!(err, Some(MatcherError::Limit(LimitKind::LexerStates)));
+    assert!(m.stats().lexer_rebuilds > 0, "it tried a rebuild first");
 }

@@ -32,10 +32,14 @@ pub struct Grammar {
 pub(crate) struct GrammarInner {
     pub(crate) vocab: Arc<Vocabulary>,
     pub(crate) limits: Limits,
-    /// A parser at the start of input; matchers clone it. Matchers hand back their parser
-    /// when dropped if its lexer has built more states, so later matchers start with warm
-    /// lexer tables (most transitions already computed) instead of recomputing derivatives.
-    pub(crate) warm: spin::Mutex<Parser>,
+    /// The parser at the start of input, as compiled: matchers rebuild their lexer tables
+    /// from it when those fill their budget (see [`crate::Matcher`]).
+    pub(crate) pristine: Parser,
+    /// A parser at the start of input with warmer lexer tables than `pristine` (`None`:
+    /// none yet); matchers clone it. Matchers hand back their parser when dropped if its
+    /// lexer has built more states, so later matchers start with most transitions already
+    /// computed instead of recomputing derivatives.
+    pub(crate) warm: spin::Mutex<Option<Parser>>,
     pub(crate) lexeme_names: Vec<String>,
 }
 
@@ -211,7 +215,8 @@ impl Grammar {
             inner: Arc::new(GrammarInner {
                 vocab: Arc::clone(vocab),
                 limits: limits.clone(),
-                warm: spin::Mutex::new(initial),
+                pristine: initial,
+                warm: spin::Mutex::new(None),
                 lexeme_names: ir.lexemes.iter().map(|l| l.name.clone()).collect(),
             }),
         })
@@ -234,7 +239,22 @@ impl Grammar {
 
     /// Bytes held by the compiled tables.
     pub fn bytes_used(&self) -> usize {
-        self.inner.warm.lock().bytes_used()
+        self.inner.pristine.bytes_used()
+            + self
+                .inner
+                .warm
+                .lock()
+                .as_ref()
+                .map_or(0, Parser::bytes_used)
+    }
+
+    /// A parser at the start of input for a new matcher: the warmest one handed back, else
+    /// the pristine one.
+    pub(crate) fn start_parser(&self) -> Parser {
+        match &*self.inner.warm.lock() {
+            Some(warm) => warm.clone(),
+            None => self.inner.pristine.clone(),
+        }
     }
 
     pub(crate) fn inner(&self) -> &GrammarInner {
