@@ -866,6 +866,7 @@ fn run_file(
         res.mask_stats.cached += check.stats.cached;
         res.mask_stats.sliced += check.stats.sliced;
         res.mask_stats.state_masks += check.stats.state_masks;
+        res.mask_stats.lexer_rebuilds += check.stats.lexer_rebuilds;
         let outcome = match (&check.verdict, valid) {
             (Verdict::Timeout, _) => return timed_out(res, i, cfg),
             (Verdict::Limit(what), _) => {
@@ -1065,6 +1066,7 @@ impl MaskbenchReport {
                 "cached": self.compiled().map(|f| f.mask_stats.cached).sum::<u64>(),
                 "sliced": self.compiled().map(|f| f.mask_stats.sliced).sum::<u64>(),
                 "state_masks": self.compiled().map(|f| f.mask_stats.state_masks).sum::<u64>(),
+                "lexer_rebuilds": self.compiled().map(|f| f.mask_stats.lexer_rebuilds).sum::<u64>(),
             },
             "peak_rss_kb": peak_rss_kb(),
             "vocab_size": self.vocab_size,
@@ -1187,6 +1189,17 @@ impl MaskbenchReport {
             n - cached.min(n),
             pct(state, n - cached.min(n)),
         )?;
+        let rebuilds = paths["lexer_rebuilds"].as_u64().unwrap_or(0);
+        if rebuilds > 0 {
+            let files = self
+                .compiled()
+                .filter(|f| f.mask_stats.lexer_rebuilds > 0)
+                .count();
+            writeln!(
+                out,
+                "  lexer rebuilds (a lexer budget filled): {rebuilds} in {files} schemas"
+            )?;
+        }
         writeln!(out, "  wall {} s", s["wall_s"])?;
         let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();
         for f in self.failures() {

@@ -211,14 +211,14 @@ impl Matcher {
     }
 
     /// Push `bytes` in one step, rebuilding the lexer once if a lexer budget runs out (see
-    /// the module docs). `Ok(false)`: they do not fit the grammar. Either way the caller
+    /// the module docs); no bytes push trivially. `Ok(false)`: they do not fit the grammar. Either way the caller
     /// truncates the parser back if it does not keep them.
     fn push_step(&mut self, bytes: &[u8]) -> Result<bool, LimitKind> {
         let depth = self.parser.depth();
         let mut retried = false;
         loop {
             self.parser.start_step();
-            let ok = self.push_bytes(bytes);
+            let ok = bytes.iter().all(|&b| self.parser.push_byte(b));
             let Some(kind) = self.parser.error() else {
                 return Ok(ok);
             };
@@ -253,7 +253,13 @@ impl Matcher {
             return Ok(vocab.eos_tokens().contains(&token));
         }
         let depth = self.parser.depth();
-        let pushed = self.push_step(vocab.trie_bytes(token));
+        // A token without bytes (a special token) is never pushed.
+        let bytes = vocab.trie_bytes(token);
+        let pushed = if bytes.is_empty() {
+            Ok(false)
+        } else {
+            self.push_step(bytes)
+        };
         self.parser.truncate(depth);
         match pushed {
             Ok(ok) => Ok(ok || (vocab.eos_tokens().contains(&token) && self.parser.is_accepting())),
@@ -280,7 +286,12 @@ impl Matcher {
         }
         let depth = self.parser.depth();
         let bytes = vocab.trie_bytes(token);
-        match self.push_step(bytes) {
+        let pushed = if bytes.is_empty() {
+            Ok(false)
+        } else {
+            self.push_step(bytes)
+        };
+        match pushed {
             Ok(true) => {
                 self.consumed.push(Consumed {
                     depth_before: depth,
@@ -424,7 +435,8 @@ impl Matcher {
     }
 
     /// Push raw bytes (not tokens) if they keep the output a valid prefix; on failure
-    /// nothing changes. Used to check whole texts and by tests.
+    /// nothing is pushed, and a budget run into becomes the sticky error ([`Matcher::error`]).
+    /// Used to check whole texts and by tests.
     pub fn try_consume_bytes(&mut self, bytes: &[u8]) -> bool {
         if self.error.is_some() || self.stopped {
             return false;

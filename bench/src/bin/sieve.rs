@@ -13,6 +13,7 @@ use sieve_bench::mask_cmd::{self, GrammarSource, MaskConfig};
 use sieve_bench::maskbench::{self, Feed, MaskbenchConfig};
 use sieve_bench::schema_suite::{self, SuiteConfig};
 use sieve_bench::tokenizer::LoadedTokenizer;
+use sieve_core::Limits;
 
 /// Grammar-constrained decoding engine: demos and diagnostics.
 #[derive(Debug, Parser)]
@@ -58,6 +59,10 @@ struct MaskbenchArgs {
     /// loaded (needs a build with `--features pprof`).
     #[arg(long, value_name = "FILE")]
     flamegraph: Option<PathBuf>,
+    /// The lexer-state budget of each matcher (`Limits::max_lexer_states`); a smaller one
+    /// shows what lexer rebuilds cost.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_lexer_states)]
+    max_lexer_states: usize,
     /// MaskBench files, or directories of them.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
@@ -210,7 +215,10 @@ fn run_maskbench(args: MaskbenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
         strict: args.strict,
         timeout: (args.timeout_s > 0.0).then(|| Duration::from_secs_f64(args.timeout_s)),
         progress: std::io::stderr().is_terminal(),
-        ..MaskbenchConfig::default()
+        limits: Limits {
+            max_lexer_states: args.max_lexer_states,
+            ..Limits::default()
+        },
     };
     // Samples the run itself (compiling, masks, checks), not the tokenizer load.
     #[cfg(feature = "pprof")]
