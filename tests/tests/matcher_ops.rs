@@ -256,3 +256,41 @@ fn a_path_longer_than_the_budget_still_fails_with_the_limit() {
     assert_eq!(err, Some(MatcherError::Limit(LimitKind::LexerStates)));
     assert!(m.stats().lexer_rebuilds > 0, "it tried a rebuild first");
 }
+
+#[test]
+fn a_full_expression_store_is_rebuilt_too() {
+    let vocab = synthetic_vocab();
+    let compile = |max_expr_nodes: usize| {
+        let limits = Limits {
+            max_expr_nodes,
+            ..Limits::default()
+        };
+        Grammar::from_json_schema_str(LONG_STRINGS, &Default::default(), &vocab, &limits)
+            .ok()
+            .map(|(g, _)| g)
+    };
+    // The smallest budget the grammar compiles under: about the nodes it starts with.
+    let (mut lo, mut hi) = (3usize, 1 << 20);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if compile(mid).is_some() {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    let mut roomy = Matcher::new(&with_lexer_states(50_000));
+    let path = random_path(&mut roomy, &mut Rng::new(5), 120);
+    let g = compile(lo + 400).expect("compiles at its minimum plus room");
+    let mut tight = Matcher::new(&g);
+    let mut fresh = Matcher::new(&with_lexer_states(50_000));
+    for (i, &t) in path.iter().enumerate() {
+        assert_eq!(mask_of(&mut tight), mask_of(&mut fresh), "token {i}");
+        tight.consume_token(t).unwrap();
+        fresh.consume_token(t).unwrap();
+    }
+    assert!(
+        tight.stats().lexer_rebuilds > 0,
+        "{lo} + 400 expression nodes: never rebuilt"
+    );
+}
