@@ -510,11 +510,17 @@ impl Matcher {
     }
 }
 
+/// The fullest a lexer handed back to the grammar may be (thousandths of its fullest
+/// budget): the tables only grow, so a grammar serving many sequences would otherwise end up
+/// handing every new matcher tables about to be rebuilt.
+const MAX_WARM_FILL: usize = 500;
+
 impl Drop for Matcher {
     /// Hand the lexer tables this matcher built back to the grammar when they are more
-    /// complete than the grammar's, so the next matcher starts warm. Never blocks.
+    /// complete than the grammar's and at most half full, so the next matcher starts warm
+    /// and with room to grow. Never blocks.
     fn drop(&mut self) {
-        if self.error.is_some() {
+        if self.error.is_some() || self.parser.lexer().fill_per_mille() > MAX_WARM_FILL {
             return;
         }
         let inner = self.grammar.inner();

@@ -294,3 +294,32 @@ fn a_full_expression_store_is_rebuilt_too() {
         "{lo} + 400 expression nodes: never rebuilt"
     );
 }
+
+#[test]
+fn only_tables_at_most_half_full_are_handed_back() {
+    let mut roomy = Matcher::new(&with_lexer_states(50_000));
+    let path = random_path(&mut roomy, &mut Rng::new(5), 120);
+    let built = roomy.lexer_states();
+    let run = |g: &Grammar, tokens: &[u32]| {
+        let mut m = Matcher::new(g);
+        let start = m.lexer_states();
+        for &t in tokens {
+            mask_of(&mut m);
+            m.consume_token(t).unwrap();
+        }
+        (start, m.lexer_states())
+    };
+    // Half full or less: the next matcher starts with these tables.
+    let g = with_lexer_states(built * 3);
+    let (_, first) = run(&g, &path);
+    assert_eq!(run(&g, &[]).0, first);
+    // Over half full: the next matcher starts from the grammar's tables instead.
+    let g = with_lexer_states(built * 3 / 2);
+    let (cold, first) = run(&g, &path);
+    assert!(
+        first * 2 > built * 3 / 2,
+        "{first} of {} states",
+        built * 3 / 2
+    );
+    assert_eq!(run(&g, &[]).0, cold);
+}

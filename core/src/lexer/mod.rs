@@ -291,6 +291,15 @@ impl Lexer {
         self.states.len()
     }
 
+    /// How full the lexer's budgets are (states, expression nodes, table bytes): the fullest
+    /// one, in thousandths.
+    pub fn fill_per_mille(&self) -> usize {
+        let per_mille = |used: usize, max: usize| used.saturating_mul(1000) / max.max(1);
+        per_mille(self.states.len(), self.max_states)
+            .max(per_mille(self.exprs.num_nodes(), self.exprs.max_nodes))
+            .max(per_mille(self.bytes_used(), self.max_bytes))
+    }
+
     /// Bytes held in tables (approximate).
     pub fn bytes_used(&self) -> usize {
         self.next.len() * 4

@@ -485,10 +485,12 @@ impl Lexer {
                 result = Some(goal);
                 break;
             }
+            // Past three quarters of the state budget, proofs would hasten a rebuild of the
+            // tables (see `Matcher`); matchers start from tables at most half full.
             if head >= max_expansions
                 || self.states.len() - states_before > max_new
                 || fuel_before.saturating_sub(self.exprs.fuel_left()) > MAX_SEARCH_FUEL
-                || self.states.len() > self.max_states / 2
+                || self.states.len() > self.max_states / 4 * 3
             {
                 exhausted = true;
                 result = Some(dist);
