@@ -323,3 +323,79 @@ fn only_tables_at_most_half_full_are_handed_back() {
     );
     assert_eq!(run(&g, &[]).0, cold);
 }
+
+/// Compiles one test grammar under the given limits.
+type MakeGrammar = fn(&Limits) -> Grammar;
+
+#[test]
+fn masks_under_tiny_lexer_budgets_match_or_fail_with_the_limit() {
+    let vocab = synthetic_vocab();
+    let grammars: [(&str, MakeGrammar); 3] = [
+        ("json-like lark", |l| {
+            Grammar::from_lark(GRAMMAR, &synthetic_vocab(), l).expect("compiles")
+        }),
+        ("bounded strings", |l| {
+            let schema = r#"{"type":"object","properties":{"a":{"type":"string","maxLength":25},
+                "b":{"type":"array","items":{"type":"string","pattern":"^[a-z]+( [a-z]+){0,6}$"}}}}"#;
+            Grammar::from_json_schema_str(schema, &Default::default(), &synthetic_vocab(), l)
+                .expect("compiles")
+                .0
+        }),
+        ("counting regex", |l| {
+            Grammar::from_regex("(([a-c]{2,9}) ){1,40}", &synthetic_vocab(), l).expect("compiles")
+        }),
+    ];
+    let (mut compared, mut rebuilds, mut limited) = (0, 0, 0);
+    for (name, make) in grammars {
+        let roomy = make(&Limits::default());
+        for budget in [12, 20, 32, 64] {
+            let tight = make(&Limits {
+                max_lexer_states: budget,
+                ..Limits::default()
+            });
+            for seed in 0..6 {
+                let mut rng = Rng::new(seed);
+                let (mut a, mut b) = (Matcher::new(&roomy), Matcher::new(&tight));
+                for step in 0..120 {
+                    let want = mask_of(&mut a);
+                    let mut got = vec![0u32; vocab.mask_words()];
+                    match b.compute_mask(&mut got) {
+                        Ok(()) => assert_eq!(
+                            got, want,
+                            "{name}, budget {budget}, seed {seed}, step {step}"
+                        ),
+                        Err(MatcherError::Limit(LimitKind::LexerStates)) => {
+                            limited += 1;
+                            break;
+                        }
+                        Err(e) => panic!("{name}, budget {budget}, seed {seed}, step {step}: {e}"),
+                    }
+                    compared += 1;
+                    // EOS only when nothing else is allowed: long outputs fill the budgets.
+                    let all = allowed_tokens(&want);
+                    let text: Vec<u32> = all
+                        .iter()
+                        .copied()
+                        .filter(|t| !vocab.eos_tokens().contains(t))
+                        .collect();
+                    let choices = if text.is_empty() { all } else { text };
+                    if choices.is_empty() || a.is_stopped() {
+                        break;
+                    }
+                    let t = choices[rng.below(choices.len())];
+                    a.consume_token(t).unwrap();
+                    if b.consume_token(t).is_err() {
+                        limited += 1;
+                        break;
+                    }
+                }
+                rebuilds += b.stats().lexer_rebuilds;
+            }
+        }
+    }
+    println!("{compared} masks compared, {rebuilds} rebuilds, {limited} walks ended by the budget");
+    assert!(
+        compared > 500 && rebuilds > 20,
+        "{compared} masks, {rebuilds} rebuilds"
+    );
+}
