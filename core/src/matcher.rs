@@ -210,9 +210,19 @@ impl Matcher {
         true
     }
 
+    /// [`Matcher::push_step`] for a token's bytes: a token without bytes (a special token)
+    /// is never pushed.
+    fn push_token(&mut self, bytes: &[u8]) -> Result<bool, LimitKind> {
+        if bytes.is_empty() {
+            Ok(false)
+        } else {
+            self.push_step(bytes)
+        }
+    }
+
     /// Push `bytes` in one step, rebuilding the lexer once if a lexer budget runs out (see
-    /// the module docs); no bytes push trivially. `Ok(false)`: they do not fit the grammar. Either way the caller
-    /// truncates the parser back if it does not keep them.
+    /// the module docs); no bytes push trivially. `Ok(false)`: they do not fit the grammar.
+    /// Either way the caller truncates the parser back if it does not keep them.
     fn push_step(&mut self, bytes: &[u8]) -> Result<bool, LimitKind> {
         let depth = self.parser.depth();
         let mut retried = false;
@@ -253,13 +263,7 @@ impl Matcher {
             return Ok(vocab.eos_tokens().contains(&token));
         }
         let depth = self.parser.depth();
-        // A token without bytes (a special token) is never pushed.
-        let bytes = vocab.trie_bytes(token);
-        let pushed = if bytes.is_empty() {
-            Ok(false)
-        } else {
-            self.push_step(bytes)
-        };
+        let pushed = self.push_token(vocab.trie_bytes(token));
         self.parser.truncate(depth);
         match pushed {
             Ok(ok) => Ok(ok || (vocab.eos_tokens().contains(&token) && self.parser.is_accepting())),
@@ -286,12 +290,7 @@ impl Matcher {
         }
         let depth = self.parser.depth();
         let bytes = vocab.trie_bytes(token);
-        let pushed = if bytes.is_empty() {
-            Ok(false)
-        } else {
-            self.push_step(bytes)
-        };
-        match pushed {
+        match self.push_token(bytes) {
             Ok(true) => {
                 self.consumed.push(Consumed {
                     depth_before: depth,
