@@ -128,8 +128,8 @@ impl Matcher {
         let vocab = self.grammar.vocab().clone();
         let (mask, rest) = mask.split_at_mut(needed);
         rest.fill(0);
-        mask.fill(0);
         if self.stopped {
+            mask.fill(0);
             set_bits(mask, vocab.eos_tokens());
             return Ok(());
         }
@@ -140,14 +140,7 @@ impl Matcher {
             self.stats.cached += 1;
             return Ok(());
         }
-        let mut result = self.mask_attempt(&vocab, mask);
-        if let Err(kind) = result
-            && self.rebuild_lexer(kind)
-        {
-            mask.fill(0);
-            result = self.mask_attempt(&vocab, mask);
-        }
-        if let Err(kind) = result {
+        if let Err(kind) = self.with_rebuild(|m| m.mask_attempt(&vocab, mask)) {
             mask.fill(0);
             return self.fail(MatcherError::Limit(kind));
         }
@@ -161,8 +154,9 @@ impl Matcher {
         Ok(())
     }
 
-    /// One try at the mask (into a zeroed `mask`): the limit it ran into, if any.
+    /// One try at the mask: the limit it ran into, if any.
     fn mask_attempt(&mut self, vocab: &Vocabulary, mask: &mut [u32]) -> Result<(), LimitKind> {
+        mask.fill(0);
         self.parser.start_step();
         let slice = self.parser.top_slice().and_then(|k| vocab.slices().get(k));
         self.parser.start_step();
@@ -175,6 +169,18 @@ impl Matcher {
             self.walk(vocab, slice, mask);
         }
         self.parser.error().map_or(Ok(()), Err)
+    }
+
+    /// Run `step`; if it runs into a lexer budget, rebuild the lexer and run it once more
+    /// (see the module docs).
+    fn with_rebuild<T>(
+        &mut self,
+        mut step: impl FnMut(&mut Matcher) -> Result<T, LimitKind>,
+    ) -> Result<T, LimitKind> {
+        match step(self) {
+            Err(kind) if self.rebuild_lexer(kind) => step(self),
+            done => done,
+        }
     }
 
     /// After a step ran into `kind`: if that is a lexer budget, replace the parser with one
@@ -225,19 +231,17 @@ impl Matcher {
     /// Either way the caller truncates the parser back if it does not keep them.
     fn push_step(&mut self, bytes: &[u8]) -> Result<bool, LimitKind> {
         let depth = self.parser.depth();
-        let mut retried = false;
-        loop {
-            self.parser.start_step();
-            let ok = bytes.iter().all(|&b| self.parser.push_byte(b));
-            let Some(kind) = self.parser.error() else {
-                return Ok(ok);
-            };
-            self.parser.truncate(depth);
-            if retried || !self.rebuild_lexer(kind) {
-                return Err(kind);
+        self.with_rebuild(|m| {
+            m.parser.start_step();
+            let ok = bytes.iter().all(|&b| m.parser.push_byte(b));
+            match m.parser.error() {
+                None => Ok(ok),
+                Some(kind) => {
+                    m.parser.truncate(depth);
+                    Err(kind)
+                }
             }
-            retried = true;
-        }
+        })
     }
 
     /// The plain mask walk: the slice's mask plus its rest trie, or the whole trie.
