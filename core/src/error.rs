@@ -61,8 +61,11 @@ pub enum LimitKind {
     LexerStates,
     /// `max_expr_nodes`.
     ExprNodes,
-    /// `fuel_per_mask` or `compile_fuel`.
+    /// `fuel_per_mask`: work for one mask or one token.
     Fuel,
+    /// `compile_fuel`: work for compiling one grammar, all stages together
+    /// ([`crate::limits::CompileBudget`]).
+    CompileFuel,
     /// `max_items_per_row`.
     ItemsPerRow,
     /// `max_items_per_mask`.
@@ -84,6 +87,7 @@ impl LimitKind {
             LimitKind::LexerStates => "max_lexer_states",
             LimitKind::ExprNodes => "max_expr_nodes",
             LimitKind::Fuel => "fuel_per_mask",
+            LimitKind::CompileFuel => "compile_fuel",
             LimitKind::ItemsPerRow => "max_items_per_row",
             LimitKind::ItemsPerMask => "max_items_per_mask",
             LimitKind::GrammarSize => "max_grammar_size",

@@ -47,6 +47,6 @@ pub mod vocab;
 
 pub use error::{GrammarError, GrammarErrorKind, LimitKind, MatcherError, Position, Span};
 pub use grammar::Grammar;
-pub use limits::Limits;
+pub use limits::{CompileBudget, Limits};
 pub use matcher::{MaskStats, Matcher};
 pub use vocab::Vocabulary;

@@ -4,6 +4,8 @@
 //! bounded memory: exceeding any field below returns an error naming it
 //! ([`crate::LimitKind`]), never a hang or an abort.
 
+use crate::error::LimitKind;
+
 /// Budgets for compiling grammars and computing masks. `Limits::default()` suits JSON schemas
 /// and hand-written grammars over 100k–200k-token vocabularies.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,5 +48,45 @@ impl Default for Limits {
             max_repeat: 10_000,
             max_memory_bytes: 1 << 30,
         }
+    }
+}
+
+/// The compile budget: one counter of work units shared by every stage that compiles one
+/// grammar (front-end parsing and rewriting, schema merging and negation, terminal
+/// expansion, regex interning and emptiness checks). It starts at [`Limits::compile_fuel`];
+/// running out is [`LimitKind::CompileFuel`], whichever stage spent the last unit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompileBudget {
+    left: u64,
+}
+
+impl CompileBudget {
+    /// A full budget for one compile under `limits`.
+    pub fn new(limits: &Limits) -> CompileBudget {
+        CompileBudget {
+            left: limits.compile_fuel,
+        }
+    }
+
+    /// Spend `units` of work; `Err(CompileFuel)` (and nothing left) when the budget cannot
+    /// pay for them.
+    pub fn spend(&mut self, units: u64) -> Result<(), LimitKind> {
+        if self.left < units {
+            self.left = 0;
+            return Err(LimitKind::CompileFuel);
+        }
+        self.left -= units;
+        Ok(())
+    }
+
+    /// Units left.
+    pub fn left(&self) -> u64 {
+        self.left
+    }
+
+    /// Set what is left after a stage that kept its own counter (an [`crate::regex::ExprSet`]
+    /// whose fuel was started at [`CompileBudget::left`]); never raises the budget.
+    pub fn settle(&mut self, left: u64) {
+        self.left = self.left.min(left);
     }
 }

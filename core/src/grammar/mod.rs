@@ -16,7 +16,7 @@ use alloc::vec::Vec;
 use crate::earley::{Parser, Rules};
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
 use crate::lexer::{LexemeInfo, Lexer};
-use crate::limits::Limits;
+use crate::limits::{CompileBudget, Limits};
 use crate::regex::{ExprId, ExprSet, RegexAst, RegexCompileError, RegexCompileErrorKind};
 use crate::vocab::Vocabulary;
 use ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
@@ -65,8 +65,9 @@ impl Grammar {
         vocab: &Arc<Vocabulary>,
         limits: &Limits,
     ) -> Result<Grammar, GrammarError> {
-        let ir = lark::parse(src, vocab.as_ref(), limits)?;
-        Grammar::from_ir(&ir, vocab, limits)
+        let mut budget = CompileBudget::new(limits);
+        let ir = lark::parse(src, vocab.as_ref(), limits, &mut budget)?;
+        Grammar::build(&ir, vocab, limits, false, &mut budget)
     }
 
     /// Compile a regex: the output must match `pattern` in full (`regex-syntax` syntax).
@@ -86,7 +87,7 @@ impl Grammar {
             span: None,
         });
         ir.add_rule(start, vec![IrSymbol::Lexeme(lex)]);
-        Grammar::build(&ir, vocab, limits, true)
+        Grammar::build(&ir, vocab, limits, true, &mut CompileBudget::new(limits))
     }
 
     /// Compile a JSON Schema (see [`json`] for the keywords covered and the options). The
@@ -97,8 +98,12 @@ impl Grammar {
         vocab: &Arc<Vocabulary>,
         limits: &Limits,
     ) -> Result<(Grammar, json::CoverageReport), GrammarError> {
-        let (ir, report) = json::compile(schema, opts, limits)?;
-        Ok((Grammar::from_ir(&ir, vocab, limits)?, report))
+        let mut budget = CompileBudget::new(limits);
+        let (ir, report) = json::compile(schema, opts, limits, &mut budget)?;
+        Ok((
+            Grammar::build(&ir, vocab, limits, false, &mut budget)?,
+            report,
+        ))
     }
 
     /// [`Grammar::from_json_schema`] on schema text; invalid JSON is a
@@ -119,19 +124,43 @@ impl Grammar {
         vocab: &Arc<Vocabulary>,
         limits: &Limits,
     ) -> Result<Grammar, GrammarError> {
-        Grammar::build(ir, vocab, limits, false)
+        Grammar::build(ir, vocab, limits, false, &mut CompileBudget::new(limits))
     }
 
     /// `allow_empty_lexemes`: a lexeme matching the empty string is split into an optional
-    /// non-empty lexeme instead of being an error (used for bare regexes).
+    /// non-empty lexeme instead of being an error (used for bare regexes). Regex work is
+    /// paid from what the front end left of `budget`.
     fn build(
         ir: &GrammarIr,
         vocab: &Arc<Vocabulary>,
         limits: &Limits,
         allow_empty_lexemes: bool,
+        budget: &mut CompileBudget,
+    ) -> Result<Grammar, GrammarError> {
+        let mut fuel_left = 0;
+        let built = Grammar::build_with(
+            ir,
+            vocab,
+            limits,
+            allow_empty_lexemes,
+            budget.left(),
+            &mut fuel_left,
+        )
+        .map_err(compile_fuel_error);
+        budget.settle(fuel_left);
+        built
+    }
+
+    fn build_with(
+        ir: &GrammarIr,
+        vocab: &Arc<Vocabulary>,
+        limits: &Limits,
+        allow_empty_lexemes: bool,
+        fuel: u64,
+        fuel_left: &mut u64,
     ) -> Result<Grammar, GrammarError> {
         let mut exprs = ExprSet::new(limits);
-        exprs.set_fuel(limits.compile_fuel);
+        exprs.set_fuel(fuel);
         let mut ir = ir.clone();
         let mut lexemes = Vec::with_capacity(ir.lexemes.len());
         let mut productive = Vec::with_capacity(ir.lexemes.len());
@@ -206,6 +235,7 @@ impl Grammar {
                     .map_err(|e| GrammarError::new(GrammarErrorKind::InvalidRegex, e.message))?,
             );
         }
+        *fuel_left = exprs.fuel_left();
         let lexer = Lexer::new(exprs, lexemes, slice_exprs, limits);
         let initial = Parser::new(rules, lexer, limits)?;
         if initial.bytes_used() > limits.max_memory_bytes {
@@ -260,6 +290,17 @@ impl Grammar {
     pub(crate) fn inner(&self) -> &GrammarInner {
         &self.inner
     }
+}
+
+/// While compiling, regex fuel is the compile budget: name it so.
+pub(crate) fn compile_fuel_error(mut err: GrammarError) -> GrammarError {
+    if err.kind == GrammarErrorKind::Limit(LimitKind::Fuel) {
+        err.kind = GrammarErrorKind::Limit(LimitKind::CompileFuel);
+        err.message = err
+            .message
+            .replace(LimitKind::Fuel.field(), LimitKind::CompileFuel.field());
+    }
+    err
 }
 
 fn located(mut err: GrammarError, lex: &IrLexeme) -> GrammarError {

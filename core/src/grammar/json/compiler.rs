@@ -22,7 +22,7 @@ use super::{CoverageEntry, CoverageReport, CoverageStatus, Direction, JsonOption
 use super::{PropertyOrder, Whitespace};
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
 use crate::grammar::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
-use crate::limits::Limits;
+use crate::limits::{CompileBudget, Limits};
 use crate::regex::{ExprSet, RegexAst};
 
 mod negate;
@@ -315,6 +315,8 @@ pub(crate) struct Compiler<'a> {
     root: &'a Value,
     opts: &'a JsonOptions,
     limits: &'a Limits,
+    /// The whole compile's budget; `exprs` runs on its fuel and settles it at the end.
+    budget: &'a mut CompileBudget,
     ir: GrammarIr,
     report: CoverageReport,
     reported: BTreeMap<(String, String), ()>,
@@ -349,7 +351,14 @@ pub(crate) struct Compiler<'a> {
 type R<T> = Result<T, GrammarError>;
 
 impl<'a> Compiler<'a> {
-    pub(crate) fn new(root: &'a Value, opts: &'a JsonOptions, limits: &'a Limits) -> Self {
+    pub(crate) fn new(
+        root: &'a Value,
+        opts: &'a JsonOptions,
+        limits: &'a Limits,
+        budget: &'a mut CompileBudget,
+    ) -> Self {
+        let mut exprs = ExprSet::new(limits);
+        exprs.set_fuel(budget.left());
         let draft = root
             .get("$schema")
             .and_then(Value::as_str)
@@ -384,7 +393,8 @@ impl<'a> Compiler<'a> {
             merged_refs: BTreeMap::new(),
             size: 0,
             depth: 0,
-            exprs: ExprSet::new(limits),
+            exprs,
+            budget,
             flip: false,
             inexact: false,
             negating: Vec::new(),
@@ -392,6 +402,15 @@ impl<'a> Compiler<'a> {
     }
 
     pub(crate) fn run(mut self) -> R<(GrammarIr, CoverageReport)> {
+        let out = self.run_work();
+        self.budget.settle(self.exprs.fuel_left());
+        let report = core::mem::take(&mut self.report);
+        let ir = core::mem::take(&mut self.ir);
+        out.map(|()| (ir, report))
+            .map_err(crate::grammar::compile_fuel_error)
+    }
+
+    fn run_work(&mut self) -> R<()> {
         self.collect_ids()?;
         let start = self.ir.add_nonterminal("start", None);
         self.ir.start = start;
@@ -413,7 +432,7 @@ impl<'a> Compiler<'a> {
             let inner = self.schema(target, &ptr, &base)?;
             self.rule(nt, vec![IrSymbol::Nonterminal(inner)])?;
         }
-        Ok((self.ir, self.report))
+        Ok(())
     }
 
     // ---- errors, reports, budget -------------------------------------------------------

@@ -68,7 +68,7 @@ use serde_json::Value;
 
 use super::ir::GrammarIr;
 use crate::error::{GrammarError, GrammarErrorKind, Position, Span};
-use crate::limits::Limits;
+use crate::limits::{CompileBudget, Limits};
 
 /// Whitespace allowed between tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,13 +230,15 @@ impl fmt::Display for CoverageEntry {
     }
 }
 
-/// Compile a JSON Schema into grammar IR plus the coverage report.
+/// Compile a JSON Schema into grammar IR plus the coverage report. All work is paid from
+/// `budget` (shared with the rest of the compile).
 pub fn compile(
     schema: &Value,
     opts: &JsonOptions,
     limits: &Limits,
+    budget: &mut CompileBudget,
 ) -> Result<(GrammarIr, CoverageReport), GrammarError> {
-    compiler::Compiler::new(schema, opts, limits).run()
+    compiler::Compiler::new(schema, opts, limits, budget).run()
 }
 
 /// Parse schema text with serde_json; a parse error becomes [`GrammarErrorKind::Syntax`]

@@ -399,6 +399,7 @@ pub(super) fn lower(
     lines: &LineIndex<'_>,
     specials: &dyn SpecialTokens,
     limits: &Limits,
+    budget: &mut crate::CompileBudget,
 ) -> LResult<GrammarIr> {
     // 1. Collect definitions.
     let mut rules: BTreeMap<String, (usize, &Def)> = BTreeMap::new();
@@ -520,6 +521,7 @@ pub(super) fn lower(
     let mut lw = Lowerer {
         lines,
         limits,
+        budget,
         specials,
         terms: &terms,
         ir,
@@ -603,6 +605,8 @@ enum Val {
 struct Lowerer<'a, 's> {
     lines: &'a LineIndex<'s>,
     limits: &'a Limits,
+    /// The whole compile's budget (embedded `%json` schemas pay from it too).
+    budget: &'a mut crate::CompileBudget,
     specials: &'a dyn SpecialTokens,
     terms: &'a Terminals<'a, 's>,
     ir: GrammarIr,
@@ -777,8 +781,13 @@ impl Lowerer<'_, '_> {
         if let Some(&id) = self.json_cache.get(&key) {
             return Ok(id);
         }
-        let (sub, _report) = json::compile(&lit.value, &JsonOptions::default(), self.limits)
-            .map_err(|e| super::schema::locate(self.lines, lit.text, e))?;
+        let (sub, _report) = json::compile(
+            &lit.value,
+            &JsonOptions::default(),
+            self.limits,
+            self.budget,
+        )
+        .map_err(|e| super::schema::locate(self.lines, lit.text, e))?;
         // Coverage approximations are allowed (the report is dropped), as in
         // `Grammar::from_json_schema` with default options.
         let size = sub

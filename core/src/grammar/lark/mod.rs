@@ -60,7 +60,8 @@ impl SpecialTokens for NoSpecialTokens {
 
 /// Parse Lark-style grammar text into the IR.
 ///
-/// `start` is the start rule. Errors carry the [`crate::Span`] of the offending text;
+/// `start` is the start rule. All work is paid from `budget` (shared with the rest of the
+/// compile). Errors carry the [`crate::Span`] of the offending text;
 /// exceeding a budget of `limits` returns [`crate::GrammarErrorKind::Limit`].
 ///
 /// ```
@@ -69,6 +70,7 @@ impl SpecialTokens for NoSpecialTokens {
 ///     "start: item+\nitem: NUMBER | \"x\"\n%import common.NUMBER",
 ///     &NoSpecialTokens,
 ///     &sieve_core::Limits::default(),
+///     &mut sieve_core::CompileBudget::new(&sieve_core::Limits::default()),
 /// )
 /// .unwrap();
 /// assert_eq!(ir.lexemes.len(), 2);
@@ -77,9 +79,10 @@ pub fn parse(
     src: &str,
     specials: &dyn SpecialTokens,
     limits: &crate::Limits,
+    budget: &mut crate::CompileBudget,
 ) -> Result<GrammarIr, GrammarError> {
     let lines = span::LineIndex::new(src);
     let toks = token::tokenize(src, &lines)?;
     let items = parser::Parser::new(src, toks, &lines, limits).parse_items()?;
-    lower::lower(&items, &lines, specials, limits)
+    lower::lower(&items, &lines, specials, limits, budget)
 }

@@ -7,11 +7,20 @@ use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{NoSpecialTokens, SpecialTokens, parse};
-use crate::Limits;
+use super::{NoSpecialTokens, SpecialTokens};
+use crate::{CompileBudget, Limits};
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
 use crate::grammar::ir::{GrammarIr, IrSymbol, LexemeMode};
 use crate::regex::{PatternFlags, RegexAst};
+
+/// [`super::parse`] with a fresh budget.
+fn parse(
+    src: &str,
+    specials: &dyn SpecialTokens,
+    limits: &Limits,
+) -> Result<GrammarIr, GrammarError> {
+    super::parse(src, specials, limits, &mut CompileBudget::new(limits))
+}
 
 fn ok(src: &str) -> GrammarIr {
     match parse(src, &NoSpecialTokens, &Limits::default()) {
