@@ -72,8 +72,7 @@ impl Tokenizer {
         let Some((f, user_data)) = self.tokenize else {
             return self
                 .vocab
-                .trie()
-                .greedy_tokenize(bytes)
+                .greedy_tokenize_text(bytes)
                 .ok_or(sieve_status::InvalidArgument);
         };
         let mut out = vec![0u32; bytes.len().max(16)];

@@ -55,8 +55,10 @@ pub enum LexemeMode {
 pub struct IrLexeme {
     /// Name for messages (`NUMBER`, `"while"`, `/[a-z]+/`).
     pub name: String,
-    /// What it matches. Special tokens are `Literal` of `0xFF` followed by the token's
-    /// text (see [`crate::Vocabulary::special_bytes`]); front ends resolve them.
+    /// What it matches. Special tokens are `Literal`s of their encodings (see
+    /// [`crate::Vocabulary::special_encoding`]); front ends resolve them. A text lexeme must
+    /// never match the byte `0xFF` (front ends lower text to UTF-8), or it would match
+    /// special tokens.
     pub regex: RegexAst,
     /// Greedy or lazy.
     pub mode: LexemeMode,

@@ -43,18 +43,19 @@ pub(crate) struct GrammarInner {
     pub(crate) lexeme_names: Vec<String>,
 }
 
+/// Special tokens resolve to their encodings (see [`crate::vocab`]), so a grammar's
+/// `<|name|>` and `<[id]>` match those token ids and nothing else. `<[id]>` names special
+/// tokens only: a text token's bytes are text, which other tokens can spell.
 impl lark::SpecialTokens for Vocabulary {
-    fn by_name(&self, name: &str) -> Option<Vec<u8>> {
-        self.special_by_name(name)
-            .map(|_| Vocabulary::special_bytes(name))
+    fn by_name(&self, name: &str) -> Vec<Vec<u8>> {
+        self.specials_named(name)
+            .map(Vocabulary::special_encoding)
+            .collect()
     }
 
     fn by_id(&self, id: u32) -> Option<Vec<u8>> {
-        if (id as usize) < self.vocab_size() && !self.trie_bytes(id).is_empty() {
-            Some(self.trie_bytes(id).to_vec())
-        } else {
-            None
-        }
+        self.is_special(id)
+            .then(|| Vocabulary::special_encoding(id))
     }
 }
 

@@ -423,8 +423,21 @@ impl TokTrie {
 
     /// The longest token that is a prefix of `bytes`, with its length.
     fn longest_prefix_token(&self, bytes: &[u8]) -> Option<(u32, usize)> {
+        self.longest_prefix_from(0, bytes)
+    }
+
+    /// The longest token spelled `prefix` followed by a non-empty prefix of `bytes`, with the
+    /// number of bytes of `bytes` it covers. `None` if there is none (or `prefix` leads
+    /// nowhere).
+    pub fn longest_prefix_under(&self, prefix: &[u8], bytes: &[u8]) -> Option<(u32, usize)> {
+        let node = self.find_node(prefix)?;
+        self.longest_prefix_from(node, bytes)
+    }
+
+    /// The longest token below `node` whose path from `node` is a prefix of `bytes`.
+    fn longest_prefix_from(&self, node: usize, bytes: &[u8]) -> Option<(u32, usize)> {
         let mut best = None;
-        let mut node = 0;
+        let mut node = node;
         for (i, &b) in bytes.iter().enumerate() {
             let Some(c) = self.child(node, b) else {
                 break;

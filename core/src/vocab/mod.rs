@@ -1,12 +1,27 @@
 //! Token vocabularies: a tokenizer's byte strings, special tokens and EOS ids.
 //!
-//! [`Vocabulary`] owns the [`TokTrie`] the mask walk runs over. Plain tokens are stored as
-//! their text bytes. A special token (`<|eot_id|>` and the like) is stored as `0xFF`
-//! followed by its name: `0xFF` never occurs in UTF-8, so no text regex can reach a special
-//! token by accident, and grammars that name one match [`Vocabulary::special_bytes`].
+//! [`Vocabulary`] owns the [`TokTrie`] the mask walk runs over. Special tokens are tokens,
+//! not text: a grammar's `<|eot_id|>` or `<[128009]>` must match exactly that token id,
+//! never text tokens that spell its name. The trie therefore holds three kinds of strings
+//! ([`Vocabulary::trie_bytes`]):
+//!
+//! - a text token without the byte `0xFF`: its bytes;
+//! - special token `id`: its *encoding* `0xFF` + the decimal digits of `id` + `0xFF`
+//!   ([`Vocabulary::special_encoding`]); the name is kept beside the trie
+//!   ([`Vocabulary::token_text`]);
+//! - a text token containing `0xFF` (byte-level vocabularies have a raw `0xFF` token):
+//!   `0xFF 0xFF` + its bytes, which no grammar accepts.
+//!
+//! Why this is exact: text lexemes never match `0xFF` (every front end lowers text to UTF-8,
+//! which has no `0xFF` byte), and a special lexeme matches encodings only. So the only bytes
+//! `0xFF` a matcher ever accepts come from special tokens, two per token, and a lexeme that
+//! starts at one `0xFF` ends at the next: it covers exactly one special token, and its digits
+//! name that token's id (encodings are prefix-free and canonical). A text token containing
+//! `0xFF` is rejected at its second byte at the latest (`0xFF 0xFF` is no encoding's start).
 //!
 //! Invariants: every special and EOS id is `< vocab_size`; special ids have non-empty names.
-//! Lookups are O(1) except [`Vocabulary::special_by_name`] (linear in the specials).
+//! Lookups are O(1) except [`Vocabulary::token_text`] of a special token (binary search) and
+//! [`Vocabulary::special_by_name`] (linear in the specials).
 //!
 //! [`hf`] reads the byte table of a Hugging Face `tokenizer.json`
 //! ([`Vocabulary::from_tokenizer_json`]).
@@ -158,6 +173,10 @@ pub struct Vocabulary {
     trie: TokTrie,
     /// Special ids, sorted and deduplicated.
     specials: Vec<u32>,
+    /// `names[name_ends[i - 1]..name_ends[i]]` is the name of `specials[i]` (start 0 for
+    /// `i == 0`).
+    names: Vec<u8>,
+    name_ends: Vec<u32>,
     /// Bit `id` set iff `id` is special; `trie.mask_words()` words.
     special_bits: Vec<u32>,
     /// EOS ids in the order given, duplicates removed.
@@ -167,7 +186,9 @@ pub struct Vocabulary {
 }
 
 impl Vocabulary {
-    /// The byte that starts every special token in the trie.
+    /// The byte that starts (and ends) every special token's encoding in the trie, and that
+    /// text never reaches (see the module docs). LLGuidance's hosts also use it to mark
+    /// special tokens in token tables.
     pub const SPECIAL_PREFIX: u8 = 0xFF;
 
     /// Builds a vocabulary. `tokens[id]` is the text of token `id` (empty = unused id);
@@ -177,7 +198,8 @@ impl Vocabulary {
     ///
     /// # Errors
     /// An EOS or special id out of range, a special token with an empty name, or a
-    /// [`TrieError`] (token too long, too many tokens or nodes).
+    /// [`TrieError`] (a token or name longer than [`TokTrie::MAX_TOKEN_LEN`] bytes, or
+    /// longer than that minus 2 if it contains `0xFF`; too many tokens or nodes).
     pub fn new(
         tokens: Vec<Vec<u8>>,
         special: &[u32],
@@ -202,6 +224,8 @@ impl Vocabulary {
         specials.sort_unstable();
         specials.dedup();
         let mut special_bits = alloc::vec![0u32; vocab_size.div_ceil(32)];
+        let mut names = Vec::new();
+        let mut name_ends = Vec::with_capacity(specials.len());
         for &id in &specials {
             let Some(tok) = tokens.get_mut(id as usize) else {
                 return Err(VocabError::SpecialOutOfRange { id, vocab_size });
@@ -209,9 +233,24 @@ impl Vocabulary {
             if tok.is_empty() {
                 return Err(VocabError::EmptySpecial { id });
             }
-            tok.insert(0, Vocabulary::SPECIAL_PREFIX);
+            if tok.len() > TokTrie::MAX_TOKEN_LEN {
+                return Err(TrieError::TokenTooLong { id, len: tok.len() }.into());
+            }
+            names.extend_from_slice(tok);
+            name_ends.push(u32::try_from(names.len()).map_err(|_| TrieError::TooManyBytes)?);
+            *tok = Vocabulary::special_encoding(id);
             if let Some(w) = special_bits.get_mut((id / 32) as usize) {
                 *w |= 1 << (id % 32);
+            }
+        }
+        // Text containing the marker byte can never be allowed: park it under `0xFF 0xFF`,
+        // where every walk and push is rejected (see the module docs).
+        for (id, tok) in tokens.iter_mut().enumerate() {
+            let special = special_bits
+                .get(id / 32)
+                .is_some_and(|w| w & (1 << (id % 32)) != 0);
+            if !special && tok.contains(&Vocabulary::SPECIAL_PREFIX) {
+                tok.splice(0..0, Vocabulary::MARKED_TEXT);
             }
         }
         let mut eos_ids: Vec<u32> = Vec::with_capacity(eos.len());
@@ -230,6 +269,8 @@ impl Vocabulary {
         Ok(Vocabulary {
             trie,
             specials,
+            names,
+            name_ends,
             special_bits,
             eos: eos_ids,
             slices,
@@ -251,7 +292,7 @@ impl Vocabulary {
         self.trie.mask_words()
     }
 
-    /// The token trie (special tokens as `0xFF` + name).
+    /// The token trie (what it holds for each id: [`Vocabulary::trie_bytes`]).
     pub fn trie(&self) -> &TokTrie {
         &self.trie
     }
@@ -273,43 +314,123 @@ impl Vocabulary {
         &self.specials
     }
 
-    /// The token's text: plain bytes, or a special token's name without the `0xFF` prefix.
+    /// The token's text, what detokenization shows: plain bytes, or a special token's name.
     /// Empty for unused or out-of-range ids.
     pub fn token_text(&self, id: u32) -> &[u8] {
-        let bytes = self.trie.token_bytes(id);
         if self.is_special(id) {
-            bytes.get(1..).unwrap_or_default()
-        } else {
-            bytes
+            return self.special_name(id);
         }
+        let bytes = self.trie.token_bytes(id);
+        bytes
+            .strip_prefix(Vocabulary::MARKED_TEXT.as_slice())
+            .unwrap_or(bytes)
     }
 
-    /// What the trie holds for `id`: the text, or `0xFF` + name for a special token.
+    /// The name of special token `id` (empty if `id` is not special).
+    fn special_name(&self, id: u32) -> &[u8] {
+        let Ok(i) = self.specials.binary_search(&id) else {
+            return &[];
+        };
+        let start = match i.checked_sub(1) {
+            Some(prev) => self.name_ends.get(prev).copied().unwrap_or(0),
+            None => 0,
+        };
+        let end = self.name_ends.get(i).copied().unwrap_or(0);
+        self.names
+            .get(start as usize..end as usize)
+            .unwrap_or_default()
+    }
+
+    /// What the trie holds for `id` and a matcher pushes when `id` is consumed: the text of a
+    /// text token, [`Vocabulary::special_encoding`] for a special token, `0xFF 0xFF` + text
+    /// for a text token containing `0xFF` (never accepted). Empty for unused ids.
     pub fn trie_bytes(&self, id: u32) -> &[u8] {
         self.trie.token_bytes(id)
     }
 
     /// The lowest special-token id named `name` (e.g. `"<|eos|>"`).
     pub fn special_by_name(&self, name: &str) -> Option<u32> {
+        self.specials_named(name).next()
+    }
+
+    /// Every special-token id named `name`, ascending.
+    pub fn specials_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = u32> + 'a {
         self.specials
             .iter()
             .copied()
-            .find(|&id| self.token_text(id) == name.as_bytes())
+            .filter(move |&id| self.special_name(id) == name.as_bytes())
     }
 
-    /// The trie bytes of a special token named `name`: `0xFF` followed by `name`.
-    pub fn special_bytes(name: &str) -> Vec<u8> {
-        let mut out = Vec::with_capacity(name.len() + 1);
+    /// The bytes special token `id` is stored and matched as: `0xFF`, the decimal digits of
+    /// `id` (no leading zeros), `0xFF`. Distinct ids have encodings of which none is a prefix
+    /// of another, and no text token reaches them (see the module docs).
+    pub fn special_encoding(id: u32) -> Vec<u8> {
+        let mut digits = [0u8; 10];
+        let mut n = id;
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let mut out = Vec::with_capacity(digits.len() - i + 2);
         out.push(Vocabulary::SPECIAL_PREFIX);
-        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(digits.get(i..).unwrap_or_default());
+        out.push(Vocabulary::SPECIAL_PREFIX);
         out
     }
 
-    /// The trie bytes of `ids`, concatenated (out-of-range ids contribute nothing).
+    /// Longest-match greedy tokenization of `text` into text tokens only: special tokens
+    /// are never produced, whatever bytes `text` holds (text tokens containing `0xFF`
+    /// included). `None` if some position starts no text token. For hosts without their own
+    /// tokenizer; greedy is not a BPE merge order.
+    pub fn greedy_tokenize_text(&self, text: &[u8]) -> Option<Vec<u32>> {
+        let marked = text.contains(&Vocabulary::SPECIAL_PREFIX);
+        let mut out = Vec::new();
+        let mut rest = text;
+        while let Some(&first) = rest.first() {
+            // Starting at a non-marker byte the trie path holds no `0xFF`, so no special.
+            let mut best = if first == Vocabulary::SPECIAL_PREFIX {
+                None
+            } else {
+                self.trie.longest_prefix_under(&[], rest)
+            };
+            if marked
+                && let Some((id, len)) = self
+                    .trie
+                    .longest_prefix_under(&Vocabulary::MARKED_TEXT, rest)
+                && best.is_none_or(|(_, l)| len > l)
+            {
+                best = Some((id, len));
+            }
+            let (id, len) = best?;
+            out.push(id);
+            rest = rest.get(len..)?;
+        }
+        Some(out)
+    }
+
+    /// What the trie stores before a text token containing `0xFF`.
+    const MARKED_TEXT: [u8; 2] = [Vocabulary::SPECIAL_PREFIX, Vocabulary::SPECIAL_PREFIX];
+
+    /// The trie bytes of `ids`, concatenated (out-of-range ids contribute nothing): the
+    /// bytes a matcher pushes, not text (see [`Vocabulary::tokens_to_text`]).
     pub fn tokens_to_bytes(&self, ids: &[u32]) -> Vec<u8> {
         let mut out = Vec::new();
         for &id in ids {
             out.extend_from_slice(self.trie_bytes(id));
+        }
+        out
+    }
+
+    /// The text of `ids`, concatenated: what a detokenizer shows, special tokens by name.
+    pub fn tokens_to_text(&self, ids: &[u32]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &id in ids {
+            out.extend_from_slice(self.token_text(id));
         }
         out
     }
@@ -449,6 +570,8 @@ impl Vocabulary {
             Err(_) => Vocabulary {
                 trie: TokTrie::empty(),
                 specials: Vec::new(),
+                names: Vec::new(),
+                name_ends: Vec::new(),
                 special_bits: Vec::new(),
                 eos: Vec::new(),
                 slices: Vec::new(),
@@ -523,19 +646,67 @@ mod tests {
         assert!(v.is_special(1) && !v.is_special(4) && !v.is_special(0) && !v.is_special(999));
         assert_eq!(v.special_tokens(), &[1]);
         assert_eq!(v.token_text(1), b"<|eot|>");
-        assert_eq!(v.trie_bytes(1), b"\xFF<|eot|>");
+        assert_eq!(v.trie_bytes(1), b"\xFF1\xFF");
         assert_eq!(v.token_text(4), b"<|eot|>");
         assert_eq!(v.trie_bytes(4), b"<|eot|>");
         assert_eq!(v.token_text(2), b"");
         assert_eq!(v.special_by_name("<|eot|>"), Some(1));
         assert_eq!(v.special_by_name("a"), None);
-        assert_eq!(
-            v.trie().token_id(&Vocabulary::special_bytes("<|eot|>")),
-            Some(1)
-        );
+        assert_eq!(v.trie().token_id(&Vocabulary::special_encoding(1)), Some(1));
         assert_eq!(v.trie().token_id(b"<|eot|>"), Some(4));
-        assert_eq!(v.tokens_to_bytes(&[0, 1, 3, 77]), b"a\xFF<|eot|>b");
-        assert_eq!(Vocabulary::special_bytes("x"), b"\xFFx");
+        assert_eq!(v.tokens_to_bytes(&[0, 1, 3, 77]), b"a\xFF1\xFFb");
+        assert_eq!(v.tokens_to_text(&[0, 1, 3, 77]), b"a<|eot|>b");
+        assert_eq!(Vocabulary::special_encoding(0), b"\xFF0\xFF");
+        assert_eq!(Vocabulary::special_encoding(128_009), b"\xFF128009\xFF");
+        assert_eq!(
+            Vocabulary::special_encoding(u32::MAX),
+            b"\xFF4294967295\xFF"
+        );
+    }
+
+    #[test]
+    fn specials_share_names_and_marked_text() {
+        // Two specials named `<|x|>`, a text token spelling the name, a raw 0xFF token and a
+        // text token with 0xFF inside; 0xFF is also the first byte of every encoding.
+        let tokens = vec![
+            b"<|x|>".to_vec(),
+            b"<|".to_vec(),
+            b"<|x|>".to_vec(),
+            vec![0xFF],
+            b"a\xFFb".to_vec(),
+            b"a".to_vec(),
+            b"<|x|>".to_vec(),
+            b"1".to_vec(),
+        ];
+        let v = Vocabulary::new(tokens, &[6, 2], &[6]).unwrap();
+        assert_eq!(v.special_tokens(), &[2, 6]);
+        assert_eq!(v.specials_named("<|x|>").collect::<Vec<_>>(), vec![2, 6]);
+        assert_eq!(v.special_by_name("<|x|>"), Some(2));
+        for (id, text) in [
+            (0, &b"<|x|>"[..]),
+            (2, b"<|x|>"),
+            (3, b"\xFF"),
+            (4, b"a\xFFb"),
+            (6, b"<|x|>"),
+        ] {
+            assert_eq!(v.token_text(id), text, "id {id}");
+        }
+        assert_eq!(v.trie_bytes(3), b"\xFF\xFF\xFF");
+        assert_eq!(v.trie_bytes(4), b"\xFF\xFFa\xFFb");
+        assert_eq!(v.trie_bytes(6), b"\xFF6\xFF");
+        // Text that spells an encoding is text, never the special token.
+        assert_eq!(
+            v.greedy_tokenize_text(b"\xFF6\xFF"),
+            None,
+            "no text token spells the digit 6"
+        );
+        assert_eq!(v.greedy_tokenize_text(b"\xFF1\xFF"), Some(vec![3, 7, 3]));
+        assert_eq!(v.greedy_tokenize_text(b"a\xFFb<|x|>"), Some(vec![4, 0]));
+        assert_eq!(v.greedy_tokenize_text(b"aa<|"), Some(vec![5, 5, 1]));
+        assert_eq!(v.greedy_tokenize_text(b"b"), None);
+        assert_eq!(v.greedy_tokenize_text(b""), Some(vec![]));
+        // The trie's own greedy tokenizer reads encodings (forced bytes of a grammar).
+        assert_eq!(v.trie().greedy_tokenize(b"\xFF6\xFFa"), Some(vec![6, 5]));
     }
 
     #[test]
@@ -559,14 +730,25 @@ mod tests {
         );
         let e = Vocabulary::new(toks(&["a", ""]), &[1], &[]).unwrap_err();
         assert_eq!(e, VocabError::EmptySpecial { id: 1 });
+        // A maximal name is fine (the trie holds its encoding); one byte more is not.
         let long = vec![vec![b'x'; TokTrie::MAX_TOKEN_LEN]];
-        // The 0xFF prefix pushes a maximal special token over the limit.
-        let e = Vocabulary::new(long, &[0], &[]).unwrap_err();
+        let v = Vocabulary::new(long.clone(), &[0], &[]).unwrap();
+        assert_eq!(v.token_text(0).len(), TokTrie::MAX_TOKEN_LEN);
+        let longer = vec![vec![b'x'; TokTrie::MAX_TOKEN_LEN + 1]];
+        let e = Vocabulary::new(longer, &[0], &[]).unwrap_err();
         assert!(matches!(
             e,
             VocabError::Trie(TrieError::TokenTooLong { id: 0, .. })
         ));
         assert!(core::error::Error::source(&e).is_some());
+        // The 0xFF 0xFF mark pushes a maximal text token containing 0xFF over the limit.
+        let mut marked = long;
+        marked[0][0] = 0xFF;
+        let e = Vocabulary::new(marked, &[], &[]).unwrap_err();
+        assert!(matches!(
+            e,
+            VocabError::Trie(TrieError::TokenTooLong { id: 0, .. })
+        ));
         assert!(Vocabulary::new(Vec::new(), &[], &[]).is_ok());
     }
 

@@ -218,7 +218,7 @@ impl CompatTokenizer {
     /// callback misbehaves or no token sequence spells the text.
     fn tokenize(&self, bytes: &[u8]) -> Option<Vec<u32>> {
         let Some((f, user_data)) = self.tokenize else {
-            return self.vocab.trie().greedy_tokenize(bytes);
+            return self.vocab.greedy_tokenize_text(bytes);
         };
         let mut out = vec![0u32; bytes.len() + 1];
         for _ in 0..2 {

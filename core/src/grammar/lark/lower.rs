@@ -736,9 +736,9 @@ impl Lowerer<'_, '_> {
         };
         let mut alts: Vec<Vec<u8>> = Vec::new();
         if text.starts_with("<|") {
-            match self.specials.by_name(text) {
-                Some(b) => alts.push(b),
-                None => return Err(unknown(format!("`{text}`"))),
+            alts = self.specials.by_name(text);
+            if alts.is_empty() {
+                return Err(unknown(format!("`{text}`")));
             }
         } else {
             let inner = text
@@ -761,7 +761,9 @@ impl Lowerer<'_, '_> {
                 for id in lo..=hi {
                     match self.specials.by_id(id) {
                         Some(b) => alts.push(b),
-                        None => return Err(unknown(format!("id {id}"))),
+                        None => {
+                            return Err(unknown(format!("id {id} (not a special token)")));
+                        }
                     }
                 }
             }

@@ -35,12 +35,14 @@ mod token;
 #[cfg(test)]
 mod tests;
 
-/// Resolves special tokens named in a grammar to the bytes a lexeme should match.
+/// Resolves special tokens named in a grammar to the bytes a lexeme should match (for a
+/// [`crate::Vocabulary`]: [`crate::Vocabulary::special_encoding`] of the ids).
 pub trait SpecialTokens {
-    /// Bytes for the special token written `name` (like `"<|eot_id|>"`, brackets
-    /// included); `None` if unknown.
-    fn by_name(&self, name: &str) -> Option<Vec<u8>>;
-    /// Bytes for token id `id` in `<[id]>`; `None` if out of range.
+    /// The byte strings of the special tokens written `name` (like `"<|eot_id|>"`, brackets
+    /// included), one per token with that name; empty if unknown.
+    fn by_name(&self, name: &str) -> Vec<Vec<u8>>;
+    /// The byte string of special token `id` in `<[id]>`; `None` if `id` is not a special
+    /// token.
     fn by_id(&self, id: u32) -> Option<Vec<u8>>;
 }
 
@@ -49,8 +51,8 @@ pub trait SpecialTokens {
 pub struct NoSpecialTokens;
 
 impl SpecialTokens for NoSpecialTokens {
-    fn by_name(&self, _name: &str) -> Option<Vec<u8>> {
-        None
+    fn by_name(&self, _name: &str) -> Vec<Vec<u8>> {
+        Vec::new()
     }
 
     fn by_id(&self, _id: u32) -> Option<Vec<u8>> {

@@ -8,10 +8,10 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::{NoSpecialTokens, SpecialTokens};
-use crate::{CompileBudget, Limits};
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
 use crate::grammar::ir::{GrammarIr, IrSymbol, LexemeMode};
 use crate::regex::{PatternFlags, RegexAst};
+use crate::{CompileBudget, Limits};
 
 /// [`super::parse`] with a fresh budget.
 fn parse(
@@ -483,14 +483,14 @@ fn import_common() {
 struct Specials;
 
 impl SpecialTokens for Specials {
-    fn by_name(&self, name: &str) -> Option<Vec<u8>> {
+    fn by_name(&self, name: &str) -> Vec<Vec<u8>> {
         match name {
             "<|eot_id|>" | "<|end|>" => {
                 let mut v = vec![0xFF];
                 v.extend_from_slice(name.as_bytes());
-                Some(v)
+                vec![v]
             }
-            _ => None,
+            _ => Vec::new(),
         }
     }
 
