@@ -61,21 +61,11 @@ impl Rules {
             IrSymbol::Nonterminal(x) => prod.get(x as usize).copied().unwrap_or(false),
             IrSymbol::Lexeme(l) => productive_lexeme.get(l as usize).copied().unwrap_or(false),
         };
-        // Productivity fixpoint.
-        let mut productive = vec![false; n];
-        loop {
-            let mut changed = false;
-            for r in &ir.rules {
-                let lhs = r.lhs as usize;
-                if lhs < n && !productive[lhs] && r.rhs.iter().all(|s| sym_ok(s, &productive)) {
-                    productive[lhs] = true;
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
+        // Both fixpoints are work lists over the reverse dependencies: linear in the rules.
+        let uses = Uses::new(ir, n);
+        let productive = uses.fixpoint(ir, n, |l| {
+            productive_lexeme.get(l as usize).copied().unwrap_or(false)
+        });
         if !productive[ir.start as usize] {
             let mut err = GrammarError::new(
                 GrammarErrorKind::Unproductive,
@@ -87,29 +77,9 @@ impl Rules {
             err.span = ir.nonterminals[ir.start as usize].span;
             return Err(err);
         }
-        // Nullable fixpoint (over productive rules).
-        let mut nullable = vec![false; n + 1];
-        loop {
-            let mut changed = false;
-            for r in &ir.rules {
-                let lhs = r.lhs as usize;
-                if lhs < n
-                    && !nullable[lhs]
-                    && r.rhs.iter().all(|s| match *s {
-                        IrSymbol::Nonterminal(x) => {
-                            nullable.get(x as usize).copied().unwrap_or(false)
-                        }
-                        IrSymbol::Lexeme(_) => false,
-                    })
-                {
-                    nullable[lhs] = true;
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
+        // Nullable: rules without lexemes whose nonterminals are all nullable.
+        let mut nullable = uses.fixpoint(ir, n, |_| false);
+        nullable.push(false);
         let start = n as u32;
         nullable[n] = nullable[ir.start as usize];
         // Group rules by lhs; the augmented start rule comes last.
@@ -176,5 +146,102 @@ impl Rules {
     pub fn bytes_used(&self) -> usize {
         (self.rhs.len() + self.lhs_at.len() + self.by_lhs.len() + self.by_lhs_start.len()) * 4
             + self.nullable.len()
+    }
+}
+
+/// For each nonterminal, the rules whose right-hand side uses it (one entry per use), in
+/// compressed rows: the uses of `x` are `rules[start[x]..start[x + 1]]`.
+struct Uses {
+    start: Vec<u32>,
+    rules: Vec<u32>,
+}
+
+impl Uses {
+    fn new(ir: &GrammarIr, n: usize) -> Uses {
+        let mut start = vec![0u32; n + 1];
+        for r in &ir.rules {
+            for s in &r.rhs {
+                if let IrSymbol::Nonterminal(x) = *s
+                    && let Some(c) = start.get_mut(x as usize + 1)
+                {
+                    *c += 1;
+                }
+            }
+        }
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let mut fill = start.clone();
+        let mut rules = vec![0u32; start.last().copied().unwrap_or(0) as usize];
+        for (ri, r) in ir.rules.iter().enumerate() {
+            for s in &r.rhs {
+                if let IrSymbol::Nonterminal(x) = *s
+                    && let Some(at) = fill.get_mut(x as usize)
+                {
+                    if let Some(slot) = rules.get_mut(*at as usize) {
+                        *slot = ri as u32;
+                    }
+                    *at += 1;
+                }
+            }
+        }
+        Uses { start, rules }
+    }
+
+    /// The least set of nonterminals such that a rule whose lexemes all satisfy
+    /// `lexeme_ok` and whose nonterminals are all in the set puts its left-hand side in the
+    /// set (productivity, nullability). A work list: each use is visited once.
+    fn fixpoint(&self, ir: &GrammarIr, n: usize, lexeme_ok: impl Fn(u32) -> bool) -> Vec<bool> {
+        const DEAD: u32 = u32::MAX;
+        let mut done = vec![false; n];
+        let mut work: Vec<u32> = Vec::new();
+        // Uses of nonterminals not yet in the set, per rule.
+        let mut waiting: Vec<u32> = Vec::with_capacity(ir.rules.len());
+        for r in &ir.rules {
+            let mut count = 0u32;
+            for s in &r.rhs {
+                match *s {
+                    IrSymbol::Nonterminal(x) if (x as usize) < n => count += 1,
+                    IrSymbol::Lexeme(l) if lexeme_ok(l) => {}
+                    _ => count = DEAD,
+                }
+                if count == DEAD {
+                    break;
+                }
+            }
+            if (r.lhs as usize) >= n {
+                count = DEAD;
+            }
+            waiting.push(count);
+            if count == 0
+                && let Some(d) = done.get_mut(r.lhs as usize)
+                && !*d
+            {
+                *d = true;
+                work.push(r.lhs);
+            }
+        }
+        while let Some(x) = work.pop() {
+            let a = self.start.get(x as usize).copied().unwrap_or(0) as usize;
+            let b = self.start.get(x as usize + 1).copied().unwrap_or(0) as usize;
+            for &ri in self.rules.get(a..b).unwrap_or(&[]) {
+                let Some(w) = waiting.get_mut(ri as usize) else {
+                    continue;
+                };
+                if *w == DEAD || *w == 0 {
+                    continue;
+                }
+                *w -= 1;
+                if *w == 0
+                    && let Some(r) = ir.rules.get(ri as usize)
+                    && let Some(d) = done.get_mut(r.lhs as usize)
+                    && !*d
+                {
+                    *d = true;
+                    work.push(r.lhs);
+                }
+            }
+        }
+        done
     }
 }

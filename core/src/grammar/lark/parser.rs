@@ -524,7 +524,8 @@ impl<'s, 'i> Parser<'s, 'i> {
                     if optional {
                         self.emit(NodeKind::Repeat(0, Some(1)), open_start, t.end, group_first);
                     }
-                    self.postfix(group_first, open_start)?;
+                    // The group and the operators on it count as one level.
+                    self.postfix(group_first, open_start, stack.len().saturating_sub(1))?;
                     if let Some(parent) = stack.last_mut() {
                         parent.items += 1;
                     }
@@ -535,7 +536,7 @@ impl<'s, 'i> Parser<'s, 'i> {
                     }
                     let item_first = self.nodes.len();
                     self.leaf()?;
-                    self.postfix(item_first, t.start)?;
+                    self.postfix(item_first, t.start, open_groups)?;
                     if let Some(top) = stack.last_mut() {
                         top.items += 1;
                     }
@@ -563,8 +564,12 @@ impl<'s, 'i> Parser<'s, 'i> {
         }
     }
 
-    /// Postfix operators on the subtree starting at node `first` (source offset `start`).
-    fn postfix(&mut self, first: usize, start: usize) -> PResult<()> {
+    /// Postfix operators on the subtree starting at node `first` (source offset `start`),
+    /// inside `groups` open groups. Each operator counts as one level of nesting against
+    /// [`Limits::max_nesting_depth`] (`"a"` followed by 10k `*` is a limit error, not a
+    /// 10k-deep tree); a chain of `?` `*` `+` folds into one repetition (`x*+?` is `x*`).
+    fn postfix(&mut self, first: usize, start: usize, groups: usize) -> PResult<()> {
+        let mut depth = groups;
         loop {
             let t = self.tok().clone();
             let (min, max) = match t.kind {
@@ -616,6 +621,23 @@ impl<'s, 'i> Parser<'s, 'i> {
                 .toks
                 .get(self.pos.saturating_sub(1))
                 .map_or(t.end, |p| p.end);
+            depth += 1;
+            if depth > self.limits.max_nesting_depth {
+                return Err(self.limit(LimitKind::NestingDepth, t.start, end));
+            }
+            let simple = |min: u32, max: Option<u32>| min <= 1 && matches!(max, None | Some(1));
+            if let Some(last) = self.nodes.last_mut()
+                && last.first == first
+                && let NodeKind::Repeat(m0, x0) = last.kind
+                && simple(m0, x0)
+                && simple(min, max)
+            {
+                // (x{a,b}){c,d} with a, c in {0, 1} and b, d in {1, inf} is x{ac,bd}.
+                let folded_max = x0.and(max);
+                last.kind = NodeKind::Repeat(m0 * min, folded_max);
+                last.end = end;
+                continue;
+            }
             self.emit(NodeKind::Repeat(min, max), start, end, first);
         }
     }
