@@ -21,6 +21,9 @@ use hashbrown::HashSet;
 /// to the unbounded search.
 const MAX_BOUNDED_PUSHES: usize = 64;
 
+/// Most nodes [`ExprSet::is_surely_nonempty`] walks to show an intersection covered.
+const COVER_WALK: usize = 4096;
+
 /// The shape of a node, detached from the store's borrow.
 #[derive(Clone, Copy)]
 enum Kind {
@@ -296,11 +299,79 @@ impl ExprSet {
             Node::Or(xs) => xs
                 .iter()
                 .any(|&x| self.is_surely_nonempty(ExprId(x), depth + 1)),
-            Node::And(xs) => xs.iter().all(|&x| self.is_nullable(ExprId(x))),
+            Node::And(xs) => {
+                xs.iter().all(|&x| self.is_nullable(ExprId(x))) || self.is_covered_by_stars(xs)
+            }
             Node::Repeat(x, min, _) => min == 0 || self.is_surely_nonempty(x, depth + 1),
             Node::Not(x) => self.is_literal_set(x),
             _ => false,
         }
+    }
+
+    /// Whether the intersection `xs` is `p & Y1* & Y2* ...` with `p` non-empty, free of
+    /// `And`/`Not`, and every byte `p` tests a one-byte member of every `Yi`: then every
+    /// string of `p` is in every `Yi*`, so the intersection is `p`, non-empty. This is a JSON
+    /// string with a `pattern` (`X* & P`): `^(a{1000}){1000}$` is shown non-empty here
+    /// instead of by a million-byte derivative search. Walks at most [`COVER_WALK`] nodes.
+    fn is_covered_by_stars(&self, xs: &[u32]) -> bool {
+        let mut allowed = [u32::MAX; 8];
+        let mut rest = None;
+        for &x in xs {
+            let x = ExprId(x);
+            match self.node(x) {
+                Node::Repeat(y, 0, REPEAT_INF) => {
+                    let mut single = self.leaf_bytes(y);
+                    if let Node::Or(ys) = self.node(y) {
+                        for &z in ys {
+                            let z = self.leaf_bytes(ExprId(z));
+                            for (a, b) in single.iter_mut().zip(z) {
+                                *a |= b;
+                            }
+                        }
+                    }
+                    for (a, b) in allowed.iter_mut().zip(single) {
+                        *a &= b;
+                    }
+                }
+                _ if x == ExprId::ANY_STRING => {}
+                _ if rest.is_none() => rest = Some(x),
+                _ => return false,
+            }
+        }
+        let Some(p) = rest else {
+            return false;
+        };
+        if p == ExprId::NOTHING || self.has_and_not(p) {
+            return false;
+        }
+        // Every leaf of `p` within `allowed`.
+        let mut stack = alloc::vec![p];
+        let mut seen = HashSet::new();
+        while let Some(e) = stack.pop() {
+            if !seen.insert(e) {
+                continue;
+            }
+            if seen.len() > COVER_WALK {
+                return false;
+            }
+            match self.node(e) {
+                Node::Byte(_) | Node::ByteSet(_) => {
+                    let bytes = self.leaf_bytes(e);
+                    if bytes.iter().zip(&allowed).any(|(b, a)| b & !a != 0) {
+                        return false;
+                    }
+                }
+                Node::Concat(a, b) => {
+                    stack.push(a);
+                    stack.push(b);
+                }
+                Node::Or(ys) => stack.extend(ys.iter().map(|&y| ExprId(y))),
+                Node::Repeat(y, _, _) => stack.push(y),
+                Node::Nothing | Node::Epsilon => {}
+                Node::And(_) | Node::Not(_) => return false,
+            }
+        }
+        true
     }
 
     /// [`ExprSet::is_empty_language`] with byte classes known to be fine enough for `e` and

@@ -111,6 +111,29 @@ pub fn check_pattern(pattern: &str, flags: PatternFlags) -> Result<(), RegexSynt
     validate_hir(&hir, limits.max_repeat).map_err(to_syntax)
 }
 
+/// [`check_pattern`] under `limits`, keeping the error's kind: exceeding
+/// `max_nesting_depth` or `max_repeat` is [`RegexCompileErrorKind::Limit`].
+pub(crate) fn check_pattern_within(
+    pattern: &str,
+    flags: PatternFlags,
+    limits: &Limits,
+) -> Result<(), RegexCompileError> {
+    check_pattern_len(pattern, limits.max_expr_nodes)?;
+    let hir = parse_hir(pattern, flags, limits.max_nesting_depth)?;
+    validate_hir(&hir, limits.max_repeat)
+}
+
+/// A pattern longer than `max_nodes` bytes is [`LimitKind::ExprNodes`] before it is parsed:
+/// regex-syntax's tree for it would take about a hundred bytes per pattern byte, and its
+/// literals alone would need a node per byte (a 1 MB pattern took 1.2 s and 124 MB to
+/// reach the same error).
+fn check_pattern_len(pattern: &str, max_nodes: usize) -> Result<(), RegexCompileError> {
+    if pattern.len() > max_nodes {
+        return Err(LimitKind::ExprNodes.into());
+    }
+    Ok(())
+}
+
 /// Parse `pattern` with regex-syntax (UTF-8 mode, Unicode on).
 fn parse_hir(
     pattern: &str,
@@ -298,6 +321,7 @@ impl ExprSet {
         pattern: &str,
         flags: PatternFlags,
     ) -> Result<ExprId, RegexCompileError> {
+        check_pattern_len(pattern, self.max_nodes)?;
         let hir = parse_hir(pattern, flags, self.max_nesting_depth)?;
         validate_hir(&hir, self.max_repeat)?;
         self.lower_hir(&hir)
@@ -652,6 +676,28 @@ mod tests {
             .unwrap()
             .join()
             .unwrap();
+    }
+
+    #[test]
+    fn star_covered_intersections_are_nonempty_without_search() {
+        let mut s = ExprSet::new(&Limits::default());
+        // `X* & P` with P over X's one-byte members: a million-byte witness, shown
+        // non-empty from the shape alone (no derivatives, so no fuel spent).
+        let ast = RegexAst::And(vec![pat("([a-z]|\\\\.|\u{e9})*"), pat("(a{1000}){1000}")]);
+        let e = s.compile(&ast).unwrap();
+        s.set_fuel(10);
+        assert_eq!(s.is_empty_language(e), Ok(false));
+        // Not covered (a byte outside the star's members): searched, and found empty.
+        let ast = RegexAst::And(vec![pat("[a-z]*"), pat("(a|B)B")]);
+        let e = s.compile(&ast).unwrap();
+        s.set_fuel(1_000_000);
+        assert_eq!(s.is_empty_language(e), Ok(true));
+        let ast = RegexAst::And(vec![pat("[a-z]*"), pat("(ab){3}"), pat("[a-c]*")]);
+        let e = s.compile(&ast).unwrap();
+        assert_eq!(s.is_empty_language(e), Ok(false));
+        let ast = RegexAst::And(vec![pat("[a-z]*"), pat("(ab){3}"), pat("[a]*")]);
+        let e = s.compile(&ast).unwrap();
+        assert_eq!(s.is_empty_language(e), Ok(true));
     }
 
     #[test]

@@ -17,9 +17,10 @@ use super::span::LineIndex;
 use super::token::{RegexLit, TokKind, Token};
 use crate::Limits;
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
+use crate::regex::RegexCompileErrorKind;
 
-/// The tallest terminal regex tree a limit allows (regex trees are cloned and dropped
-/// recursively by derived impls, so their height is bounded).
+/// The tallest terminal regex tree a limit allows (regex trees are cloned and compared
+/// recursively by derived impls, so their height is bounded; dropping is iterative).
 pub(super) fn max_height(limits: &Limits) -> usize {
     limits.max_nesting_depth.saturating_mul(2).saturating_add(2)
 }
@@ -697,8 +698,18 @@ impl<'s, 'i> Parser<'s, 'i> {
             }
             TokKind::Regex(lit) => {
                 self.bump();
-                if let Err(err) = crate::regex::check_pattern(&lit.pattern, lit.flags) {
-                    let (start, end) = regex_error_range(&lit, err.start, err.end, t.start);
+                if let Err(err) =
+                    crate::regex::check_pattern_within(&lit.pattern, lit.flags, self.limits)
+                {
+                    let (start, end) = match err.kind {
+                        RegexCompileErrorKind::Syntax { start, end } => {
+                            regex_error_range(&lit, start, end, t.start)
+                        }
+                        _ => (t.start, t.end),
+                    };
+                    if let RegexCompileErrorKind::Limit(kind) = err.kind {
+                        return Err(self.limit(kind, start, end));
+                    }
                     return Err(self.lines.error(
                         GrammarErrorKind::InvalidRegex,
                         start,
