@@ -2,7 +2,9 @@
 //! typed error within its budget. Every case asserts the compile's wall time (< 1 s), its
 //! peak heap (a generous bound, measured with the counting allocator installed below), the
 //! outcome, and, when it compiles, < 1 s for each of a few masks over the synthetic
-//! vocabulary. Times are upper bounds for "bounded work" in release builds, not benchmarks.
+//! vocabulary. Times are upper bounds for "bounded work" in release builds, not benchmarks:
+//! on Linux they are the measuring thread's CPU time (so a loaded machine does not fail
+//! them), elsewhere wall time.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,6 +25,30 @@ const MB: usize = 1 << 20;
 /// Masks computed for each grammar that compiles.
 const MASKS: usize = 4;
 
+/// CPU time used by this thread, from `/proc/thread-self/stat` (10 ms ticks); `None` where
+/// that file does not exist.
+fn thread_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // Fields after the parenthesized command start at field 3; utime and stime are 14, 15.
+    let rest = stat.get(stat.rfind(')')? + 1..)?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(Duration::from_millis((utime + stime) * 10))
+}
+
+/// Run `f`, returning its result and the time it took: this thread's CPU time where
+/// available, else wall time.
+fn timed<R>(f: impl FnOnce() -> R) -> (R, Duration) {
+    let (cpu, wall) = (thread_cpu(), Instant::now());
+    let r = f();
+    let took = match (cpu, thread_cpu()) {
+        (Some(a), Some(b)) => b.saturating_sub(a),
+        _ => wall.elapsed(),
+    };
+    (r, took)
+}
+
 fn limit(kind: LimitKind) -> Option<GrammarErrorKind> {
     Some(GrammarErrorKind::Limit(kind))
 }
@@ -40,9 +66,7 @@ fn case(
         "the counting allocator is not installed"
     );
     let vocab = synthetic_vocab();
-    let start = Instant::now();
-    let (got, used) = peak_heap(|| compile(&vocab));
-    let took = start.elapsed();
+    let ((got, used), took) = timed(|| peak_heap(|| compile(&vocab)));
     let kind = got.as_ref().err().map(|e| e.kind.clone());
     eprintln!(
         "{name}: {:?} in {:.1} ms, peak heap {:.1} MB",
@@ -74,9 +98,7 @@ fn walk(name: &str, g: &Grammar, n: usize) -> Vec<Duration> {
     let mut rng = Rng::new(15);
     let mut times = Vec::new();
     for _ in 0..n {
-        let start = Instant::now();
-        let r = m.compute_mask(&mut mask);
-        let took = start.elapsed();
+        let (r, took) = timed(|| m.compute_mask(&mut mask));
         times.push(took);
         assert!(took < SEC, "{name}: mask took {took:?}");
         match r {
@@ -195,10 +217,7 @@ fn postfix_chains() {
     case(
         "regex a + 10k *",
         4 * MB,
-        &[
-            limit(LimitKind::NestingDepth),
-            Some(GrammarErrorKind::InvalidRegex),
-        ],
+        &[limit(LimitKind::NestingDepth)],
         regex(&format!("a{stars}")),
     );
     // regex-syntax builds its syntax tree before it reports the nesting.
@@ -220,16 +239,17 @@ fn many_rules() {
     src.push_str("r60000: \"b\"\n");
     // The front end's share of the compile, for the report.
     let limits = Limits::default();
-    let start = Instant::now();
-    let ir = sieve_core::grammar::lark::parse(
-        &src,
-        &sieve_core::grammar::lark::NoSpecialTokens,
-        &limits,
-        &mut sieve_core::CompileBudget::new(&limits),
-    );
+    let (ir, took) = timed(|| {
+        sieve_core::grammar::lark::parse(
+            &src,
+            &sieve_core::grammar::lark::NoSpecialTokens,
+            &limits,
+            &mut sieve_core::CompileBudget::new(&limits),
+        )
+    });
     eprintln!(
         "60k chained rules: Lark front end {:.1} ms ({} rules)",
-        start.elapsed().as_secs_f64() * 1e3,
+        took.as_secs_f64() * 1e3,
         ir.map_or(0, |ir| ir.rules.len())
     );
     case("60k chained rules", 256 * MB, &[None], lark(&src));
@@ -260,9 +280,8 @@ fn twenty_thousand_alternatives() {
             .collect::<Vec<_>>()
             .join(" | ")
     );
-    let start = Instant::now();
-    let (g, used) = peak_heap(|| Grammar::from_lark(&src, &vocab, &Limits::default()));
-    let took = start.elapsed();
+    let ((g, used), took) =
+        timed(|| peak_heap(|| Grammar::from_lark(&src, &vocab, &Limits::default())));
     let g = g.unwrap();
     eprintln!(
         "20k alternatives: compile {:.1} ms, peak heap {:.1} MB",
@@ -273,13 +292,19 @@ fn twenty_thousand_alternatives() {
     assert!(used.peak < 256 * MB);
     let mut m = Matcher::new(&g);
     let mut mask = vec![0u32; m.mask_words()];
-    let start = Instant::now();
-    let r = m.compute_mask(&mut mask);
-    eprintln!(
-        "20k alternatives: first mask {:?} in {:.1} ms (not asserted here)",
-        r,
-        start.elapsed().as_secs_f64() * 1e3
-    );
+    for i in 0..3 {
+        let (r, took) = timed(|| m.compute_mask(&mut mask));
+        eprintln!(
+            "20k alternatives: mask {i} {r:?} in {:.1} ms (not asserted here)",
+            took.as_secs_f64() * 1e3
+        );
+        let Some(&t) = allowed_tokens(&mask).first() else {
+            break;
+        };
+        if m.consume_token(t).is_err() {
+            break;
+        }
+    }
 }
 
 #[test]
@@ -394,10 +419,7 @@ fn deep_nesting_on_a_small_stack() {
         case(
             "regex 10k [ ]",
             8 * MB,
-            &[
-                limit(LimitKind::NestingDepth),
-                Some(GrammarErrorKind::InvalidRegex),
-            ],
+            &[limit(LimitKind::NestingDepth)],
             regex(&classes),
         );
         let in_lark = format!("start: /{}a{}/", "(".repeat(n), ")".repeat(n));
@@ -511,11 +533,9 @@ fn invalid_utf8_in_regex_byte_escapes() {
 #[test]
 fn sparse_tokenizer_json() {
     assert!(counting_installed());
-    // 71 bytes naming id 16,777,215 (it allocated 658 MB).
+    // 65 bytes naming id 16,777,215 (the issue's 71-byte file allocated 658 MB).
     let text = r#"{"decoder":{"type":"ByteLevel"},"model":{"vocab":{"a":16777215}}}"#;
-    let start = Instant::now();
-    let (r, used) = peak_heap(|| Vocabulary::from_tokenizer_json(text));
-    let took = start.elapsed();
+    let ((r, used), took) = timed(|| peak_heap(|| Vocabulary::from_tokenizer_json(text)));
     eprintln!(
         "sparse tokenizer.json ({} bytes): {:?}, {:?}, peak {} bytes",
         text.len(),
