@@ -369,11 +369,35 @@ fn counted_repetitions() {
         regex("a{10001}"),
     );
     // JSON Schema `pattern` with nested counted repetitions (3.9 s and 369 MB before).
-    case("json pattern ^(a{1000}){1000}$", 256 * MB, &typed, |v| {
-        let schema = r#"{"type":"string","pattern":"^(a{1000}){1000}$"}"#;
-        Grammar::from_json_schema_str(schema, &JsonOptions::default(), v, &Limits::default())
-            .map(|(g, _)| g)
+    for schema in [
+        r#"{"pattern":"^(a{1000}){1000}$"}"#,
+        r#"{"type":"string","pattern":"^(a{1000}){1000}$"}"#,
+        r#"{"type":"string","pattern":"^(a{1000}){1000}$","minLength":5}"#,
+        r#"{"type":"string","pattern":"^(a{1000}){1000}$","maxLength":10000}"#,
+    ] {
+        // With maxLength 10000 the language is empty (the pattern needs 10^6 bytes): the
+        // emptiness search decides it within the budget.
+        let json_typed = [typed.as_slice(), &[Some(GrammarErrorKind::Unproductive)]].concat();
+        case(schema, 256 * MB, &json_typed, |v| {
+            Grammar::from_json_schema_str(schema, &JsonOptions::default(), v, &Limits::default())
+                .map(|(g, _)| g)
+        });
+    }
+    // Not asserted here (reported): unanchored, the pattern is `any* P any*` over the JSON
+    // character set, which the shape rule cannot relate to the string alphabet, so the
+    // emptiness search runs until compile_fuel ends it (a typed CompileFuel error, about
+    // 1.6 s of CPU on the development machine: compile_fuel's calibration is not this
+    // module's).
+    let schema = r#"{"type":"string","pattern":"(a{100}){100}"}"#;
+    let vocab = synthetic_vocab();
+    let (r, took) = timed(|| {
+        Grammar::from_json_schema_str(schema, &JsonOptions::default(), &vocab, &Limits::default())
+            .map(|_| ())
     });
+    eprintln!("{schema}: {r:?} in {took:?} (not asserted)");
+    if let Err(e) = &r {
+        assert!(matches!(e.kind, GrammarErrorKind::Limit(_)), "{e}");
+    }
     // Lark rules and terminals.
     for src in [
         "start: \"a\"{10000}",

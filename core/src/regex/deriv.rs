@@ -308,45 +308,56 @@ impl ExprSet {
         }
     }
 
-    /// Whether the intersection `xs` is `p & Y1* & Y2* ...` with `p` non-empty, free of
-    /// `And`/`Not`, and every byte `p` tests a one-byte member of every `Yi`: then every
-    /// string of `p` is in every `Yi*`, so the intersection is `p`, non-empty. This is a JSON
-    /// string with a `pattern` (`X* & P`): `^(a{1000}){1000}$` is shown non-empty here
-    /// instead of by a million-byte derivative search. Walks at most [`COVER_WALK`] nodes.
+    /// Whether the intersection `xs` is `p & Y1{lo1,hi1} & Y2{lo2,hi2} ...` with `p`
+    /// non-empty, free of `And`/`Not`, every byte `p` tests a one-byte member of every `Yi`
+    /// and every string of `p` as long as every `Yi{lo,hi}` allows: then every string of
+    /// `p` is in every `Yi{lo,hi}`, so the intersection is `p`, non-empty. This is a JSON
+    /// string with a `pattern` (`X{minLength,maxLength} & P`): `^(a{1000}){1000}$` is shown
+    /// non-empty here instead of by a million-byte derivative search. Walks at most
+    /// [`COVER_WALK`] nodes.
     fn is_covered_by_stars(&self, xs: &[u32]) -> bool {
+        // Try each conjunct as `p` (intersections are short; at most 8 are tried).
+        xs.iter()
+            .take(8)
+            .any(|&p| self.is_covered_with(ExprId(p), xs))
+    }
+
+    /// [`ExprSet::is_covered_by_stars`] with `p` chosen.
+    fn is_covered_with(&self, p: ExprId, xs: &[u32]) -> bool {
         let mut allowed = [u32::MAX; 8];
-        let mut rest = None;
+        // Lengths every `Yi{lo,hi}` conjunct allows (in repetitions of one-byte members).
+        let (mut lo, mut hi) = (0u64, u64::MAX);
         for &x in xs {
             let x = ExprId(x);
-            match self.node(x) {
-                Node::Repeat(y, 0, REPEAT_INF) => {
-                    let mut single = self.leaf_bytes(y);
-                    if let Node::Or(ys) = self.node(y) {
-                        for &z in ys {
-                            let z = self.leaf_bytes(ExprId(z));
-                            for (a, b) in single.iter_mut().zip(z) {
-                                *a |= b;
-                            }
-                        }
-                    }
-                    for (a, b) in allowed.iter_mut().zip(single) {
-                        *a &= b;
+            if x == p || x == ExprId::ANY_STRING {
+                continue;
+            }
+            let Node::Repeat(y, min, max) = self.node(x) else {
+                return false;
+            };
+            let mut single = self.leaf_bytes(y);
+            if let Node::Or(ys) = self.node(y) {
+                for &z in ys {
+                    let z = self.leaf_bytes(ExprId(z));
+                    for (a, b) in single.iter_mut().zip(z) {
+                        *a |= b;
                     }
                 }
-                _ if x == ExprId::ANY_STRING => {}
-                _ if rest.is_none() => rest = Some(x),
-                _ => return false,
+            }
+            for (a, b) in allowed.iter_mut().zip(single) {
+                *a &= b;
+            }
+            lo = lo.max(u64::from(min));
+            if max != REPEAT_INF {
+                hi = hi.min(u64::from(max));
             }
         }
-        let Some(p) = rest else {
-            return false;
-        };
         if p == ExprId::NOTHING || self.has_and_not(p) {
             return false;
         }
         // Every leaf of `p` within `allowed`.
         let mut stack = alloc::vec![p];
-        let mut seen = HashSet::new();
+        let mut seen: HashSet<ExprId> = HashSet::new();
         while let Some(e) = stack.pop() {
             if !seen.insert(e) {
                 continue;
@@ -371,7 +382,45 @@ impl ExprSet {
                 Node::And(_) | Node::Not(_) => return false,
             }
         }
-        true
+        if lo == 0 && hi == u64::MAX {
+            return true;
+        }
+        // Every string of `p` has a length in `lo..=hi`: shortest and longest lengths,
+        // children first (a child's id is smaller than its parent's).
+        let mut ids: Vec<ExprId> = seen.into_iter().collect();
+        ids.sort_unstable();
+        let mut len: hashbrown::HashMap<ExprId, (u64, u64)> = hashbrown::HashMap::new();
+        let get = |len: &hashbrown::HashMap<ExprId, (u64, u64)>, e: ExprId| {
+            len.get(&e).copied().unwrap_or((u64::MAX, 0))
+        };
+        for &e in &ids {
+            let l = match self.node(e) {
+                Node::Byte(_) | Node::ByteSet(_) => (1, 1),
+                Node::Epsilon => (0, 0),
+                Node::Concat(a, b) => {
+                    let (a, b) = (get(&len, a), get(&len, b));
+                    (a.0.saturating_add(b.0), a.1.saturating_add(b.1))
+                }
+                Node::Or(ys) => ys.iter().fold((u64::MAX, 0), |acc, &y| {
+                    let l = get(&len, ExprId(y));
+                    (acc.0.min(l.0), acc.1.max(l.1))
+                }),
+                Node::Repeat(y, min, max) => {
+                    let l = get(&len, y);
+                    let top = if max == REPEAT_INF {
+                        if l.1 == 0 { 0 } else { u64::MAX }
+                    } else {
+                        l.1.saturating_mul(u64::from(max))
+                    };
+                    (l.0.saturating_mul(u64::from(min)), top)
+                }
+                // Not reached (`p` is non-empty, without And/Not).
+                Node::Nothing | Node::And(_) | Node::Not(_) => (u64::MAX, 0),
+            };
+            len.insert(e, l);
+        }
+        let (shortest, longest) = get(&len, p);
+        shortest >= lo && longest <= hi
     }
 
     /// [`ExprSet::is_empty_language`] with byte classes known to be fine enough for `e` and

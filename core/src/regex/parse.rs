@@ -698,6 +698,24 @@ mod tests {
         let ast = RegexAst::And(vec![pat("[a-z]*"), pat("(ab){3}"), pat("[a]*")]);
         let e = s.compile(&ast).unwrap();
         assert_eq!(s.is_empty_language(e), Ok(true));
+        // Length windows: shown when every string of P fits, searched otherwise.
+        s.set_fuel(10);
+        let ast = RegexAst::And(vec![pat("[a-z]{5,}"), pat("(a{1000}){1000}")]);
+        let e = s.compile(&ast).unwrap();
+        assert_eq!(s.is_empty_language(e), Ok(false));
+        let ast = RegexAst::And(vec![pat("[a-z]{0,6}"), pat("(ab|c){1,2}x")]);
+        let e = s.compile(&ast).unwrap();
+        assert_eq!(s.is_empty_language(e), Ok(false));
+        s.set_fuel(1_000_000);
+        let ast = RegexAst::And(vec![pat("[a-z]{0,4}"), pat("(ab|c){2}x")]);
+        let e = s.compile(&ast).unwrap();
+        assert_eq!(s.is_empty_language(e), Ok(false));
+        let ast = RegexAst::And(vec![pat("[a-z]{0,4}"), pat("(ab){2}x")]);
+        let e = s.compile(&ast).unwrap();
+        assert_eq!(s.is_empty_language(e), Ok(true));
+        let ast = RegexAst::And(vec![pat("[a-z]{6,}"), pat("(ab){2}x")]);
+        let e = s.compile(&ast).unwrap();
+        assert_eq!(s.is_empty_language(e), Ok(true));
     }
 
     #[test]
