@@ -245,3 +245,87 @@ impl Uses {
         done
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grammar::ir::{IrLexeme, LexemeMode};
+    use crate::regex::RegexAst;
+
+    fn ir(n: usize, rules: &[(u32, &[IrSymbol])]) -> GrammarIr {
+        let mut ir = GrammarIr::default();
+        for i in 0..n {
+            ir.add_nonterminal(alloc::format!("n{i}"), None);
+        }
+        ir.add_lexeme(IrLexeme {
+            name: "x".into(),
+            regex: RegexAst::literal("x"),
+            mode: LexemeMode::Greedy,
+            ignore: false,
+            span: None,
+        });
+        for (lhs, rhs) in rules {
+            ir.add_rule(*lhs, rhs.to_vec());
+        }
+        ir
+    }
+
+    #[test]
+    fn productive_and_nullable_fixpoints() {
+        use IrSymbol::{Lexeme as L, Nonterminal as N};
+        // 0 start: 1 | 5; 1 A: 2 3; 2 B: ε; 3 C: 2 2; 4 D: 4 x; 5 E: 1 4; 6 F: x | 6 6;
+        // 7 G: 6 x 2 (productive, not nullable); 8 H: 9 (lexeme 1 does not exist) ...
+        let g = ir(
+            9,
+            &[
+                (0, &[N(1)]),
+                (0, &[N(5)]),
+                (1, &[N(2), N(3)]),
+                (2, &[]),
+                (3, &[N(2), N(2)]),
+                (4, &[N(4), L(0)]),
+                (5, &[N(1), N(4)]),
+                (6, &[L(0)]),
+                (6, &[N(6), N(6)]),
+                (7, &[N(6), L(0), N(2)]),
+                (8, &[L(1)]),
+            ],
+        );
+        let r = Rules::build(&g, &[true], &Limits::default()).unwrap();
+        let nullable: Vec<usize> = (0..9).filter(|&i| r.nullable[i]).collect();
+        assert_eq!(nullable, [0, 1, 2, 3]);
+        assert!(r.nullable[9], "the augmented start follows start");
+        // Rules using unproductive 4, 5 and 8 are dropped; 6 and 7 keep theirs.
+        assert!(r.rules_of(4).is_empty() && r.rules_of(5).is_empty());
+        assert!(r.rules_of(8).is_empty());
+        assert_eq!(r.rules_of(0).len(), 1);
+        assert_eq!(r.rules_of(6).len(), 2);
+        assert_eq!(r.rules_of(7).len(), 1);
+        // An unproductive start is an error.
+        let g = ir(2, &[(0, &[N(1)]), (1, &[N(1), L(0)])]);
+        let e = Rules::build(&g, &[true], &Limits::default()).unwrap_err();
+        assert_eq!(e.kind, GrammarErrorKind::Unproductive);
+    }
+
+    #[test]
+    fn long_chains_are_linear() {
+        // n_i: n_{i+1} in source order, the last one ε: each pass of a naive fixpoint
+        // settles one rule (10^10 steps); the work lists settle them all in one sweep.
+        let n = 100_000u32;
+        let rules: Vec<(u32, Vec<IrSymbol>)> = (0..n)
+            .map(|i| {
+                let rhs = if i + 1 < n {
+                    alloc::vec![IrSymbol::Nonterminal(i + 1)]
+                } else {
+                    Vec::new()
+                };
+                (i, rhs)
+            })
+            .collect();
+        let refs: Vec<(u32, &[IrSymbol])> = rules.iter().map(|(l, r)| (*l, r.as_slice())).collect();
+        let g = ir(n as usize, &refs);
+        let r = Rules::build(&g, &[true], &Limits::default()).unwrap();
+        assert!(r.nullable.iter().all(|&b| b));
+        assert_eq!(r.rules_of(0).len(), 1);
+    }
+}
