@@ -21,6 +21,9 @@ use hashbrown::HashSet;
 /// to the unbounded search.
 const MAX_BOUNDED_PUSHES: usize = 64;
 
+/// Calls one [`ExprSet::is_surely_nonempty`] may make.
+const SURELY_STEPS: u32 = 1024;
+
 /// Most nodes [`ExprSet::is_surely_nonempty`] walks to show an intersection covered.
 const COVER_WALK: usize = 4096;
 
@@ -282,27 +285,44 @@ impl ExprSet {
     /// Sound, not complete (`false` = not shown). The lexer checks every new state with
     /// `And` for emptiness; a JSON string under `maxLength` and a pattern is
     /// `(X{0,n} & P) "`, shown non-empty here whenever `P` can end.
+    ///
+    /// Bounded: at most 32 levels and [`SURELY_STEPS`] calls (an intersection's cover check
+    /// counts 64), so a DAG that would unfold exponentially is cut short (`false`).
     pub(crate) fn is_surely_nonempty(&self, e: ExprId, depth: u32) -> bool {
+        let mut steps = SURELY_STEPS;
+        self.surely_nonempty(e, depth, &mut steps)
+    }
+
+    fn surely_nonempty(&self, e: ExprId, depth: u32, steps: &mut u32) -> bool {
         if !self.has_and_not(e) {
             return e != ExprId::NOTHING;
         }
         if self.is_nullable(e) {
             return true;
         }
-        if depth >= 32 {
+        if depth >= 32 || *steps == 0 {
             return false;
         }
+        *steps -= 1;
         match self.node(e) {
             Node::Concat(a, b) => {
-                self.is_surely_nonempty(a, depth + 1) && self.is_surely_nonempty(b, depth + 1)
+                self.surely_nonempty(a, depth + 1, steps)
+                    && self.surely_nonempty(b, depth + 1, steps)
             }
             Node::Or(xs) => xs
                 .iter()
-                .any(|&x| self.is_surely_nonempty(ExprId(x), depth + 1)),
+                .any(|&x| self.surely_nonempty(ExprId(x), depth + 1, steps)),
             Node::And(xs) => {
-                xs.iter().all(|&x| self.is_nullable(ExprId(x))) || self.is_covered_by_stars(xs)
+                if xs.iter().all(|&x| self.is_nullable(ExprId(x))) {
+                    return true;
+                }
+                if *steps < 64 {
+                    return false;
+                }
+                *steps -= 64;
+                self.is_covered_by_stars(xs)
             }
-            Node::Repeat(x, min, _) => min == 0 || self.is_surely_nonempty(x, depth + 1),
+            Node::Repeat(x, min, _) => min == 0 || self.surely_nonempty(x, depth + 1, steps),
             Node::Not(x) => self.is_literal_set(x),
             _ => false,
         }
