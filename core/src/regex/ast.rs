@@ -2,6 +2,7 @@
 
 use alloc::boxed::Box;
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 /// Flags for a textual pattern (Python-`re`/Lark style).
@@ -44,9 +45,57 @@ pub enum RegexAst {
     Not(Box<RegexAst>),
     /// `min` to `max` (inclusive; `None` = unbounded) repetitions.
     Repeat(Box<RegexAst>, u32, Option<u32>),
+    /// A subexpression shared by several trees (a Lark terminal used by other terminals):
+    /// the regex is a DAG, never a copy. [`super::ExprSet::compile`] interns each shared
+    /// node once per call, so its cost is the DAG's size, not the expanded tree's.
+    Shared(Arc<RegexAst>),
+}
+
+impl Drop for RegexAst {
+    /// Flat drop: children that have children of their own are moved to a heap stack and
+    /// emptied one at a time, so a tree of any height (or a long chain of uniquely owned
+    /// [`RegexAst::Shared`] nodes) is dropped without recursion. Leaves drop in place, so a
+    /// tree of height at most two never allocates here.
+    fn drop(&mut self) {
+        let mut stack: Vec<RegexAst> = Vec::new();
+        self.take_inner(&mut stack);
+        while let Some(mut node) = stack.pop() {
+            node.take_inner(&mut stack);
+        }
+    }
 }
 
 impl RegexAst {
+    /// Move the children that have children out of `self` onto `out`.
+    fn take_inner(&mut self, out: &mut Vec<RegexAst>) {
+        let inner = |x: &RegexAst| match x {
+            RegexAst::Concat(v) | RegexAst::Or(v) | RegexAst::And(v) => !v.is_empty(),
+            RegexAst::Not(_) | RegexAst::Repeat(..) | RegexAst::Shared(_) => true,
+            _ => false,
+        };
+        match self {
+            RegexAst::Concat(v) | RegexAst::Or(v) | RegexAst::And(v) => {
+                for x in v.iter_mut() {
+                    if inner(x) {
+                        out.push(core::mem::replace(x, RegexAst::Nothing));
+                    }
+                }
+            }
+            RegexAst::Not(b) | RegexAst::Repeat(b, ..) if inner(b) => {
+                out.push(core::mem::replace(&mut **b, RegexAst::Nothing));
+            }
+            RegexAst::Shared(a) => {
+                // The last owner takes the body; other owners only drop their count.
+                if let Some(x) = Arc::get_mut(a)
+                    && inner(x)
+                {
+                    out.push(core::mem::replace(x, RegexAst::Nothing));
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// A literal string.
     pub fn literal(s: &str) -> RegexAst {
         RegexAst::Literal(s.as_bytes().to_vec())

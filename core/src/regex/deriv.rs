@@ -21,6 +21,12 @@ use hashbrown::HashSet;
 /// to the unbounded search.
 const MAX_BOUNDED_PUSHES: usize = 64;
 
+/// Calls one [`ExprSet::is_surely_nonempty`] may make.
+const SURELY_STEPS: u32 = 1024;
+
+/// Most nodes [`ExprSet::is_surely_nonempty`] walks to show an intersection covered.
+const COVER_WALK: usize = 4096;
+
 /// The shape of a node, detached from the store's borrow.
 #[derive(Clone, Copy)]
 enum Kind {
@@ -279,28 +285,162 @@ impl ExprSet {
     /// Sound, not complete (`false` = not shown). The lexer checks every new state with
     /// `And` for emptiness; a JSON string under `maxLength` and a pattern is
     /// `(X{0,n} & P) "`, shown non-empty here whenever `P` can end.
+    ///
+    /// Bounded: at most 32 levels and [`SURELY_STEPS`] calls (an intersection's cover check
+    /// counts 64), so a DAG that would unfold exponentially is cut short (`false`).
     pub(crate) fn is_surely_nonempty(&self, e: ExprId, depth: u32) -> bool {
+        let mut steps = SURELY_STEPS;
+        self.surely_nonempty(e, depth, &mut steps)
+    }
+
+    fn surely_nonempty(&self, e: ExprId, depth: u32, steps: &mut u32) -> bool {
         if !self.has_and_not(e) {
             return e != ExprId::NOTHING;
         }
         if self.is_nullable(e) {
             return true;
         }
-        if depth >= 32 {
+        if depth >= 32 || *steps == 0 {
             return false;
         }
+        *steps -= 1;
         match self.node(e) {
             Node::Concat(a, b) => {
-                self.is_surely_nonempty(a, depth + 1) && self.is_surely_nonempty(b, depth + 1)
+                self.surely_nonempty(a, depth + 1, steps)
+                    && self.surely_nonempty(b, depth + 1, steps)
             }
             Node::Or(xs) => xs
                 .iter()
-                .any(|&x| self.is_surely_nonempty(ExprId(x), depth + 1)),
-            Node::And(xs) => xs.iter().all(|&x| self.is_nullable(ExprId(x))),
-            Node::Repeat(x, min, _) => min == 0 || self.is_surely_nonempty(x, depth + 1),
+                .any(|&x| self.surely_nonempty(ExprId(x), depth + 1, steps)),
+            Node::And(xs) => {
+                if xs.iter().all(|&x| self.is_nullable(ExprId(x))) {
+                    return true;
+                }
+                if *steps < 64 {
+                    return false;
+                }
+                *steps -= 64;
+                self.is_covered_by_stars(xs)
+            }
+            Node::Repeat(x, min, _) => min == 0 || self.surely_nonempty(x, depth + 1, steps),
             Node::Not(x) => self.is_literal_set(x),
             _ => false,
         }
+    }
+
+    /// Whether the intersection `xs` is `p & Y1{lo1,hi1} & Y2{lo2,hi2} ...` with `p`
+    /// non-empty, free of `And`/`Not`, every byte `p` tests a one-byte member of every `Yi`
+    /// and every string of `p` as long as every `Yi{lo,hi}` allows: then every string of
+    /// `p` is in every `Yi{lo,hi}`, so the intersection is `p`, non-empty. This is a JSON
+    /// string with a `pattern` (`X{minLength,maxLength} & P`): `^(a{1000}){1000}$` is shown
+    /// non-empty here instead of by a million-byte derivative search. Walks at most
+    /// [`COVER_WALK`] nodes.
+    fn is_covered_by_stars(&self, xs: &[u32]) -> bool {
+        // Try each conjunct as `p` (intersections are short; at most 8 are tried).
+        xs.iter()
+            .take(8)
+            .any(|&p| self.is_covered_with(ExprId(p), xs))
+    }
+
+    /// [`ExprSet::is_covered_by_stars`] with `p` chosen.
+    fn is_covered_with(&self, p: ExprId, xs: &[u32]) -> bool {
+        let mut allowed = [u32::MAX; 8];
+        // Lengths every `Yi{lo,hi}` conjunct allows (in repetitions of one-byte members).
+        let (mut lo, mut hi) = (0u64, u64::MAX);
+        for &x in xs {
+            let x = ExprId(x);
+            if x == p || x == ExprId::ANY_STRING {
+                continue;
+            }
+            let Node::Repeat(y, min, max) = self.node(x) else {
+                return false;
+            };
+            let mut single = self.leaf_bytes(y);
+            if let Node::Or(ys) = self.node(y) {
+                for &z in ys {
+                    let z = self.leaf_bytes(ExprId(z));
+                    for (a, b) in single.iter_mut().zip(z) {
+                        *a |= b;
+                    }
+                }
+            }
+            for (a, b) in allowed.iter_mut().zip(single) {
+                *a &= b;
+            }
+            lo = lo.max(u64::from(min));
+            if max != REPEAT_INF {
+                hi = hi.min(u64::from(max));
+            }
+        }
+        if p == ExprId::NOTHING || self.has_and_not(p) {
+            return false;
+        }
+        // Every leaf of `p` within `allowed`.
+        let mut stack = alloc::vec![p];
+        let mut seen: HashSet<ExprId> = HashSet::new();
+        while let Some(e) = stack.pop() {
+            if !seen.insert(e) {
+                continue;
+            }
+            if seen.len() > COVER_WALK {
+                return false;
+            }
+            match self.node(e) {
+                Node::Byte(_) | Node::ByteSet(_) => {
+                    let bytes = self.leaf_bytes(e);
+                    if bytes.iter().zip(&allowed).any(|(b, a)| b & !a != 0) {
+                        return false;
+                    }
+                }
+                Node::Concat(a, b) => {
+                    stack.push(a);
+                    stack.push(b);
+                }
+                Node::Or(ys) => stack.extend(ys.iter().map(|&y| ExprId(y))),
+                Node::Repeat(y, _, _) => stack.push(y),
+                Node::Nothing | Node::Epsilon => {}
+                Node::And(_) | Node::Not(_) => return false,
+            }
+        }
+        if lo == 0 && hi == u64::MAX {
+            return true;
+        }
+        // Every string of `p` has a length in `lo..=hi`: shortest and longest lengths,
+        // children first (a child's id is smaller than its parent's).
+        let mut ids: Vec<ExprId> = seen.into_iter().collect();
+        ids.sort_unstable();
+        let mut len: hashbrown::HashMap<ExprId, (u64, u64)> = hashbrown::HashMap::new();
+        let get = |len: &hashbrown::HashMap<ExprId, (u64, u64)>, e: ExprId| {
+            len.get(&e).copied().unwrap_or((u64::MAX, 0))
+        };
+        for &e in &ids {
+            let l = match self.node(e) {
+                Node::Byte(_) | Node::ByteSet(_) => (1, 1),
+                Node::Epsilon => (0, 0),
+                Node::Concat(a, b) => {
+                    let (a, b) = (get(&len, a), get(&len, b));
+                    (a.0.saturating_add(b.0), a.1.saturating_add(b.1))
+                }
+                Node::Or(ys) => ys.iter().fold((u64::MAX, 0), |acc, &y| {
+                    let l = get(&len, ExprId(y));
+                    (acc.0.min(l.0), acc.1.max(l.1))
+                }),
+                Node::Repeat(y, min, max) => {
+                    let l = get(&len, y);
+                    let top = if max == REPEAT_INF {
+                        if l.1 == 0 { 0 } else { u64::MAX }
+                    } else {
+                        l.1.saturating_mul(u64::from(max))
+                    };
+                    (l.0.saturating_mul(u64::from(min)), top)
+                }
+                // Not reached (`p` is non-empty, without And/Not).
+                Node::Nothing | Node::And(_) | Node::Not(_) => (u64::MAX, 0),
+            };
+            len.insert(e, l);
+        }
+        let (shortest, longest) = get(&len, p);
+        shortest >= lo && longest <= hi
     }
 
     /// [`ExprSet::is_empty_language`] with byte classes known to be fine enough for `e` and

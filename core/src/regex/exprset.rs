@@ -389,6 +389,10 @@ impl ExprSet {
 
     /// The byte string `bytes` (empty: [`ExprId::EPSILON`]).
     pub fn mk_literal(&mut self, bytes: &[u8]) -> Result<ExprId, LimitKind> {
+        // Its suffixes are `bytes.len()` distinct nodes: fail before building them.
+        if bytes.len() > self.max_nodes {
+            return Err(LimitKind::ExprNodes);
+        }
         let mut r = ExprId::EPSILON;
         for &b in bytes.iter().rev() {
             let x = self.mk_byte(b)?;

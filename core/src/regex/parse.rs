@@ -9,6 +9,7 @@
 //! it spells out non-ASCII bytes itself.
 
 use alloc::string::{String, ToString};
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 
@@ -108,6 +109,29 @@ pub fn check_pattern(pattern: &str, flags: PatternFlags) -> Result<(), RegexSynt
     };
     let hir = parse_hir(pattern, flags, limits.max_nesting_depth).map_err(to_syntax)?;
     validate_hir(&hir, limits.max_repeat).map_err(to_syntax)
+}
+
+/// [`check_pattern`] under `limits`, keeping the error's kind: exceeding
+/// `max_nesting_depth` or `max_repeat` is [`RegexCompileErrorKind::Limit`].
+pub(crate) fn check_pattern_within(
+    pattern: &str,
+    flags: PatternFlags,
+    limits: &Limits,
+) -> Result<(), RegexCompileError> {
+    check_pattern_len(pattern, limits.max_expr_nodes)?;
+    let hir = parse_hir(pattern, flags, limits.max_nesting_depth)?;
+    validate_hir(&hir, limits.max_repeat)
+}
+
+/// A pattern longer than `max_nodes` bytes is [`LimitKind::ExprNodes`] before it is parsed:
+/// regex-syntax's tree for it would take about a hundred bytes per pattern byte, and its
+/// literals alone would need a node per byte (a 1 MB pattern took 1.2 s and 124 MB to
+/// reach the same error).
+fn check_pattern_len(pattern: &str, max_nodes: usize) -> Result<(), RegexCompileError> {
+    if pattern.len() > max_nodes {
+        return Err(LimitKind::ExprNodes.into());
+    }
+    Ok(())
 }
 
 /// Parse `pattern` with regex-syntax (UTF-8 mode, Unicode on).
@@ -223,9 +247,19 @@ impl ExprSet {
         }
         let mut stack = alloc::vec![Frame::Enter(ast)];
         let mut results: Vec<ExprId> = Vec::new();
+        // Shared nodes already interned in this call, by address (the tree is borrowed for
+        // the whole call, so addresses are stable and unique).
+        let mut shared: hashbrown::HashMap<*const RegexAst, ExprId> = hashbrown::HashMap::new();
         while let Some(f) = stack.pop() {
             match f {
                 Frame::Enter(node) => match node {
+                    RegexAst::Shared(x) => match shared.get(&Arc::as_ptr(x)) {
+                        Some(&e) => results.push(e),
+                        None => {
+                            stack.push(Frame::Exit(node, results.len()));
+                            stack.push(Frame::Enter(x));
+                        }
+                    },
                     RegexAst::Nothing => results.push(ExprId::NOTHING),
                     RegexAst::Epsilon => results.push(ExprId::EPSILON),
                     RegexAst::Literal(bytes) => results.push(self.mk_literal(bytes)?),
@@ -258,6 +292,11 @@ impl ExprSet {
                             self.mk_repeat(x, *min, *max)
                                 .map_err(|k| repeat_error(k, *min, *max))?
                         }
+                        RegexAst::Shared(x) => {
+                            let e = args.first().copied().unwrap_or(ExprId::NOTHING);
+                            shared.insert(Arc::as_ptr(x), e);
+                            e
+                        }
                         _ => ExprId::NOTHING,
                     };
                     results.push(e);
@@ -282,6 +321,7 @@ impl ExprSet {
         pattern: &str,
         flags: PatternFlags,
     ) -> Result<ExprId, RegexCompileError> {
+        check_pattern_len(pattern, self.max_nodes)?;
         let hir = parse_hir(pattern, flags, self.max_nesting_depth)?;
         validate_hir(&hir, self.max_repeat)?;
         self.lower_hir(&hir)
@@ -435,6 +475,7 @@ fn repeat_error(kind: LimitKind, min: u32, max: Option<u32>) -> RegexCompileErro
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::*;
     use alloc::boxed::Box;
     use alloc::vec;
@@ -628,17 +669,53 @@ mod tests {
         assert!(s.matches(e, b"ab").unwrap());
         assert!(s.matches(e, b"b").unwrap());
         assert!(!s.matches(e, b"aax").unwrap());
-        // Drop the deep tree without recursion trouble: unwind it by hand.
-        let mut cur = ast;
-        loop {
-            cur = match cur {
-                RegexAst::Concat(mut v) | RegexAst::Or(mut v) => match v.pop() {
-                    Some(x) => x,
-                    None => break,
-                },
-                _ => break,
-            };
-        }
+        // `RegexAst`'s drop is flat: dropping the 50k-deep tree on a 64 KiB stack is fine.
+        std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(move || drop(ast))
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn star_covered_intersections_are_nonempty_without_search() {
+        let mut s = ExprSet::new(&Limits::default());
+        // `X* & P` with P over X's one-byte members: a million-byte witness, shown
+        // non-empty from the shape alone (no derivatives, so no fuel spent).
+        let ast = RegexAst::And(vec![pat("([a-z]|\\\\.|\u{e9})*"), pat("(a{1000}){1000}")]);
+        let e = s.compile(&ast).unwrap();
+        s.set_fuel(10);
+        assert_eq!(s.is_empty_language(e), Ok(false));
+        // Not covered (a byte outside the star's members): searched, and found empty.
+        let ast = RegexAst::And(vec![pat("[a-z]*"), pat("(a|B)B")]);
+        let e = s.compile(&ast).unwrap();
+        s.set_fuel(1_000_000);
+        assert_eq!(s.is_empty_language(e), Ok(true));
+        let ast = RegexAst::And(vec![pat("[a-z]*"), pat("(ab){3}"), pat("[a-c]*")]);
+        let e = s.compile(&ast).unwrap();
+        assert_eq!(s.is_empty_language(e), Ok(false));
+        let ast = RegexAst::And(vec![pat("[a-z]*"), pat("(ab){3}"), pat("[a]*")]);
+        let e = s.compile(&ast).unwrap();
+        assert_eq!(s.is_empty_language(e), Ok(true));
+        // Length windows: shown when every string of P fits, searched otherwise.
+        s.set_fuel(10);
+        let ast = RegexAst::And(vec![pat("[a-z]{5,}"), pat("(a{1000}){1000}")]);
+        let e = s.compile(&ast).unwrap();
+        assert_eq!(s.is_empty_language(e), Ok(false));
+        let ast = RegexAst::And(vec![pat("[a-z]{0,6}"), pat("(ab|c){1,2}x")]);
+        let e = s.compile(&ast).unwrap();
+        assert_eq!(s.is_empty_language(e), Ok(false));
+        s.set_fuel(1_000_000);
+        let ast = RegexAst::And(vec![pat("[a-z]{0,4}"), pat("(ab|c){2}x")]);
+        let e = s.compile(&ast).unwrap();
+        assert_eq!(s.is_empty_language(e), Ok(false));
+        let ast = RegexAst::And(vec![pat("[a-z]{0,4}"), pat("(ab){2}x")]);
+        let e = s.compile(&ast).unwrap();
+        assert_eq!(s.is_empty_language(e), Ok(true));
+        let ast = RegexAst::And(vec![pat("[a-z]{6,}"), pat("(ab){2}x")]);
+        let e = s.compile(&ast).unwrap();
+        assert_eq!(s.is_empty_language(e), Ok(true));
     }
 
     #[test]

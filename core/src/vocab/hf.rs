@@ -6,7 +6,8 @@
 //! Mistral) with `▁` as a space and `<0xNN>` as that byte. Special added tokens keep their
 //! text as their name; the EOS ids are the special tokens named in [`KNOWN_EOS_NAMES`].
 //!
-//! Invariants of a [`Table`]: `tokens.len()` is max id + 1 (at most [`MAX_TOKEN_ID`] + 1);
+//! Invariants of a [`Table`]: `tokens.len()` is max id + 1, at most [`max_table_len`] of the
+//! file's entry count (ids are validated before the table is allocated);
 //! unused ids are empty; `special` is sorted and deduplicated; every EOS id is special.
 //! Cost: one pass over the vocabulary; nothing here is on a hot path.
 
@@ -35,6 +36,21 @@ pub const KNOWN_EOS_NAMES: &[&str] = &[
 
 /// Largest token id accepted; larger ids are a malformed file, not a mask to size.
 pub const MAX_TOKEN_ID: u64 = 1 << 24;
+
+/// Unused ids a `tokenizer.json` may leave beyond its entries: see [`max_table_len`].
+pub const MAX_UNUSED_IDS: u64 = 65_536;
+
+/// The largest table (largest id + 1) a file with `entries` vocabulary and added-token
+/// entries may describe: twice its entries plus [`MAX_UNUSED_IDS`], and at most
+/// [`MAX_TOKEN_ID`] + 1. Real vocabularies are dense (a few hundred reserved ids at most),
+/// so this only refuses files whose ids would make a few bytes of input allocate a table of
+/// millions of empty tokens (24 bytes each, plus the trie and masks sized from it).
+pub fn max_table_len(entries: usize) -> u64 {
+    (entries as u64)
+        .saturating_mul(2)
+        .saturating_add(MAX_UNUSED_IDS)
+        .min(MAX_TOKEN_ID + 1)
+}
 
 /// How the vocabulary spells token bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +109,35 @@ pub fn table(json: &Value) -> Result<Table, VocabError> {
     let byte_fallback = model.get("byte_fallback").and_then(Value::as_bool) == Some(true)
         || pieces.iter().any(|(p, _)| p == "<0x00>");
 
+    let added = match json.get("added_tokens") {
+        None | Some(Value::Null) => &[][..],
+        Some(Value::Array(a)) => a.as_slice(),
+        Some(_) => {
+            return Err(VocabError::TokenizerJsonField {
+                field: "added_tokens",
+            });
+        }
+    };
+    // Validate the ids against the file before sizing anything from them.
+    let max_id = pieces
+        .iter()
+        .map(|(_, id)| *id)
+        .chain(
+            added
+                .iter()
+                .filter_map(|e| e.get("id").and_then(Value::as_u64)),
+        )
+        .max();
+    if let Some(id) = max_id {
+        if id > MAX_TOKEN_ID {
+            return Err(VocabError::TokenIdTooLarge { id });
+        }
+        let entries = pieces.len().saturating_add(added.len());
+        if id >= max_table_len(entries) {
+            return Err(VocabError::TokenIdsTooSparse { id, entries });
+        }
+    }
+
     let mut tokens: Vec<Vec<u8>> = Vec::new();
     let byte_level = ByteLevelDecoder::new();
     for (piece, id) in &pieces {
@@ -111,15 +156,6 @@ pub fn table(json: &Value) -> Result<Table, VocabError> {
     }
 
     let unk = model.get("unk_token").and_then(Value::as_str);
-    let added = match json.get("added_tokens") {
-        None | Some(Value::Null) => &[][..],
-        Some(Value::Array(a)) => a.as_slice(),
-        Some(_) => {
-            return Err(VocabError::TokenizerJsonField {
-                field: "added_tokens",
-            });
-        }
-    };
     let mut special = Vec::new();
     let mut eos_ranked: Vec<(usize, u32)> = Vec::new();
     for (index, entry) in added.iter().enumerate() {
@@ -402,6 +438,36 @@ mod tests {
         let huge = r#"{"pre_tokenizer":{"type":"ByteLevel"},"model":{"vocab":{"a":4294967295}}}"#;
         let e = table(&parse(huge)).unwrap_err();
         assert_eq!(e, VocabError::TokenIdTooLarge { id: 4_294_967_295 });
+        // 71 bytes naming id 2^24 - 1: refused before a 16M-entry table is allocated.
+        let sparse = r#"{"decoder":{"type":"ByteLevel"},"model":{"vocab":{"a":16777215}}}"#;
+        let e = table(&parse(sparse)).unwrap_err();
+        assert_eq!(
+            e,
+            VocabError::TokenIdsTooSparse {
+                id: 16_777_215,
+                entries: 1
+            }
+        );
+        let edge = |id: u64| {
+            let text = alloc::format!(
+                r#"{{"decoder":{{"type":"ByteLevel"}},"model":{{"vocab":{{"a":0,"b":{id}}}}}}}"#
+            );
+            table(&parse(&text))
+        };
+        let t = edge(max_table_len(2) - 1).unwrap();
+        assert_eq!(t.tokens.len() as u64, max_table_len(2));
+        let e = edge(max_table_len(2)).unwrap_err();
+        assert!(matches!(
+            e,
+            VocabError::TokenIdsTooSparse { entries: 2, .. }
+        ));
+        let added = r#"{"decoder":{"type":"ByteLevel"},"model":{"vocab":{"a":0}},
+            "added_tokens":[{"id":9999999,"content":"x","special":true}]}"#;
+        let e = table(&parse(added)).unwrap_err();
+        assert!(matches!(
+            e,
+            VocabError::TokenIdsTooSparse { id: 9_999_999, .. }
+        ));
         let bad = r#"{"pre_tokenizer":{"type":"ByteLevel"},"model":{"vocab":{"▁a":0}}}"#;
         let e = table(&parse(bad)).unwrap_err();
         assert!(matches!(e, VocabError::NotByteLevel { id: 0, .. }), "{e:?}");
@@ -412,7 +478,8 @@ mod tests {
             matches!(e, VocabError::TokenizerJsonEntry { index: 0, .. }),
             "{e:?}"
         );
-        for e in [e, VocabError::UnsupportedTokenizer] {
+        let sparse = VocabError::TokenIdsTooSparse { id: 5, entries: 1 };
+        for e in [e, VocabError::UnsupportedTokenizer, sparse] {
             assert!(!alloc::format!("{e}").is_empty());
         }
     }

@@ -91,6 +91,14 @@ pub enum VocabError {
         /// The offending id.
         id: u64,
     },
+    /// A `tokenizer.json` id leaves most of the table unused: its largest id is beyond
+    /// [`hf::max_table_len`] of its entry count (a tiny file must not size a huge table).
+    TokenIdsTooSparse {
+        /// The largest id.
+        id: u64,
+        /// Entries in the file (vocabulary plus added tokens).
+        entries: usize,
+    },
     /// A byte-level BPE piece uses a character outside GPT-2's byte alphabet.
     NotByteLevel {
         /// The token id.
@@ -131,6 +139,12 @@ impl fmt::Display for VocabError {
             VocabError::TokenizerJsonEntry { field, index, what } => {
                 write!(f, "tokenizer.json: entry {index} of \"{field}\": {what}")
             }
+            VocabError::TokenIdsTooSparse { id, entries } => write!(
+                f,
+                "tokenizer.json: token id {id} is far beyond its {entries} entries (a table \
+                 of at most {} ids is allowed)",
+                hf::max_table_len(*entries)
+            ),
             VocabError::TokenIdTooLarge { id } => write!(
                 f,
                 "tokenizer.json: token id {id} is larger than {}",

@@ -149,6 +149,14 @@ impl CompatTokenizer {
     /// The pointers in `init` are NULL or valid as LLGuidance documents them.
     unsafe fn new(init: &LlgTokenizerInitV2) -> Result<CompatTokenizer, String> {
         let n = init.vocab_size as usize;
+        // The host's `vocab_size` sizes tables: validate it before anything is allocated
+        // or read from it.
+        if u64::from(init.vocab_size) > hf::MAX_TOKEN_ID + 1 {
+            return Err(format!(
+                "vocab_size {n} is larger than {} (the most token ids supported)",
+                hf::MAX_TOKEN_ID + 1
+            ));
+        }
         let (tokens, special) = if init.tokenizer_json.is_null() {
             // SAFETY: 1. `token_lens` is NULL or has `vocab_size` entries (caller contract).
             let lens = unsafe { input_slice(init.token_lens, n) }
@@ -183,6 +191,15 @@ impl CompatTokenizer {
                 return Err(format!(
                     "tokenizer_json has {} tokens but vocab_size is {n}",
                     tokens.len()
+                ));
+            }
+            // Padding beyond the file's ids is allowed (models round their embedding
+            // tables up), within the bound the file's own ids must meet.
+            if n as u64 > hf::max_table_len(tokens.len()) {
+                return Err(format!(
+                    "vocab_size {n} is far beyond the {} ids of tokenizer_json (at most {})",
+                    tokens.len(),
+                    hf::max_table_len(tokens.len())
                 ));
             }
             tokens.resize(n, Vec::new());
@@ -594,4 +611,47 @@ pub extern "C" fn llg_get_version() -> *const c_char {
 pub(crate) unsafe fn vocab_of(tok: *const LlgTokenizer) -> Option<Arc<Vocabulary>> {
     // SAFETY: 1. forwarded caller contract.
     unsafe { handle_ref(tok) }.map(|t| t.vocab.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `new_tokenizer_v2` on `init`: the handle (freed) or the error message.
+    fn build(init: &LlgTokenizerInitV2) -> Result<(), String> {
+        let mut err = [0 as c_char; 256];
+        let tok = llg_new_tokenizer_v2(init, err.as_mut_ptr(), err.len());
+        if tok.is_null() {
+            // SAFETY: 1. `write_message` NUL-terminates within the buffer.
+            let msg = unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) };
+            return Err(msg.to_string_lossy().into_owned());
+        }
+        llg_free_tokenizer(tok);
+        Ok(())
+    }
+
+    #[test]
+    fn vocab_size_is_validated_before_sizing_tables() {
+        let json =
+            c"{\"decoder\":{\"type\":\"ByteLevel\"},\"model\":{\"vocab\":{\"a\":0,\"b\":1}}}";
+        let mut init = LlgTokenizerInitV2::zeroed();
+        init.tokenizer_json = json.as_ptr();
+        init.vocab_size = 2;
+        assert_eq!(build(&init), Ok(()));
+        // Padding a little is fine; 4 billion ids for a 2-token file is refused before
+        // anything is allocated (it used to resize the table to `vocab_size`).
+        init.vocab_size = 1000;
+        assert_eq!(build(&init), Ok(()));
+        init.vocab_size = u32::MAX;
+        let e = build(&init).unwrap_err();
+        assert!(e.contains("vocab_size"), "{e}");
+        init.vocab_size = 10_000_000;
+        let e = build(&init).unwrap_err();
+        assert!(e.contains("far beyond"), "{e}");
+        // Without tokenizer_json, `vocab_size` is checked before the host's arrays are read.
+        let mut init = LlgTokenizerInitV2::zeroed();
+        init.vocab_size = u32::MAX;
+        let e = build(&init).unwrap_err();
+        assert!(e.contains("vocab_size"), "{e}");
+    }
 }

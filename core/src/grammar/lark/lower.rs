@@ -7,13 +7,19 @@
 //! `%json` schemas are compiled and embedded once per distinct value; with `%ignore`, such
 //! a grammar gets an explicit ignore helper instead of a global ignore lexeme (see
 //! `Lowerer::ignore_outside_json`).
-//! Every rule right-hand-side symbol, rule and regex node is counted against
-//! [`crate::Limits::max_grammar_size`] as it is created, so blow-ups fail fast.
+//! Every rule right-hand-side symbol, rule and regex node is counted against one
+//! [`crate::Limits::max_grammar_size`] budget for the whole grammar as it is created, and
+//! paid from the [`crate::CompileBudget`], so blow-ups fail fast. Terminals referenced by
+//! other terminals are shared ([`RegexAst::Shared`]), not copied: a reference costs one
+//! node, and a lexeme is charged its expanded size (what interning it may cost), so the
+//! `T_i: T_{i-1} T_{i-1}` doubling chain fails with `GrammarSize` when used, in
+//! microseconds and kilobytes.
 
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::Range;
 
@@ -33,12 +39,49 @@ type LResult<T> = Result<T, GrammarError>;
 /// A terminal referenced by another, with the byte range of the reference.
 type Dep = (usize, (usize, usize));
 
-/// A computed terminal regex with its node count and tree height.
+/// A computed terminal regex: its tree (terminals it refers to are
+/// [`RegexAst::Shared`] nodes, not copies), the size of the tree it stands for with every
+/// reference expanded (saturating: what interning it may cost) and its height (counting
+/// through references).
 #[derive(Debug, Clone)]
 pub(super) struct TermRegex {
     pub(super) ast: RegexAst,
     pub(super) size: usize,
     pub(super) height: usize,
+}
+
+/// Terminals whose expanded regex is at most this many nodes are copied into the
+/// terminals that use them (so chains of small terminals splice into one flat sequence);
+/// larger ones are shared.
+const INLINE_TERMINAL: usize = 16;
+
+/// The grammar-size and compile budgets of one Lark compile: every regex node, rule
+/// symbol and lexeme (at its expanded size) of the whole grammar is counted once against
+/// [`Limits::max_grammar_size`] and paid from the [`crate::CompileBudget`].
+pub(super) struct Account<'b> {
+    pub(super) size: usize,
+    pub(super) budget: &'b mut crate::CompileBudget,
+}
+
+impl Account<'_> {
+    fn charge(
+        &mut self,
+        limits: &Limits,
+        lines: &LineIndex<'_>,
+        n: usize,
+        span: (usize, usize),
+    ) -> LResult<()> {
+        self.size = self.size.saturating_add(n);
+        let kind = if self.size > limits.max_grammar_size {
+            Some(LimitKind::GrammarSize)
+        } else {
+            self.budget.spend(n as u64).err()
+        };
+        match kind {
+            Some(kind) => Err(GrammarError::limit(kind).with_span(lines.span(span.0, span.1))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Where a terminal's body comes from.
@@ -147,7 +190,7 @@ impl<'a, 's> Terminals<'a, 's> {
     }
 
     /// Compute every terminal's regex (depth-first, explicit stack).
-    fn compute_all(&mut self) -> LResult<()> {
+    fn compute_all(&mut self, acct: &mut Account<'_>) -> LResult<()> {
         let n = self.bodies.len();
         let mut state = alloc::vec![Visit::Todo; n];
         self.done = alloc::vec![None; n];
@@ -179,12 +222,9 @@ impl<'a, 's> Terminals<'a, 's> {
                 stack.pop();
                 let computed = match &self.bodies[t] {
                     TermBody::Prebuilt(r, _) => r.clone(),
-                    TermBody::Source(def) => {
-                        let mut budget = 0;
-                        self.regex(def.body, &mut budget)?
-                    }
+                    TermBody::Source(def) => self.regex(def.body, acct)?,
                 };
-                self.done[t] = Some(computed);
+                self.done[t] = Some(share(computed));
                 state[t] = Visit::Done;
             }
         }
@@ -202,18 +242,14 @@ impl<'a, 's> Terminals<'a, 's> {
         Ok(out)
     }
 
-    fn charge(&self, budget: &mut usize, n: usize, span: (usize, usize)) -> LResult<()> {
-        *budget = budget.saturating_add(n);
-        if *budget > self.limits.max_grammar_size {
-            Err(self.limit(LimitKind::GrammarSize, span))
-        } else {
-            Ok(())
-        }
+    fn charge(&self, acct: &mut Account<'_>, n: usize, span: (usize, usize)) -> LResult<()> {
+        acct.charge(self.limits, self.lines, n, span)
     }
 
     /// The regex of the terminal expression at `root`; referenced terminals must be
-    /// computed. Walks the post-order subtree with a value stack.
-    pub(super) fn regex(&self, root: usize, budget: &mut usize) -> LResult<TermRegex> {
+    /// computed. Walks the post-order subtree with a value stack. Each node is paid once;
+    /// a reference to a terminal is one node (the terminal is shared, not copied).
+    pub(super) fn regex(&self, root: usize, budget: &mut Account<'_>) -> LResult<TermRegex> {
         let mut vals: Vec<TermRegex> = Vec::new();
         for n in self.parsed.subtree(root) {
             let span = (n.start, n.end);
@@ -229,7 +265,7 @@ impl<'a, 's> Terminals<'a, 's> {
                         let msg = format!("terminal `{name}` refers to itself");
                         return Err(self.err(GrammarErrorKind::Syntax, span, msg));
                     };
-                    self.charge(budget, r.size, span)?;
+                    self.charge(budget, 1, span)?;
                     r.clone()
                 }
                 NodeKind::Str(s, ci) => {
@@ -261,12 +297,13 @@ impl<'a, 's> Terminals<'a, 's> {
                     for r in children {
                         size = size.saturating_add(r.size);
                         // Splice same-kind children: terminal chains do not grow the height.
-                        match (is_seq, r.ast) {
+                        let mut ast = r.ast;
+                        match (is_seq, &mut ast) {
                             (true, RegexAst::Concat(inner)) | (false, RegexAst::Or(inner)) => {
                                 height = height.max(r.height);
-                                parts.extend(inner);
+                                parts.append(inner);
                             }
-                            (_, ast) => {
+                            _ => {
                                 height = height.max(r.height + 1);
                                 parts.push(ast);
                             }
@@ -308,6 +345,21 @@ impl<'a, 's> Terminals<'a, 's> {
     /// The regex of a computed terminal.
     fn get(&self, i: usize) -> Option<&TermRegex> {
         self.done.get(i).and_then(Option::as_ref)
+    }
+}
+
+/// A computed terminal as other terminals and lexemes refer to it: copied when small,
+/// shared (one [`RegexAst::Shared`] node) otherwise.
+fn share(r: TermRegex) -> TermRegex {
+    if r.size <= INLINE_TERMINAL || matches!(r.ast, RegexAst::Shared(_)) {
+        return r;
+    }
+    // Height counts only the terminal's own tree: drop, clone and interning never recurse
+    // through a shared node.
+    TermRegex {
+        ast: RegexAst::Shared(Arc::new(r.ast)),
+        size: r.size,
+        height: 1,
     }
 }
 
@@ -383,7 +435,12 @@ fn common_terminals(limits: &Limits) -> LResult<BTreeMap<String, TermRegex>> {
             terms.names.push(def.name.clone());
         }
     }
-    terms.compute_all()?;
+    // The module is fixed text: its own small budget, not the user's.
+    let mut budget = crate::CompileBudget::new(limits);
+    terms.compute_all(&mut Account {
+        size: 0,
+        budget: &mut budget,
+    })?;
     let mut out = BTreeMap::new();
     for (name, &i) in &terms.index {
         if let Some(r) = terms.get(i) {
@@ -507,7 +564,8 @@ pub(super) fn lower(
     }
 
     // 3. Terminal regexes.
-    terms.compute_all()?;
+    let mut acct = Account { size: 0, budget };
+    terms.compute_all(&mut acct)?;
 
     // 4. Rules.
     let mut ir = GrammarIr::default();
@@ -521,11 +579,10 @@ pub(super) fn lower(
     let mut lw = Lowerer {
         lines,
         limits,
-        budget,
+        acct,
         specials,
         terms: &terms,
         ir,
-        size: 0,
         term_lexemes: BTreeMap::new(),
         anon: BTreeMap::new(),
         helpers: HashMap::new(),
@@ -555,11 +612,12 @@ pub(super) fn lower(
     // 5. `%ignore`.
     if !ignores.is_empty() {
         let mut parts = Vec::new();
-        let mut budget = lw.size;
         let mut names = Vec::new();
         let mut first_span = (0, 0);
+        let mut size = 0usize;
         for &e in &ignores {
-            let r = terms.regex(e, &mut budget)?;
+            let r = terms.regex(e, &mut lw.acct)?;
+            size = size.saturating_add(r.size);
             parts.push(r.ast);
             if let Some(n) = parsed.nodes.get(e) {
                 let start = parsed
@@ -572,7 +630,8 @@ pub(super) fn lower(
                 names.push(lines.text(start, n.end).to_string());
             }
         }
-        lw.charge(budget.saturating_sub(lw.size), first_span)?;
+        // The lexeme at its expanded size, as `add_lexeme` charges.
+        lw.charge(size, first_span)?;
         let regex = if parts.len() == 1 {
             parts.pop().unwrap_or(RegexAst::Nothing)
         } else {
@@ -605,13 +664,12 @@ enum Val {
 struct Lowerer<'a, 's> {
     lines: &'a LineIndex<'s>,
     limits: &'a Limits,
-    /// The whole compile's budget (embedded `%json` schemas pay from it too).
-    budget: &'a mut crate::CompileBudget,
+    /// Grammar size so far and the whole compile's budget (embedded `%json` schemas pay
+    /// from it too).
+    acct: Account<'a>,
     specials: &'a dyn SpecialTokens,
     terms: &'a Terminals<'a, 's>,
     ir: GrammarIr,
-    /// Symbols, rules and regex nodes created so far.
-    size: usize,
     term_lexemes: BTreeMap<usize, u32>,
     anon: BTreeMap<AnonKey, u32>,
     helpers: HashMap<HelperKey, u32>,
@@ -631,12 +689,7 @@ impl Lowerer<'_, '_> {
     }
 
     fn charge(&mut self, n: usize, span: (usize, usize)) -> LResult<()> {
-        self.size = self.size.saturating_add(n);
-        if self.size > self.limits.max_grammar_size {
-            Err(GrammarError::limit(LimitKind::GrammarSize).with_span(self.span(span)))
-        } else {
-            Ok(())
-        }
+        self.acct.charge(self.limits, self.lines, n, span)
     }
 
     fn add_rule(&mut self, lhs: u32, rhs: Vec<IrSymbol>, span: (usize, usize)) -> LResult<()> {
@@ -665,12 +718,12 @@ impl Lowerer<'_, '_> {
 
     /// A rule or terminal with `lazy` / `stop`: one lazy lexeme.
     fn lexeme_from_def(&mut self, def: &Def) -> LResult<u32> {
-        let mut budget = 0;
-        let body = self.terms.regex(def.body, &mut budget)?;
+        let terms = self.terms;
+        let body = terms.regex(def.body, &mut self.acct)?;
         let r = match def.attrs.stop {
             None => body,
             Some(stop) => {
-                let s = self.terms.regex(stop, &mut budget)?;
+                let s = terms.regex(stop, &mut self.acct)?;
                 TermRegex {
                     size: body.size.saturating_add(s.size).saturating_add(1),
                     height: body.height.max(s.height) + 1,
@@ -787,7 +840,7 @@ impl Lowerer<'_, '_> {
             &lit.value,
             &JsonOptions::default(),
             self.limits,
-            self.budget,
+            self.acct.budget,
         )
         .map_err(|e| super::schema::locate(self.lines, lit.text, e))?;
         // Coverage approximations are allowed (the report is dropped), as in

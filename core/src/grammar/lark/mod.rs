@@ -7,17 +7,22 @@
 //! (`name: %json {...}`, compiled by [`crate::grammar::json`] and embedded).
 //!
 //! Pipeline: `token` (text → tokens) → `parser` (tokens → items) → `lower` (items →
-//! IR). Terminals become one [`crate::regex::RegexAst`] each (references inlined);
+//! IR). Terminals become one [`crate::regex::RegexAst`] each; a terminal used by others is
+//! referenced through one shared node ([`crate::regex::RegexAst::Shared`], small ones are
+//! copied), so the terminals form a DAG, never an exponential tree;
 //! literals in rules become deduplicated anonymous lexemes; rule operators become helper
 //! nonterminals such as `item_star_3`; a `%json` schema's IR is appended with
 //! [`GrammarIr::embed`] (`schema` locates its errors in the source).
 //!
 //! Invariants: never panics; no recursion over the input (expressions are parsed with an
-//! explicit stack into a post-order arena and lowered with value stacks); group nesting is
-//! limited by [`Limits::max_nesting_depth`](crate::Limits::max_nesting_depth) and
-//! everything created is counted against
-//! [`Limits::max_grammar_size`](crate::Limits::max_grammar_size). Cost is linear in the
-//! source size plus the size of the lowered grammar.
+//! explicit stack into a post-order arena and lowered with value stacks; regex trees drop
+//! iteratively); group nesting and postfix operators (`"a"***` is three levels) are
+//! limited by [`Limits::max_nesting_depth`](crate::Limits::max_nesting_depth), so the
+//! default limits run on a 64 KiB stack. Everything created is counted once against one
+//! [`Limits::max_grammar_size`](crate::Limits::max_grammar_size) budget for the whole
+//! grammar (a lexeme at its expanded size, what interning it may cost) and paid from the
+//! [`crate::CompileBudget`]. Cost is linear in the source size plus the size of the lowered
+//! grammar.
 
 use alloc::vec::Vec;
 

@@ -17,9 +17,10 @@ use super::span::LineIndex;
 use super::token::{RegexLit, TokKind, Token};
 use crate::Limits;
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
+use crate::regex::RegexCompileErrorKind;
 
-/// The tallest terminal regex tree a limit allows (regex trees are cloned and dropped
-/// recursively by derived impls, so their height is bounded).
+/// The tallest terminal regex tree a limit allows (regex trees are cloned and compared
+/// recursively by derived impls, so their height is bounded; dropping is iterative).
 pub(super) fn max_height(limits: &Limits) -> usize {
     limits.max_nesting_depth.saturating_mul(2).saturating_add(2)
 }
@@ -524,7 +525,8 @@ impl<'s, 'i> Parser<'s, 'i> {
                     if optional {
                         self.emit(NodeKind::Repeat(0, Some(1)), open_start, t.end, group_first);
                     }
-                    self.postfix(group_first, open_start)?;
+                    // The group and the operators on it count as one level.
+                    self.postfix(group_first, open_start, stack.len().saturating_sub(1))?;
                     if let Some(parent) = stack.last_mut() {
                         parent.items += 1;
                     }
@@ -535,7 +537,7 @@ impl<'s, 'i> Parser<'s, 'i> {
                     }
                     let item_first = self.nodes.len();
                     self.leaf()?;
-                    self.postfix(item_first, t.start)?;
+                    self.postfix(item_first, t.start, open_groups)?;
                     if let Some(top) = stack.last_mut() {
                         top.items += 1;
                     }
@@ -563,8 +565,12 @@ impl<'s, 'i> Parser<'s, 'i> {
         }
     }
 
-    /// Postfix operators on the subtree starting at node `first` (source offset `start`).
-    fn postfix(&mut self, first: usize, start: usize) -> PResult<()> {
+    /// Postfix operators on the subtree starting at node `first` (source offset `start`),
+    /// inside `groups` open groups. Each operator counts as one level of nesting against
+    /// [`Limits::max_nesting_depth`] (`"a"` followed by 10k `*` is a limit error, not a
+    /// 10k-deep tree); a chain of `?` `*` `+` folds into one repetition (`x*+?` is `x*`).
+    fn postfix(&mut self, first: usize, start: usize, groups: usize) -> PResult<()> {
+        let mut depth = groups;
         loop {
             let t = self.tok().clone();
             let (min, max) = match t.kind {
@@ -616,6 +622,23 @@ impl<'s, 'i> Parser<'s, 'i> {
                 .toks
                 .get(self.pos.saturating_sub(1))
                 .map_or(t.end, |p| p.end);
+            depth += 1;
+            if depth > self.limits.max_nesting_depth {
+                return Err(self.limit(LimitKind::NestingDepth, t.start, end));
+            }
+            let simple = |min: u32, max: Option<u32>| min <= 1 && matches!(max, None | Some(1));
+            if let Some(last) = self.nodes.last_mut()
+                && last.first == first
+                && let NodeKind::Repeat(m0, x0) = last.kind
+                && simple(m0, x0)
+                && simple(min, max)
+            {
+                // (x{a,b}){c,d} with a, c in {0, 1} and b, d in {1, inf} is x{ac,bd}.
+                let folded_max = x0.and(max);
+                last.kind = NodeKind::Repeat(m0 * min, folded_max);
+                last.end = end;
+                continue;
+            }
             self.emit(NodeKind::Repeat(min, max), start, end, first);
         }
     }
@@ -675,8 +698,18 @@ impl<'s, 'i> Parser<'s, 'i> {
             }
             TokKind::Regex(lit) => {
                 self.bump();
-                if let Err(err) = crate::regex::check_pattern(&lit.pattern, lit.flags) {
-                    let (start, end) = regex_error_range(&lit, err.start, err.end, t.start);
+                if let Err(err) =
+                    crate::regex::check_pattern_within(&lit.pattern, lit.flags, self.limits)
+                {
+                    let (start, end) = match err.kind {
+                        RegexCompileErrorKind::Syntax { start, end } => {
+                            regex_error_range(&lit, start, end, t.start)
+                        }
+                        _ => (t.start, t.end),
+                    };
+                    if let RegexCompileErrorKind::Limit(kind) = err.kind {
+                        return Err(self.limit(kind, start, end));
+                    }
                     return Err(self.lines.error(
                         GrammarErrorKind::InvalidRegex,
                         start,

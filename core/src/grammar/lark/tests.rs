@@ -397,10 +397,78 @@ fn terminal_chains_flatten() {
     }
     src.push_str("T1000: \"y\"\n");
     let ir = ok(&src);
-    match &ir.lexemes[0].regex {
-        RegexAst::Concat(parts) => assert_eq!(parts.len(), 1001),
-        other => panic!("{other:?}"),
+    // Small terminals are copied (the first 16 links splice into one sequence), larger
+    // ones are shared: the lexeme is a chain of `Shared` nodes, not 1000 copies.
+    let mut shared = 0;
+    let mut cur = &ir.lexemes[0].regex;
+    loop {
+        cur = match cur {
+            RegexAst::Shared(x) => {
+                shared += 1;
+                x
+            }
+            RegexAst::Concat(parts) => match parts.first() {
+                Some(first) => first,
+                None => break,
+            },
+            _ => break,
+        };
     }
+    assert!(shared > 900, "{shared}");
+    let mut set = crate::regex::ExprSet::new(&Limits::default());
+    let e = set.compile(&ir.lexemes[0].regex).unwrap();
+    let text = format!("y{}", "x".repeat(1000));
+    assert!(set.matches(e, text.as_bytes()).unwrap());
+    assert!(!set.matches(e, &text.as_bytes()[1..]).unwrap());
+}
+
+#[test]
+fn terminal_dag_is_charged_once_per_node() {
+    // `T_i: T_{i-1} T_{i-1}`: 41 small definitions whose expansion is 2^40 nodes. Defining
+    // them is cheap; using the last one as a lexeme is charged its expanded size.
+    let mut src = String::from("T0: \"x\"\n");
+    for i in 1..=40 {
+        src.push_str(&format!("T{i}: T{} T{}\n", i - 1, i - 1));
+    }
+    let e = err(&format!("start: T40\n{src}"));
+    assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::GrammarSize));
+    ok(&format!("start: T10\n{src}"));
+    // One grammar-size budget for all terminals, not one each.
+    let limits = Limits {
+        max_grammar_size: 1000,
+        ..Limits::default()
+    };
+    let e = err_with(&format!("start: T9 T8\n{src}"), &limits);
+    assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::GrammarSize));
+    // And the compile budget pays for it.
+    let limits = Limits {
+        compile_fuel: 500,
+        ..Limits::default()
+    };
+    let e = err_with(&format!("start: T9\n{src}"), &limits);
+    assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::CompileFuel));
+}
+
+#[test]
+fn postfix_chains_fold_and_count() {
+    // `?` `*` `+` chains fold into one repetition: one helper.
+    let ir = ok("start: \"a\"*+?*");
+    check_invariants(&ir);
+    assert_eq!(ir.nonterminals.len(), 2);
+    let ir = ok("start: \"a\"++");
+    assert_eq!(ir.nonterminals[1].name, "start_plus_1");
+    let ir = ok("start: (\"a\"?)?");
+    assert_eq!(ir.nonterminals[1].name, "start_opt_1");
+    // Each operator is a level of nesting.
+    let limits = Limits {
+        max_nesting_depth: 5,
+        ..Limits::default()
+    };
+    assert!(parse("start: ((\"a\"*)*)*****", &NoSpecialTokens, &limits).is_ok());
+    let e = err_with("start: ((\"a\"*)*)******", &limits);
+    assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::NestingDepth));
+    let e = err_with("start: \"a\"{1,2}{1,2}{1,2}{1,2}{1,2}{1,2}", &limits);
+    assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::NestingDepth));
 }
 
 #[test]
@@ -739,8 +807,10 @@ fn limits_nesting_depth() {
     let deep = format!("start: {}\"a\"{}", "[".repeat(100_000), "]".repeat(100_000));
     let e = err(&deep);
     assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::NestingDepth));
-    // Stacked postfix operators in rules nest helpers, not the call stack.
-    let ir = ok(&format!("start: \"a\"{}", "?".repeat(10_000)));
+    // Stacked postfix operators count as nesting.
+    let e = err(&format!("start: \"a\"{}", "?".repeat(10_000)));
+    assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::NestingDepth));
+    let ir = ok(&format!("start: \"a\"{}", "?".repeat(200)));
     check_invariants(&ir);
     // In terminals they build a regex tree, whose height is bounded.
     let e = err(&format!("start: A\nA: \"a\"{}", "?".repeat(100_000)));
