@@ -249,7 +249,8 @@ fn dropping_a_matcher_does_not_allocate() {
         let states = m.lexer_states();
         let ((), used) = peak_heap(|| drop(m));
         assert_eq!(used.allocations, 0, "round {round}: drop allocated");
-        // The hand-back happened (the next matcher starts at least as warm).
-        assert!(Matcher::new(&g).lexer_states() >= states.min(1));
+        // The hand-back still works: the next matcher starts with at least the states this
+        // one built.
+        assert!(Matcher::new(&g).lexer_states() >= states, "round {round}");
     }
 }

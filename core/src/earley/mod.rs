@@ -292,10 +292,8 @@ impl Parser {
         if table_bytes(cap + 1, 8) > self.free_bytes() {
             return Err(LimitKind::Memory);
         }
-        let r = self
-            .seen
-            .try_reserve(cap.max(3) + 1 - self.seen.len())
-            .map_err(|_| LimitKind::Memory);
+        // Full: one more key doubles the buckets (what `table_bytes(cap + 1)` counts).
+        let r = self.seen.try_reserve(1).map_err(|_| LimitKind::Memory);
         self.sync_lexer_budget();
         r
     }
