@@ -18,6 +18,9 @@ static ALLOC: sieve_tests::heap::Counting = sieve_tests::heap::Counting;
 
 /// The bound on one mask or one token.
 const STEP: Duration = Duration::from_secs(1);
+/// Sizes are cut by ten in unoptimized builds (where step times are not checked either).
+const SCALE: usize = if cfg!(debug_assertions) { 10 } else { 1 };
+
 /// The heap not charged to `max_memory_bytes` (see `Limits::max_memory_bytes`).
 const SLACK: usize = 64 << 10;
 
@@ -170,10 +173,11 @@ fn ambiguous_grammars_walked_2000_tokens() {
             // The first grammar only ever gets `a` (its rows grow fastest); the others a
             // random allowed token.
             let mut pick = |al: &[u32]| if i == 0 { a } else { al[rng.below(al.len())] };
-            let (w, used) = peak_heap(|| walk(&g, 2000, &mut pick));
+            let steps = 2000 / SCALE;
+            let (w, used) = peak_heap(|| walk(&g, steps, &mut pick));
             check(&format!("{name}, budget {budget}"), &w);
             assert!(
-                w.steps == 2000 || w.limit.is_some(),
+                w.steps == steps || w.limit.is_some(),
                 "{name}: stopped early: {w:?}"
             );
             if budget < 1 << 30 {
@@ -212,7 +216,7 @@ fn twenty_thousand_alternatives() {
     let mut vocabs = vec![("synthetic", synthetic_vocab())];
     vocabs.extend(gpt2().map(|v| ("gpt2", v)));
     for kind in ["literals", "rules", "recursive"] {
-        let src = alternatives(kind, 20_000);
+        let src = alternatives(kind, 20_000 / SCALE);
         for (vname, vocab) in &vocabs {
             let t0 = Instant::now();
             let g = compile(&src, vocab, &Limits::default());
@@ -246,15 +250,16 @@ NUMBER: /[0-9]+/
             ..Limits::default()
         };
         let g = compile(src, &vocab, &limits);
+        let depth = 10_000 / SCALE;
         let (w, used) = peak_heap(|| {
-            walk(&g, 10_000, &mut |al: &[u32]| {
+            walk(&g, depth, &mut |al: &[u32]| {
                 assert!(al.contains(&open), "`[` not allowed");
                 open
             })
         });
         check(&format!("10k-deep [, budget {budget}"), &w);
         assert!(
-            w.steps == 10_000 || w.limit.is_some(),
+            w.steps == depth || w.limit.is_some(),
             "stopped early: {w:?}"
         );
         if budget < 1 << 30 {
