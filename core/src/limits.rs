@@ -14,7 +14,10 @@ pub struct Limits {
     pub max_lexer_states: usize,
     /// Most hash-consed regex expression nodes (grammar lexemes plus derivatives).
     pub max_expr_nodes: usize,
-    /// Regex work (derivative and simplification steps) allowed for one mask or one token.
+    /// Work allowed for one mask or one token: regex steps (derivatives, simplification,
+    /// one unit per lexeme derived when a lexer transition is computed) and Earley steps (one
+    /// unit per item a completion or a scan reads). Ambiguous grammars, whose rows grow with
+    /// the output, end in [`LimitKind::Fuel`] instead of slowing down without bound.
     pub fuel_per_mask: u64,
     /// Regex work allowed while compiling a grammar (emptiness checks, lowering).
     pub compile_fuel: u64,
@@ -30,7 +33,28 @@ pub struct Limits {
     pub max_nesting_depth: usize,
     /// Largest `n` in a bounded repetition `{m,n}`.
     pub max_repeat: u32,
-    /// Bytes of memory one compiled grammar plus one matcher may hold in tables.
+    /// Heap bytes one compiled grammar plus one matcher may hold: exceeding it is
+    /// [`LimitKind::Memory`], checked before a buffer grows (its new capacity, with the old
+    /// buffer still counted), never an allocation failure.
+    ///
+    /// Counted, by capacity: the grammar's rules, its pristine parser and its warm parser
+    /// (charged to each matcher when it is created, plus room for one more copy of the
+    /// pristine parser for a lexer rebuild); the matcher's Earley items, rows, `seen` set,
+    /// byte stack (with room for one trie walk), byte log, token list and mask copy; the
+    /// lexer's transition tables, state sets, slice tables and its expression store (whose
+    /// tables get their growth room reserved before regex work); remembered state masks
+    /// (shared ones counted in full by each matcher). While compiling, the expression store
+    /// is given a third of the budget, and the grammar is refused if its parser does not fit
+    /// four times (pristine, warm, a matcher's copy, a rebuild's copy).
+    ///
+    /// Not counted: the [`crate::Vocabulary`] (trie, slices, token tables) belongs to the host
+    /// and is shared by every grammar; the caller's mask buffers; a front end's transient
+    /// IR while compiling. Peak heap of compile + one matcher + its masks stays within
+    /// `max_memory_bytes + 64 KiB` (the structs themselves, per-call scratch, lexeme names);
+    /// `tests/tests/memory_budget.rs` checks it with a counting allocator for budgets from
+    /// 256 KiB to 16 MiB. A single derivative that adds more than a quarter of a table's size
+    /// may still grow it unchecked (the check follows it). A matcher of a warm grammar has
+    /// less room than one of a cold grammar (the warm parser is charged).
     pub max_memory_bytes: usize,
 }
 

@@ -19,6 +19,13 @@
 //! each with the fuel it had), then retries once. Only what the path needs is rebuilt, so a
 //! long generation is limited by its own path, not by everything its masks explored. Masks
 //! are the same either way; the retry costs one replay and one cold mask.
+//!
+//! # Memory
+//! A matcher's parser, byte log and mask copy share one budget, `max_memory_bytes`, with the
+//! grammar it came from: the grammar's tables ([`Grammar::bytes_used`], taken when the
+//! matcher is created) and room for a rebuild's copy of the pristine parser are charged
+//! first, then every buffer of the matcher is checked before it grows (see
+//! [`crate::Limits::max_memory_bytes`]). Running out is [`LimitKind::Memory`].
 
 use alloc::vec::Vec;
 
@@ -69,14 +76,19 @@ pub struct Matcher {
     cached_mask: Vec<u32>,
     cached_key: Option<(u64, u32)>,
     stats: MaskStats,
+    /// The grammar's charge to this matcher's memory budget (see the module docs).
+    shared: usize,
+    /// Byte-stack room a trie walk needs beyond the output: the longest token.
+    walk_room: usize,
 }
 
 impl Matcher {
     /// A matcher at the start of the grammar.
     pub fn new(grammar: &Grammar) -> Matcher {
-        Matcher {
+        let (parser, shared) = grammar.start_parser();
+        let mut m = Matcher {
             grammar: grammar.clone(),
-            parser: grammar.start_parser(),
+            parser,
             consumed: Vec::new(),
             bytes: Vec::new(),
             stopped: false,
@@ -84,7 +96,35 @@ impl Matcher {
             cached_mask: Vec::new(),
             cached_key: None,
             stats: MaskStats::default(),
+            shared,
+            walk_room: grammar.inner().max_token_len + 1,
+        };
+        m.charge_outside();
+        if m.parser.free_bytes() == 0 {
+            m.error = Some(MatcherError::Limit(LimitKind::Memory));
         }
+        m
+    }
+
+    /// Tell the parser what the grammar and this matcher's own buffers hold.
+    fn charge_outside(&mut self) {
+        let own = crate::lexer::vec_bytes(&self.bytes)
+            + crate::lexer::vec_bytes(&self.consumed)
+            + crate::lexer::vec_bytes(&self.cached_mask);
+        self.parser.set_outside(self.shared.saturating_add(own));
+    }
+
+    /// Before a step that may push `more` bytes and keep them: room in the byte log, the
+    /// token list and the byte stack (plus a trie walk's depth), checked and charged now.
+    fn reserve_output(&mut self, more: usize) -> Result<(), LimitKind> {
+        self.parser
+            .reserve_stack(more.saturating_add(self.walk_room))?;
+        let r = crate::lexer::reserve(&mut self.bytes, more, self.parser.free_bytes());
+        self.charge_outside();
+        r?;
+        let r = crate::lexer::reserve(&mut self.consumed, 1, self.parser.free_bytes());
+        self.charge_outside();
+        r
     }
 
     /// The grammar.
@@ -140,7 +180,14 @@ impl Matcher {
             self.stats.cached += 1;
             return Ok(());
         }
-        if let Err(kind) = self.with_rebuild(|m| m.mask_attempt(&vocab, mask)) {
+        if let Err(kind) = self.reserve_mask_copy(needed) {
+            mask.fill(0);
+            return self.fail(MatcherError::Limit(kind));
+        }
+        if let Err(kind) = self.with_rebuild(|m| {
+            m.reserve_output(0)?;
+            m.mask_attempt(&vocab, mask)
+        }) {
             mask.fill(0);
             return self.fail(MatcherError::Limit(kind));
         }
@@ -152,6 +199,17 @@ impl Matcher {
         // A rebuild renames the parser's rows, and so its key.
         self.cached_key = Some(self.parser.state_key());
         Ok(())
+    }
+
+    /// Room for the copy of the mask kept for the next call, charged before it is made.
+    fn reserve_mask_copy(&mut self, words: usize) -> Result<(), LimitKind> {
+        if self.cached_mask.capacity() >= words {
+            return Ok(());
+        }
+        self.cached_mask.clear();
+        let r = crate::lexer::reserve(&mut self.cached_mask, words, self.parser.free_bytes());
+        self.charge_outside();
+        r
     }
 
     /// One try at the mask: the limit it ran into, if any.
@@ -186,7 +244,9 @@ impl Matcher {
     /// After a step ran into `kind`: if that is a lexer budget, replace the parser with one
     /// rebuilt from the grammar's pristine parser by replaying the output (see the module
     /// docs). False when `kind` is another limit or the replay itself runs into a limit (the
-    /// output's own path does not fit); the parser is then unchanged.
+    /// output's own path does not fit); the parser is then back at the start of input (the
+    /// old one is dropped before the replay, so the two never hold memory at once; the
+    /// matcher's error is sticky after a failed step anyway).
     fn rebuild_lexer(&mut self, kind: LimitKind) -> bool {
         if !matches!(
             kind,
@@ -194,24 +254,46 @@ impl Matcher {
         ) {
             return false;
         }
+        // Out of memory with most of it in the Earley arena: a rebuild only shrinks the lexer
+        // tables, so it cannot help (and replaying a long output costs time).
+        if kind == LimitKind::Memory && self.parser.arena_bytes() > self.parser.heap_bytes() / 2 {
+            return false;
+        }
         debug_assert_eq!(self.bytes.len(), self.parser.depth());
-        let mut parser = self.grammar.inner().pristine.clone();
+        // The grammar's charge holds room for this copy while the old parser is alive.
+        self.parser = self.grammar.inner().pristine.clone();
+        self.cached_key = None;
+        self.charge_outside();
+        let replayed = self.replay();
+        if !replayed {
+            self.parser.truncate(0);
+        }
+        replayed
+    }
+
+    /// Push the byte log into a fresh parser, token by token with each token's fuel.
+    fn replay(&mut self) -> bool {
+        if self
+            .parser
+            .reserve_stack(self.bytes.len() + self.walk_room)
+            .is_err()
+        {
+            return false;
+        }
         let starts = self.consumed.iter().map(|c| c.depth_before);
         let ends = starts.clone().skip(1).chain([self.bytes.len()]);
         for (start, end) in starts.zip(ends) {
-            parser.start_step();
+            self.parser.start_step();
             let Some(token) = self.bytes.get(start..end) else {
                 return false;
             };
-            if !token.iter().all(|&b| parser.push_byte(b)) {
+            if !token.iter().all(|&b| self.parser.push_byte(b)) {
                 return false;
             }
         }
-        if parser.depth() != self.bytes.len() {
+        if self.parser.depth() != self.bytes.len() {
             return false;
         }
-        self.parser = parser;
-        self.cached_key = None;
         self.stats.lexer_rebuilds += 1;
         true
     }
@@ -232,6 +314,7 @@ impl Matcher {
     fn push_step(&mut self, bytes: &[u8]) -> Result<bool, LimitKind> {
         let depth = self.parser.depth();
         self.with_rebuild(|m| {
+            m.reserve_output(bytes.len())?;
             m.parser.start_step();
             let ok = bytes.iter().all(|&b| m.parser.push_byte(b));
             match m.parser.error() {
@@ -306,6 +389,9 @@ impl Matcher {
             Err(kind) => return self.fail(MatcherError::Limit(kind)),
         }
         if vocab.eos_tokens().contains(&token) && self.parser.is_accepting() {
+            if let Err(kind) = self.reserve_output(0) {
+                return self.fail(MatcherError::Limit(kind));
+            }
             self.stopped = true;
             self.consumed.push(Consumed {
                 depth_before: depth,
@@ -507,9 +593,10 @@ impl Matcher {
         self.stats
     }
 
-    /// Bytes held by this matcher's tables.
+    /// Heap bytes held by this matcher (its parser, byte log, token list and mask copy; not
+    /// the grammar's share).
     pub fn bytes_used(&self) -> usize {
-        self.parser.bytes_used() + self.bytes.capacity()
+        self.parser.heap_bytes() + self.parser.outside().saturating_sub(self.shared)
     }
 }
 
@@ -521,9 +608,14 @@ const MAX_WARM_FILL: usize = 500;
 impl Drop for Matcher {
     /// Hand the lexer tables this matcher built back to the grammar when they are more
     /// complete than the grammar's and at most half full, so the next matcher starts warm
-    /// and with room to grow. Never blocks.
+    /// and with room to grow. Never blocks, never allocates (the grammar's slot always holds
+    /// a parser, so a hand-back is a swap). A parser whose Earley arena grew past its lexer
+    /// tables (plus 64 KiB) is not handed back: the grammar would keep that arena.
     fn drop(&mut self) {
-        if self.error.is_some() || self.parser.lexer().fill_per_mille() > MAX_WARM_FILL {
+        if self.error.is_some()
+            || self.parser.lexer().fill_per_mille() > MAX_WARM_FILL
+            || self.parser.arena_bytes() > self.parser.lexer().bytes_used() + (64 << 10)
+        {
             return;
         }
         let inner = self.grammar.inner();
@@ -536,11 +628,9 @@ impl Drop for Matcher {
         {
             return;
         }
-        self.parser.reset_to_start();
-        match &mut *warm {
-            Some(warm) => core::mem::swap(warm, &mut self.parser),
-            // The first hand-back copies (the pristine parser must stay as compiled).
-            None => *warm = Some(self.parser.clone()),
+        if let Some(warm) = &mut *warm {
+            self.parser.reset_to_start();
+            core::mem::swap(warm, &mut self.parser);
         }
     }
 }

@@ -14,7 +14,11 @@
 //! rejects the byte by itself.
 //!
 //! Budgets: `max_items_per_row`, `max_items_per_mask` (counted since the last
-//! [`Parser::start_step`]), and the lexer's.
+//! [`Parser::start_step`]), the lexer's, `fuel_per_mask` (completion and scanning spend one
+//! unit per item of the row they read, from the lexer's fuel) and `max_memory_bytes`: every
+//! buffer the parser grows (items, rows, the `seen` set, the byte stack, the lexer's
+//! tables) is checked before it grows, against what the owner charged from outside
+//! ([`Parser::set_outside`]) plus what the parser holds ([`Parser::heap_bytes`]).
 
 mod rules;
 mod statemask;
@@ -26,7 +30,7 @@ use alloc::vec::Vec;
 use hashbrown::HashSet;
 
 use crate::error::LimitKind;
-use crate::lexer::{Lexer, SLOW_BIT, StateId};
+use crate::lexer::{Lexer, SLOW_BIT, StateId, reserve, table_bytes, vec_bytes};
 use crate::limits::Limits;
 use crate::toktrie::{FastStep, Recognizer, Stepper, StopWalk};
 
@@ -87,11 +91,16 @@ pub struct Parser {
     error: Option<LimitKind>,
     next_serial: u64,
     state_masks: statemask::StateMasks,
+    /// `max_memory_bytes`: what the owner's charge plus this parser's heap may reach.
+    max_bytes: usize,
+    /// Bytes charged outside the parser (see [`Parser::set_outside`]).
+    outside: usize,
 }
 
 impl Parser {
     /// A parser at the start of input.
     pub fn new(rules: Arc<Rules>, lexer: Lexer, limits: &Limits) -> Result<Parser, LimitKind> {
+        let rules_size = rules_bytes(&rules);
         let ignore = lexer
             .lexemes()
             .iter()
@@ -114,15 +123,20 @@ impl Parser {
             error: None,
             next_serial: 0,
             state_masks: statemask::StateMasks::new(limits.max_memory_bytes),
+            max_bytes: limits.max_memory_bytes,
+            outside: rules_size,
         };
+        p.sync_lexer_budget();
         p.start_step();
         let start = p.rules.start;
+        p.grow_items(1)?;
         p.items.push(item(
             p.rules.rules_of(start).first().copied().unwrap_or(0),
             0,
         ));
         p.close_row(0, u32::MAX)?;
         let first = p.rows.first().map_or(StateId::DEAD, |r| r.lexer_start);
+        p.reserve_stack(1)?;
         p.stack.push(Entry {
             row: 0,
             state: first,
@@ -135,6 +149,7 @@ impl Parser {
         self.items_this_step = 0;
         self.error = None;
         self.lexer.refuel();
+        self.sync_lexer_budget();
     }
 
     /// The limit hit by the last push, if any (pushes fail once one is hit).
@@ -185,13 +200,102 @@ impl Parser {
         &self.lexer
     }
 
-    /// Rows and items held (statistics).
+    /// Heap bytes held by this parser (its rules are shared and not included).
     pub fn bytes_used(&self) -> usize {
-        self.items.len() * 8
-            + self.rows.len() * 20
-            + self.stack.len() * 8
-            + self.lexer.bytes_used()
-            + self.state_masks.bytes_used()
+        self.heap_bytes()
+    }
+
+    /// Heap bytes held by this parser, buffers counted by capacity: the Earley arena, rows,
+    /// `seen`, the byte stack and scratch, the lexer's tables, the remembered state masks.
+    /// The rules are shared (`Arc`) by every parser of a grammar: the grammar charges them.
+    pub fn heap_bytes(&self) -> usize {
+        self.arena_bytes() + self.lexer.bytes_used() + self.state_masks.bytes_used()
+    }
+
+    /// The part of [`Parser::heap_bytes`] that grows with the output: items, rows, `seen`,
+    /// the byte stack and scratch.
+    pub fn arena_bytes(&self) -> usize {
+        vec_bytes(&self.items)
+            + vec_bytes(&self.rows)
+            + vec_bytes(&self.stack)
+            + table_bytes(self.seen.capacity(), 8)
+            + vec_bytes(&self.lexeme_scratch)
+            + vec_bytes(&self.ignore)
+    }
+
+    /// Bytes the owner holds beside this parser and charges to the same budget (the
+    /// grammar's share, a matcher's byte log); the parser grows only while `outside` plus
+    /// its own heap stays within `max_memory_bytes`.
+    pub fn set_outside(&mut self, outside: usize) {
+        self.outside = outside;
+        self.sync_lexer_budget();
+    }
+
+    /// What `outside` is now.
+    pub fn outside(&self) -> usize {
+        self.outside
+    }
+
+    /// Bytes left in the budget.
+    pub fn free_bytes(&self) -> usize {
+        self.max_bytes
+            .saturating_sub(self.outside.saturating_add(self.heap_bytes()))
+    }
+
+    /// Give the lexer what the budget leaves it (after the owner's charge and the rest of
+    /// the parser).
+    fn sync_lexer_budget(&mut self) {
+        let rest = self
+            .outside
+            .saturating_add(self.arena_bytes() + self.state_masks.bytes_used());
+        self.lexer
+            .set_max_bytes(self.max_bytes.saturating_sub(rest));
+    }
+
+    /// Room for `more` entries on the byte stack beyond its depth, charged now: a trie walk
+    /// pushes up to a token's length of entries and must not grow the stack itself.
+    pub fn reserve_stack(&mut self, more: usize) -> Result<(), LimitKind> {
+        let free = self.free_bytes();
+        let r = reserve(&mut self.stack, more, free);
+        self.sync_lexer_budget();
+        r
+    }
+
+    #[cold]
+    fn grow_items_cold(&mut self, more: usize) -> Result<(), LimitKind> {
+        let free = self.free_bytes();
+        let r = reserve(&mut self.items, more, free);
+        self.sync_lexer_budget();
+        r
+    }
+
+    #[inline(always)]
+    fn grow_items(&mut self, more: usize) -> Result<(), LimitKind> {
+        if self.items.capacity() - self.items.len() >= more {
+            return Ok(());
+        }
+        self.grow_items_cold(more)
+    }
+
+    /// Room for one more key in `seen` (a full hashbrown table doubles its buckets).
+    #[inline(always)]
+    fn grow_seen(&mut self) -> Result<(), LimitKind> {
+        if self.seen.len() < self.seen.capacity() {
+            return Ok(());
+        }
+        self.grow_seen_cold()
+    }
+
+    #[cold]
+    fn grow_seen_cold(&mut self) -> Result<(), LimitKind> {
+        let cap = self.seen.capacity();
+        if table_bytes(cap + 1, 8) > self.free_bytes() {
+            return Err(LimitKind::Memory);
+        }
+        // Full: one more key doubles the buckets (what `table_bytes(cap + 1)` counts).
+        let r = self.seen.try_reserve(1).map_err(|_| LimitKind::Memory);
+        self.sync_lexer_budget();
+        r
     }
 
     /// Lexer states with a remembered mask (see [`Parser::state_mask_walk`]).
@@ -249,13 +353,16 @@ impl Parser {
         self.rows.truncate(next);
         self.items.truncate(from.end as usize);
         let start = self.items.len();
-        for i in from.start as usize..from.end as usize {
+        let (lo, hi) = self.symbol_range(from, TERMINAL, END);
+        self.lexer.spend((hi - lo) as u64 + 1)?;
+        for i in lo..hi {
             let it = self.items[i];
             let sym = self.rules.rhs[dot_of(it) as usize];
             if sym != END
                 && sym & TERMINAL != 0
                 && self.lexer.accept_set(set).contains(&(sym & !TERMINAL))
             {
+                self.grow_items(1)?;
                 self.items.push(item(dot_of(it) + 1, origin_of(it)));
             }
         }
@@ -274,6 +381,7 @@ impl Parser {
         let mut w = start;
         for r in start..self.items.len() {
             let it = self.items[r];
+            self.grow_seen()?;
             if self.seen.insert(it) {
                 self.items[w] = it;
                 w += 1;
@@ -301,16 +409,20 @@ impl Parser {
                 let Some(&o) = self.rows.get(origin as usize) else {
                     continue;
                 };
-                for j in o.start as usize..o.end as usize {
+                // Completion reads the origin row's items waiting for `lhs` (a closed row is
+                // sorted by the symbol after the dot): one unit of fuel each, so ambiguous
+                // grammars (whose rows grow with the input) end in `Fuel`, not in a hang.
+                let (lo, hi) = self.waiting(o, lhs);
+                self.lexer.spend((hi - lo) as u64 + 1)?;
+                for j in lo..hi {
                     let w = self.items[j];
-                    if self.rules.rhs[dot_of(w) as usize] == lhs {
-                        self.add_item(item(dot_of(w) + 1, origin_of(w)))?;
-                    }
+                    self.add_item(item(dot_of(w) + 1, origin_of(w)))?;
                 }
             } else if sym & TERMINAL != 0 {
                 self.lexeme_scratch.push(sym & !TERMINAL);
             } else {
                 let rules = Arc::clone(&self.rules);
+                self.lexer.spend(rules.rules_of(sym).len() as u64 + 1)?;
                 for &p in rules.rules_of(sym) {
                     self.add_item(item(p, row))?;
                 }
@@ -319,11 +431,23 @@ impl Parser {
                 }
             }
         }
+        // Sort the row by the symbol after the dot: completions into it then read only the
+        // items waiting for their symbol ([`Parser::waiting`]), and scans only the items
+        // before a terminal (which sort after every nonterminal).
+        let rhs = &self.rules.rhs;
+        if let Some(row_items) = self.items.get_mut(start..) {
+            row_items.sort_unstable_by_key(|&it| (rhs.get(dot_of(it) as usize).copied(), it));
+        }
         self.lexeme_scratch.extend_from_slice(&self.ignore);
         self.lexeme_scratch.sort_unstable();
         self.lexeme_scratch.dedup();
         let lexer_start = self.lexer.initial_state(&self.lexeme_scratch)?;
         self.next_serial += 1;
+        if self.rows.len() == self.rows.capacity() {
+            let free = self.free_bytes();
+            reserve(&mut self.rows, 1, free)?;
+            self.sync_lexer_budget();
+        }
         self.rows.push(Row {
             start: start as u32,
             end: self.items.len() as u32,
@@ -337,6 +461,7 @@ impl Parser {
 
     #[inline]
     fn add_item(&mut self, it: u64) -> Result<(), LimitKind> {
+        self.grow_seen()?;
         if self.seen.insert(it) {
             self.items_this_step += 1;
             if self.items_this_step > self.max_items_per_mask {
@@ -346,9 +471,29 @@ impl Parser {
             if self.items.len() - row_start >= self.max_items_per_row {
                 return Err(LimitKind::ItemsPerRow);
             }
+            self.grow_items(1)?;
             self.items.push(it);
         }
         Ok(())
+    }
+
+    /// The arena range of `row`'s items waiting for nonterminal `sym`.
+    #[inline]
+    fn waiting(&self, row: Row, sym: u32) -> (usize, usize) {
+        self.symbol_range(row, sym, sym + 1)
+    }
+
+    /// The arena range of `row`'s items whose symbol after the dot is in `from..to` (a
+    /// closed row is sorted by that symbol).
+    fn symbol_range(&self, row: Row, from: u32, to: u32) -> (usize, usize) {
+        let (a, b) = (row.start as usize, row.end as usize);
+        let Some(items) = self.items.get(a..b) else {
+            return (a, a);
+        };
+        let sym = |it: &u64| self.rules.rhs.get(dot_of(*it) as usize).copied();
+        let lo = items.partition_point(|it| sym(it) < Some(from));
+        let hi = items.partition_point(|it| sym(it) < Some(to));
+        (a + lo, a + hi.max(lo))
     }
 
     /// The entry for reaching `state` in `row`, or where a lazy lexeme ends there, the
@@ -481,6 +626,12 @@ impl Recognizer for Parser {
         };
         match self.next_entry(top, byte) {
             Ok(Some(e)) => {
+                if self.stack.len() == self.stack.capacity()
+                    && let Err(kind) = self.reserve_stack(1)
+                {
+                    self.error = Some(kind);
+                    return false;
+                }
                 self.stack.push(e);
                 true
             }
@@ -497,4 +648,9 @@ impl Recognizer for Parser {
         let keep = self.stack.len().saturating_sub(n).max(1);
         self.stack.truncate(keep);
     }
+}
+
+/// Bytes held by the rules (charged to the grammar that shares them).
+fn rules_bytes(rules: &Rules) -> usize {
+    core::mem::size_of::<Rules>() + rules.bytes_used()
 }

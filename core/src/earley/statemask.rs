@@ -88,7 +88,11 @@ impl StateMasks {
 
     /// Bytes held by remembered masks (shared ones counted in full).
     pub(crate) fn bytes_used(&self) -> usize {
-        self.bytes + self.entries.len() * 8 + self.visits.len()
+        self.bytes
+            + crate::lexer::vec_bytes(&self.entries)
+            + crate::lexer::vec_bytes(&self.visits)
+            + crate::lexer::vec_bytes(&self.split_stack)
+            + crate::lexer::vec_bytes(&self.deferred)
     }
 
     /// Masks remembered.
@@ -142,6 +146,15 @@ impl Parser {
         let sm = match known {
             Some(sm) => sm,
             None => {
+                // Building one takes the mask, up to one deferred node per trie node and
+                // their grouping (28 bytes each), and a slot per lexer state: only when the
+                // memory budget has room for all of it (otherwise the trie is walked).
+                let need = vocab.mask_words() * 4
+                    + vocab.trie().num_nodes().saturating_mul(28)
+                    + (idx + 1) * 9;
+                if need > self.free_bytes() {
+                    return false;
+                }
                 let m = &mut self.state_masks;
                 if m.visits.len() <= idx {
                     m.visits.resize(idx + 1, 0);

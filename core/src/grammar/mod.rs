@@ -39,8 +39,14 @@ pub(crate) struct GrammarInner {
     /// none yet); matchers clone it. Matchers hand back their parser when dropped if its
     /// lexer has built more states, so later matchers start with most transitions already
     /// computed instead of recomputing derivatives.
+    /// Starts as a copy of `pristine`, so that handing a parser back is a swap: dropping a
+    /// matcher never allocates.
     pub(crate) warm: spin::Mutex<Option<Parser>>,
     pub(crate) lexeme_names: Vec<String>,
+    /// The longest token's byte length: a trie walk pushes at most this many bytes.
+    pub(crate) max_token_len: usize,
+    /// Heap bytes of the rules (shared by every parser of the grammar).
+    pub(crate) rules_bytes: usize,
 }
 
 /// Special tokens resolve to their encodings (see [`crate::vocab`]), so a grammar's
@@ -162,6 +168,9 @@ impl Grammar {
     ) -> Result<Grammar, GrammarError> {
         let mut exprs = ExprSet::new(limits);
         exprs.set_fuel(fuel);
+        // The store checks its size before it adds a node, and a table that doubles holds
+        // two buffers at once: a third of the budget keeps its peak within the budget.
+        exprs.max_memory = limits.max_memory_bytes / 3;
         let mut ir = ir.clone();
         let mut lexemes = Vec::with_capacity(ir.lexemes.len());
         let mut productive = Vec::with_capacity(ir.lexemes.len());
@@ -227,6 +236,7 @@ impl Grammar {
             ir.rules.extend(extra);
         }
         let rules = Arc::new(Rules::build(&ir, &productive, limits)?);
+        let rules_bytes = core::mem::size_of::<Rules>() + rules.bytes_used();
         let mut slice_exprs = Vec::with_capacity(vocab.slices().len());
         for slice in vocab.slices() {
             let ast = RegexAst::Pattern(slice.pattern().into(), Default::default());
@@ -239,16 +249,29 @@ impl Grammar {
         *fuel_left = exprs.fuel_left();
         let lexer = Lexer::new(exprs, lexemes, slice_exprs, limits);
         let initial = Parser::new(rules, lexer, limits)?;
-        if initial.bytes_used() > limits.max_memory_bytes {
+        // The grammar holds the pristine parser and the warm copy of it; a matcher needs a
+        // copy of its own and room for a rebuild: all of it must fit the budget.
+        let held = initial
+            .heap_bytes()
+            .saturating_mul(4)
+            .saturating_add(rules_bytes);
+        if held > limits.max_memory_bytes {
             return Err(GrammarError::limit(LimitKind::Memory));
         }
+        let max_token_len = (0..vocab.vocab_size() as u32)
+            .map(|t| vocab.trie_bytes(t).len())
+            .max()
+            .unwrap_or(0);
+        let warm = initial.clone();
         Ok(Grammar {
             inner: Arc::new(GrammarInner {
                 vocab: Arc::clone(vocab),
                 limits: limits.clone(),
                 pristine: initial,
-                warm: spin::Mutex::new(None),
+                warm: spin::Mutex::new(Some(warm)),
                 lexeme_names: ir.lexemes.iter().map(|l| l.name.clone()).collect(),
+                max_token_len,
+                rules_bytes,
             }),
         })
     }
@@ -268,24 +291,36 @@ impl Grammar {
         &self.inner.lexeme_names
     }
 
-    /// Bytes held by the compiled tables.
+    /// Heap bytes the grammar holds and charges to every matcher's `max_memory_bytes`: the
+    /// rules, the pristine parser and the warm one (see [`crate::Limits::max_memory_bytes`]).
     pub fn bytes_used(&self) -> usize {
-        self.inner.pristine.bytes_used()
+        let names: usize = self
+            .inner
+            .lexeme_names
+            .iter()
+            .map(|n| n.capacity() + core::mem::size_of::<String>())
+            .sum();
+        self.inner.rules_bytes
+            + names
+            + self.inner.pristine.heap_bytes()
             + self
                 .inner
                 .warm
                 .lock()
                 .as_ref()
-                .map_or(0, Parser::bytes_used)
+                .map_or(0, Parser::heap_bytes)
     }
 
-    /// A parser at the start of input for a new matcher: the warmest one handed back, else
-    /// the pristine one.
-    pub(crate) fn start_parser(&self) -> Parser {
-        match &*self.inner.warm.lock() {
+    /// A parser at the start of input for a new matcher (a copy of the warmest one handed
+    /// back) and the grammar's charge to its budget at that moment ([`Grammar::bytes_used`]
+    /// plus room for a rebuild's copy of the pristine parser).
+    pub(crate) fn start_parser(&self) -> (Parser, usize) {
+        let charge = self.bytes_used() + self.inner.pristine.heap_bytes();
+        let parser = match &*self.inner.warm.lock() {
             Some(warm) => warm.clone(),
             None => self.inner.pristine.clone(),
-        }
+        };
+        (parser, charge)
     }
 
     pub(crate) fn inner(&self) -> &GrammarInner {

@@ -134,8 +134,75 @@ impl<T: Copy + Hash + Eq> Interner<T> {
     }
 
     fn bytes_used(&self) -> usize {
-        self.data.len() * core::mem::size_of::<T>() + self.starts.len() * 4 + self.table.len() * 8
+        vec_bytes(&self.data) + vec_bytes(&self.starts) + table_bytes(self.table.capacity(), 4)
     }
+
+    /// Bytes that interning a new key of `len` elements may allocate (the arena, the starts
+    /// and the table each grow by doubling when full).
+    fn growth_bytes(&self, len: usize) -> usize {
+        vec_growth(&self.data, len)
+            + vec_growth(&self.starts, 1)
+            + if self.table.len() >= self.table.capacity() {
+                table_bytes(self.table.capacity() + 1, 4)
+            } else {
+                0
+            }
+    }
+}
+
+/// Heap bytes of a vector's buffer.
+pub(crate) fn vec_bytes<T>(v: &Vec<T>) -> usize {
+    v.capacity().saturating_mul(core::mem::size_of::<T>())
+}
+
+/// The capacity a vector grows to when `more` elements do not fit: double, or what is
+/// needed, at least 4 (the standard library's policy for small elements).
+fn grown_capacity(cap: usize, need: usize) -> usize {
+    need.max(cap.saturating_mul(2)).max(4)
+}
+
+/// Bytes of the new buffer a vector allocates to take `more` elements (0 if they fit).
+pub(crate) fn vec_growth<T>(v: &Vec<T>, more: usize) -> usize {
+    let need = v.len().saturating_add(more);
+    if need <= v.capacity() {
+        return 0;
+    }
+    grown_capacity(v.capacity(), need).saturating_mul(core::mem::size_of::<T>())
+}
+
+/// Make room for `more` elements in `v` if the new buffer fits in `free` bytes (the old
+/// buffer is still counted by the caller while both are alive); `Err(Memory)` otherwise,
+/// and when the allocator refuses.
+pub(crate) fn reserve<T>(v: &mut Vec<T>, more: usize, free: usize) -> Result<(), LimitKind> {
+    let need = v.len().saturating_add(more);
+    if need <= v.capacity() {
+        return Ok(());
+    }
+    let size = core::mem::size_of::<T>().max(1);
+    // No room to double: take what fits (the old buffer stays alive during the copy).
+    let cap = grown_capacity(v.capacity(), need).min(free / size);
+    if cap < need {
+        return Err(LimitKind::Memory);
+    }
+    v.try_reserve_exact(cap - v.len())
+        .map_err(|_| LimitKind::Memory)
+}
+
+/// Heap bytes of a hashbrown table of capacity `cap` with `entry`-byte entries: a power of
+/// two of buckets (8 per 7 entries), an entry and a control byte each, and one group of
+/// control bytes.
+pub(crate) fn table_bytes(cap: usize, entry: usize) -> usize {
+    if cap == 0 {
+        return 0;
+    }
+    let buckets = if cap < 4 {
+        4
+    } else if cap < 8 {
+        8
+    } else {
+        (cap.saturating_mul(8) / 7).next_power_of_two()
+    };
+    buckets.saturating_mul(entry + 1).saturating_add(16)
 }
 
 /// The multi-lexeme lazy DFA. Cloning copies the tables (a matcher owns its lexer).
@@ -300,22 +367,134 @@ impl Lexer {
             .max(per_mille(self.bytes_used(), self.max_bytes))
     }
 
-    /// Bytes held in tables (approximate).
+    /// Heap bytes held: tables and scratch by capacity, the expression store included.
     pub fn bytes_used(&self) -> usize {
-        self.next.len() * 4
-            + self.flags.len()
-            + self.states.len() * core::mem::size_of::<StateDesc>()
+        self.own_bytes() + self.exprs_bytes()
+    }
+
+    /// Heap bytes of the expression store's growing tables, by capacity.
+    fn exprs_bytes(&self) -> usize {
+        let x = &self.exprs;
+        vec_bytes(&x.data)
+            + vec_bytes(&x.starts)
+            + table_bytes(x.table.capacity(), 4)
+            + table_bytes(x.deriv_cache.capacity(), 12)
+            + table_bytes(x.empty_cache.capacity(), 8)
+            + table_bytes(x.prefix_memo.capacity(), 8)
+            + table_bytes(x.prefix_seen.capacity(), 8)
+            + table_bytes(x.empty_seen.capacity(), 4)
+            + table_bytes(x.block_seen.capacity(), 4)
+            + vec_bytes(&x.scratch_stack)
+            + vec_bytes(&x.scratch_missing)
+            + vec_bytes(&x.scratch_ds)
+            + vec_bytes(&x.empty_stack)
+            + vec_bytes(&x.prefix_stack)
+            + vec_bytes(&x.block_leaves)
+            + vec_bytes(&x.block_stack)
+            + vec_bytes(&x.prefix_blocks)
+    }
+
+    /// Before regex work (a transition, a start state, a slice check): give each growing
+    /// table of the expression store spare room for a quarter of its size (at least 64
+    /// entries), paid from the budget now, old and new buffer both. The work itself then
+    /// grows a table only if it adds more than that in one go; running out of budget here is
+    /// `Memory` before anything is computed.
+    #[inline(never)]
+    fn reserve_exprs(&mut self) -> Result<(), LimitKind> {
+        fn want(len: usize, cap: usize) -> Option<usize> {
+            let spare = (cap / 4).max(64);
+            (cap - len.min(cap) < spare).then_some(spare)
+        }
+        let room = |lx: &Lexer| lx.max_bytes.saturating_sub(lx.bytes_used());
+        macro_rules! table {
+            ($t:expr, $entry:expr) => {
+                let (len, cap) = ($t.len(), $t.capacity());
+                if let Some(more) = want(len, cap) {
+                    if table_bytes((len + more).max(cap + 1), $entry) > room(self) {
+                        return Err(LimitKind::Memory);
+                    }
+                    $t.try_reserve(more).map_err(|_| LimitKind::Memory)?;
+                }
+            };
+        }
+        if let Some(more) = want(self.exprs.data.len(), self.exprs.data.capacity()) {
+            let free = room(self);
+            reserve(&mut self.exprs.data, more, free)?;
+        }
+        if let Some(more) = want(self.exprs.starts.len(), self.exprs.starts.capacity()) {
+            let free = room(self);
+            reserve(&mut self.exprs.starts, more, free)?;
+        }
+        let (len, cap) = (self.exprs.table.len(), self.exprs.table.capacity());
+        if let Some(more) = want(len, cap) {
+            if table_bytes((len + more).max(cap + 1), 4) > room(self) {
+                return Err(LimitKind::Memory);
+            }
+            let x = &mut self.exprs;
+            let (data, starts, hasher) = (&x.data, &x.starts, &x.hasher);
+            x.table
+                .try_reserve(more, |&id| {
+                    let i = id as usize;
+                    match (starts.get(i), starts.get(i + 1)) {
+                        (Some(&a), Some(&b)) => {
+                            hasher.hash_one(data.get(a as usize..b as usize).unwrap_or(&[]))
+                        }
+                        _ => 0,
+                    }
+                })
+                .map_err(|_| LimitKind::Memory)?;
+        }
+        table!(self.exprs.deriv_cache, 12);
+        table!(self.exprs.empty_cache, 8);
+        self.grant_exprs();
+        Ok(())
+    }
+
+    /// [`Lexer::bytes_used`] without the expression store.
+    fn own_bytes(&self) -> usize {
+        vec_bytes(&self.next)
+            + vec_bytes(&self.flags)
+            + vec_bytes(&self.states)
             + self.pairs.bytes_used()
             + self.accept_sets.bytes_used()
             + self.initial_sets.bytes_used()
-            + self.slice_of_state.len()
-            + self.leaf_class_sets.len() * 40
+            + vec_bytes(&self.initial_states)
+            + vec_bytes(&self.scratch)
+            + vec_bytes(&self.accept_scratch)
+            + vec_bytes(&self.lexemes)
+            + vec_bytes(&self.slice_exprs)
+            + vec_bytes(&self.slice_of_state)
+            + vec_bytes(&self.slice_shapes)
+            + vec_bytes(&self.leaves)
+            + vec_bytes(&self.leaf_stack)
+            + vec_bytes(&self.blocks)
+            + table_bytes(self.leaf_seen.capacity(), 4)
+            + table_bytes(self.leaf_class_sets.capacity(), 36)
             + self
                 .units
                 .iter()
                 .map(slice::Unit::bytes_used)
                 .sum::<usize>()
-            + self.exprs.bytes_used()
+    }
+
+    /// Set the bytes this lexer may hold (its tables and its expression store, whose tables
+    /// get their growth room ahead of regex work, see `reserve_exprs`). Called by the parser
+    /// whenever its own share changes.
+    pub fn set_max_bytes(&mut self, max_bytes: usize) {
+        self.max_bytes = max_bytes;
+        self.grant_exprs();
+    }
+
+    fn grant_exprs(&mut self) {
+        let room = self.max_bytes.saturating_sub(self.bytes_used());
+        self.exprs.max_memory = self.exprs.bytes_used() + room;
+    }
+
+    /// Spend `units` of this step's fuel on parser work (Earley completion and scanning
+    /// share the regex fuel of [`Limits::fuel_per_mask`]).
+    #[inline]
+    pub fn spend(&mut self, units: u64) -> Result<(), LimitKind> {
+        self.exprs.spend(units)
     }
 
     /// The flags ([`Lexer::START`], [`Lexer::ACCEPT`], [`Lexer::LAZY`]) of `s`.
@@ -344,6 +523,7 @@ impl Lexer {
         {
             return Ok(s);
         }
+        self.reserve_exprs()?;
         let mut pairs = core::mem::take(&mut self.scratch);
         pairs.clear();
         pairs.push((START_MARK, ExprId::NOTHING));
@@ -383,6 +563,7 @@ impl Lexer {
 
     #[inline(never)]
     fn next_cold(&mut self, s: StateId, byte: u8, idx: usize) -> Result<StateId, LimitKind> {
+        self.reserve_exprs()?;
         if self.next.get(idx) == Some(&MISSING) {
             // A state's first transition is computed on its own (most states reached in a
             // walk need one or two); from the second on, the row is split into blocks.
@@ -405,10 +586,18 @@ impl Lexer {
             .get(idx)
             .and_then(|&n| n.checked_sub(UNSET))
             .unwrap_or(MISSING - UNSET);
+        // One unit of fuel per pair derived (cached derivatives included): a state with many
+        // live lexemes costs its size on every transition computed.
+        let n = self.pairs.get(s.0).len();
+        self.exprs.spend(n as u64)?;
+        let room = self.max_bytes.saturating_sub(self.bytes_used());
         let mut out = core::mem::take(&mut self.scratch);
         out.clear();
-        let mut result = Ok(());
-        for i in 0..self.pairs.get(s.0).len() {
+        let mut result = reserve(&mut out, n, room);
+        for i in 0..n {
+            if result.is_err() {
+                break;
+            }
             let Some(&(lex, e)) = self.pairs.get(s.0).get(i) else {
                 break;
             };
@@ -543,7 +732,14 @@ impl Lexer {
         if self.states.len() >= self.max_states.min((UNSET & !SLOW_BIT) as usize) {
             return Err(LimitKind::LexerStates);
         }
-        if self.bytes_used() > self.max_bytes {
+        // Check what this state may allocate before it does (each table doubles when full).
+        let growth = vec_growth(&self.next, self.num_classes)
+            + vec_growth(&self.flags, 1)
+            + vec_growth(&self.states, 1)
+            + vec_growth(&self.slice_of_state, 1)
+            + self.pairs.growth_bytes(pairs.len())
+            + self.accept_sets.growth_bytes(pairs.len());
+        if self.bytes_used().saturating_add(growth) > self.max_bytes {
             return Err(LimitKind::Memory);
         }
         let id = self.states.len() as u32;
@@ -579,6 +775,7 @@ impl Lexer {
         self.flags.push(flags);
         self.next
             .resize(self.states.len() * self.num_classes, MISSING);
+        self.grant_exprs();
         Ok(StateId(id))
     }
 
@@ -618,6 +815,15 @@ impl Lexer {
 
     fn find_slice(&mut self, s: StateId) -> Result<Option<usize>, LimitKind> {
         if s == StateId::DEAD || self.slice_exprs.is_empty() {
+            return Ok(None);
+        }
+        self.reserve_exprs()?;
+        // The unit checks keep per-state tables (16 bytes a state, doubling) and scratch:
+        // without room for them, no slice (the trie is walked, the mask stays exact).
+        let unit_room = self.states.len().saturating_mul(48).saturating_add(4096);
+        if unit_room.saturating_mul(self.units.len())
+            > self.max_bytes.saturating_sub(self.bytes_used())
+        {
             return Ok(None);
         }
         let lazy = self.tracks_lazy_lexeme(s);

@@ -165,15 +165,20 @@ impl Unit {
         }
     }
 
+    /// Heap bytes held, buffers by capacity.
     pub(super) fn bytes_used(&self) -> usize {
-        self.xnext.len() * 2
-            + self.xfinal.len()
-            + self.xmore.len()
-            + self.succ.len() * 8
-            + self.arena.len() * 4
-            + self.depth.len() * 4
-            + self.mark.len() * 4
-            + self.immortal.len() * 4
+        use super::{table_bytes, vec_bytes};
+        vec_bytes(&self.xnext)
+            + vec_bytes(&self.xfinal)
+            + vec_bytes(&self.xmore)
+            + vec_bytes(&self.succ)
+            + vec_bytes(&self.arena)
+            + vec_bytes(&self.depth)
+            + vec_bytes(&self.mark)
+            + vec_bytes(&self.visited)
+            + vec_bytes(&self.pairs)
+            + table_bytes(self.seen.capacity(), 8)
+            + vec_bytes(&self.immortal)
     }
 }
 

@@ -88,8 +88,8 @@ pub struct ExprSet {
     /// Start of each node in `data`, plus one final entry (`data.len()`).
     pub(crate) starts: Vec<u32>,
     /// Hash-consing table of node ids.
-    table: HashTable<u32>,
-    hasher: DefaultHashBuilder,
+    pub(crate) table: HashTable<u32>,
+    pub(crate) hasher: DefaultHashBuilder,
     /// Derivative cache: `(expr, byte) -> derivative`.
     pub(crate) deriv_cache: HashMap<(u32, u8), u32>,
     /// Emptiness results already decided.
