@@ -1689,8 +1689,35 @@ impl<'a> Compiler<'a> {
         {
             let mut scalars = Vec::new();
             let mut alternatives = 0;
+            // The string keywords' regex, compiled once for all string values (a long `enum`
+            // under a negation would rebuild its exclusions per value).
+            let mut string_check: Option<crate::regex::ExprId> = None;
+            let string_keys = negate::STRING_KEYS.iter().any(|k| m.contains_key(*k))
+                || m.contains_key(NOT_STRING);
             for v in values {
-                if types & value_type(v) == 0 || !self.scalar_allowed(m, v, ptr)? {
+                if types & value_type(v) == 0 {
+                    continue;
+                }
+                let allowed = match v {
+                    Value::String(text) if string_keys => {
+                        let e = match string_check {
+                            Some(e) => e,
+                            None => {
+                                let body = self.string_body(m, ptr)?;
+                                let e = self.exprs.compile(&Self::quoted(body)).map_err(|e| {
+                                    GrammarError::new(GrammarErrorKind::InvalidRegex, e.message)
+                                })?;
+                                string_check = Some(e);
+                                e
+                            }
+                        };
+                        let lit = super::pydumps::string(text);
+                        let d = self.exprs.derivative_bytes(e, lit.as_bytes())?;
+                        self.exprs.is_nullable(d)
+                    }
+                    _ => self.scalar_allowed(m, v, ptr)?,
+                };
+                if !allowed {
                     continue;
                 }
                 self.report_value_spellings(m, v, ptr)?;

@@ -21,9 +21,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use regex_syntax::ParserBuilder;
-use regex_syntax::hir::{
-    Capture, Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Look, Repetition,
-};
+use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Look, Repetition};
 
 use crate::regex::RegexAst;
 
@@ -414,6 +412,9 @@ fn specials() -> ClassUnicode {
     ])
 }
 
+/// Inclusive code point (or code unit) ranges.
+type Ranges = Vec<(u32, u32)>;
+
 /// One hex digit (either letter case) whose value is one of `digits`.
 fn hex_digit_class(digits: &[u32]) -> Hir {
     let mut ranges = Vec::with_capacity(digits.len() * 2);
@@ -436,7 +437,8 @@ fn hex_ranges(ranges: &[(u32, u32)], n: u32) -> Hir {
         return Hir::empty();
     }
     let unit = 16u32.pow(n - 1);
-    let mut groups: Vec<(Vec<(u32, u32)>, Vec<u32>)> = Vec::new();
+    // (remainder ranges, first digits sharing them)
+    let mut groups: Vec<(Ranges, Vec<u32>)> = Vec::new();
     for d in 0..16 {
         let base = d * unit;
         let top = base + (unit - 1);
@@ -539,7 +541,7 @@ pub(crate) fn spell_class(cls: &ClassUnicode) -> Hir {
         }
     }
     // Pieces with the same low range share one branch.
-    let mut by_low: Vec<((u32, u32), Vec<(u32, u32)>)> = Vec::new();
+    let mut by_low: Vec<((u32, u32), Ranges)> = Vec::new();
     for (h, l) in pieces {
         match by_low.iter_mut().find(|g| g.0 == l) {
             Some(g) => {
@@ -560,24 +562,61 @@ pub(crate) fn spell_class(cls: &ClassUnicode) -> Hir {
     Hir::alternation(alts)
 }
 
-/// Every JSON spelling of the character `c`.
-fn spell_char(c: char) -> Hir {
-    spell_class(&ClassUnicode::new([ClassUnicodeRange::new(c, c)]))
+/// The byte set of one hex digit of value `d`, either letter case.
+fn hex_byte(d: u32) -> RegexAst {
+    let mut set = [0u32; 8];
+    let c = char::from_digit(d, 16).unwrap_or('0');
+    for b in [c as u8, c.to_ascii_uppercase() as u8] {
+        set[usize::from(b / 32)] |= 1 << (b % 32);
+    }
+    RegexAst::ByteSet(set)
+}
+
+/// `\u` and the four hex digits (either case) of the code unit `u`.
+fn u_unit(u: u32, out: &mut Vec<RegexAst>) {
+    out.push(RegexAst::literal("\\u"));
+    for shift in [12, 8, 4, 0] {
+        out.push(hex_byte((u >> shift) & 15));
+    }
+}
+
+/// Every JSON spelling of the character `c`, built directly (no pattern text to parse: an
+/// `enum` of many strings is spelled often, and this is its hot path).
+fn char_spellings(c: char) -> RegexAst {
+    let mut alts = Vec::with_capacity(3);
+    if !(c < ' ' || c == '"' || c == '\\') {
+        let mut buf = [0u8; 4];
+        alts.push(RegexAst::literal(c.encode_utf8(&mut buf)));
+    }
+    if let Some(e) = short_escape(c) {
+        alts.push(RegexAst::literal(e));
+    }
+    let mut units = [0u16; 2];
+    let mut seq = Vec::with_capacity(10);
+    for u in c.encode_utf16(&mut units) {
+        u_unit(u32::from(*u), &mut seq);
+    }
+    alts.push(RegexAst::Concat(seq));
+    RegexAst::Or(alts)
 }
 
 /// Every JSON spelling of the string body (between the quotes) of `s`, or `None` when `s`
 /// has more than [`MAX_SPELLED_LITERAL`] characters.
 pub(crate) fn literal_spellings(s: &str) -> Option<RegexAst> {
-    if s.chars().count() > MAX_SPELLED_LITERAL {
+    if s.len() > MAX_SPELLED_LITERAL && s.chars().count() > MAX_SPELLED_LITERAL {
         return None;
     }
-    // Runs of characters whose only spellings are raw and `\uXXXX` are still spelled one by
-    // one: each character of the run may be escaped on its own.
-    let parts: Vec<Hir> = s.chars().map(spell_char).collect();
-    Some(RegexAst::Pattern(
-        Hir::concat(parts).to_string(),
-        Default::default(),
-    ))
+    Some(RegexAst::Concat(s.chars().map(char_spellings).collect()))
+}
+
+/// Every JSON spelling (quotes included) of the string `s`, or `None` when too long.
+pub(crate) fn quoted_spellings(s: &str) -> Option<RegexAst> {
+    let body = literal_spellings(s)?;
+    Some(RegexAst::Concat(alloc::vec![
+        RegexAst::literal("\""),
+        body,
+        RegexAst::literal("\"")
+    ]))
 }
 
 /// Does `v` hold a string or an object key (at any depth) longer than
@@ -602,37 +641,30 @@ pub(crate) fn has_long_string(v: &serde_json::Value) -> bool {
     false
 }
 
-/// Every JSON spelling (quotes included) of the string `s`, or `None` when too long.
-pub(crate) fn quoted_spellings(s: &str) -> Option<RegexAst> {
-    let body = literal_spellings(s)?;
-    Some(RegexAst::Concat(alloc::vec![
-        RegexAst::literal("\""),
-        body,
-        RegexAst::literal("\"")
-    ]))
-}
-
 /// A `regex-syntax` regex over decoded text (no anchors or look-around) rewritten to match
 /// every JSON spelling of the texts it matches, or `None` if it does not parse.
 pub(crate) fn spell_regex(text: &str, nest: u32) -> Option<RegexAst> {
     let hir = parse(text, nest).ok()?;
-    let enc = encode(&hir, 0).ok()?;
-    Some(RegexAst::Pattern(enc.to_string(), Default::default()))
+    encode(&hir, 0).ok()
 }
 
-/// Rewrite classes and literals to match every JSON spelling of their characters.
-fn encode(h: &Hir, depth: u32) -> Result<Hir, PatternError> {
+/// Rewrite classes and literals to match every JSON spelling of their characters, as a
+/// [`RegexAst`] (literals are spelled character by character with [`char_spellings`], classes
+/// through [`spell_class`] and the HIR printer).
+fn encode(h: &Hir, depth: u32) -> Result<RegexAst, PatternError> {
     if depth > 500 {
         return Err(PatternError::Unsupported("pattern nests too deeply".into()));
     }
     Ok(match h.kind() {
-        HirKind::Empty => Hir::empty(),
+        HirKind::Empty => RegexAst::Epsilon,
         HirKind::Literal(lit) => {
             let s = core::str::from_utf8(&lit.0)
                 .map_err(|_| PatternError::Unsupported("non-UTF-8 literal".into()))?;
-            Hir::concat(s.chars().map(spell_char).collect())
+            RegexAst::Concat(s.chars().map(char_spellings).collect())
         }
-        HirKind::Class(Class::Unicode(cls)) => spell_class(cls),
+        HirKind::Class(Class::Unicode(cls)) => {
+            RegexAst::Pattern(spell_class(cls).to_string(), Default::default())
+        }
         HirKind::Class(Class::Bytes(_)) => {
             return Err(PatternError::Unsupported("byte class".into()));
         }
@@ -642,40 +674,22 @@ fn encode(h: &Hir, depth: u32) -> Result<Hir, PatternError> {
             ));
         }
         HirKind::Repetition(rep) => {
-            let mut sub = encode(&rep.sub, depth + 1)?;
-            if matches!(sub.kind(), HirKind::Repetition(_)) {
-                // The printer writes `x+?` for `(?:x+)?`, which re-parses as a lazy `+`.
-                sub = Hir::capture(Capture {
-                    index: 1,
-                    name: None,
-                    sub: Box::new(sub),
-                });
-            }
-            Hir::repetition(Repetition {
-                min: rep.min,
-                max: rep.max,
-                greedy: true,
-                sub: Box::new(sub),
-            })
+            RegexAst::Repeat(Box::new(encode(&rep.sub, depth + 1)?), rep.min, rep.max)
         }
-        HirKind::Capture(cap) => Hir::capture(Capture {
-            index: cap.index,
-            name: None,
-            sub: Box::new(encode(&cap.sub, depth + 1)?),
-        }),
+        HirKind::Capture(cap) => encode(&cap.sub, depth + 1)?,
         HirKind::Concat(subs) => {
             let mut v = Vec::with_capacity(subs.len());
             for s in subs {
                 v.push(encode(s, depth + 1)?);
             }
-            Hir::concat(v)
+            RegexAst::Concat(v)
         }
         HirKind::Alternation(subs) => {
             let mut v = Vec::with_capacity(subs.len());
             for s in subs {
                 v.push(encode(s, depth + 1)?);
             }
-            Hir::alternation(v)
+            RegexAst::Or(v)
         }
     })
 }
@@ -743,9 +757,7 @@ pub(crate) fn pattern_regex(src: &str, nest: u32) -> Result<RegexAst, PatternErr
     // alternative.
     let mut groups: [Vec<RegexAst>; 4] = Default::default();
     for (start, end, body) in alts {
-        let enc = encode(&body, 0)?;
-        groups[usize::from(start) * 2 + usize::from(end)]
-            .push(RegexAst::Pattern(enc.to_string(), Default::default()));
+        groups[usize::from(start) * 2 + usize::from(end)].push(encode(&body, 0)?);
     }
     let mut out = Vec::with_capacity(4);
     for (k, mut bodies) in groups.into_iter().enumerate() {

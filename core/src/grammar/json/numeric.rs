@@ -200,7 +200,7 @@ fn sign_classes(lo: Option<(&Decimal, bool)>, hi: Option<(&Decimal, bool)>) -> S
     let hi_ge0 = hi.is_none_or(|(d, _)| !d.negative || d.magnitude_is_zero());
     let hi_above0 = hi.is_none_or(|(d, _)| !d.negative && !d.magnitude_is_zero());
     let zero = lo.is_none_or(|(d, s)| d.negative || (d.magnitude_is_zero() && !s))
-        && hi.is_none_or(|(d, s)| !d.negative && !(d.magnitude_is_zero() && s));
+        && hi.is_none_or(|(d, s)| !(d.negative || (d.magnitude_is_zero() && s)));
     SignClasses {
         zero,
         all_pos: hi.is_none() && lo_le0,
@@ -317,10 +317,10 @@ pub(crate) fn has_nonzero_number(v: &Value) -> bool {
     let mut stack = alloc::vec![v];
     while let Some(v) = stack.pop() {
         match v {
-            Value::Number(n) => {
-                if Decimal::parse(&n.to_string()).is_some_and(|d| !d.magnitude_is_zero()) {
-                    return true;
-                }
+            Value::Number(n)
+                if Decimal::parse(&n.to_string()).is_some_and(|d| !d.magnitude_is_zero()) =>
+            {
+                return true;
             }
             Value::Array(a) => stack.extend(a.iter()),
             Value::Object(o) => stack.extend(o.values()),
