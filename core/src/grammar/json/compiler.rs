@@ -458,7 +458,18 @@ impl<'a> Compiler<'a> {
                 format!("{entry} (strict mode)"),
             ));
         }
-        let key = (ptr.to_string(), keyword.to_string());
+        // A keyword may err both ways (a dropped divisor, spellings kept out): one entry each.
+        let subset = matches!(
+            status,
+            CoverageStatus::Approximated {
+                direction: Direction::Subset,
+                ..
+            }
+        );
+        let key = (
+            ptr.to_string(),
+            format!("{keyword}{}", if subset { "/-" } else { "" }),
+        );
         if self.reported.insert(key, ()).is_none() {
             self.report.entries.push(CoverageEntry {
                 pointer: ptr.to_string(),
