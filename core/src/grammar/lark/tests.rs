@@ -8,10 +8,10 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::{NoSpecialTokens, SpecialTokens};
+use crate::{CompileBudget, Limits};
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
 use crate::grammar::ir::{GrammarIr, IrSymbol, LexemeMode};
 use crate::regex::{PatternFlags, RegexAst};
-use crate::{CompileBudget, Limits};
 
 /// [`super::parse`] with a fresh budget.
 fn parse(
