@@ -21,7 +21,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use regex_syntax::ParserBuilder;
-use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Look, Repetition};
+use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Look};
 
 use crate::regex::RegexAst;
 
@@ -416,25 +416,23 @@ fn specials() -> ClassUnicode {
 type Ranges = Vec<(u32, u32)>;
 
 /// One hex digit (either letter case) whose value is one of `digits`.
-fn hex_digit_class(digits: &[u32]) -> Hir {
-    let mut ranges = Vec::with_capacity(digits.len() * 2);
+fn hex_digit_class(digits: &[u32]) -> RegexAst {
+    let mut set = [0u32; 8];
     for &d in digits {
         let c = char::from_digit(d, 16).unwrap_or('0');
-        ranges.push(ClassUnicodeRange::new(c, c));
-        let up = c.to_ascii_uppercase();
-        if up != c {
-            ranges.push(ClassUnicodeRange::new(up, up));
+        for b in [c as u8, c.to_ascii_uppercase() as u8] {
+            set[usize::from(b / 32)] |= 1 << (b % 32);
         }
     }
-    Hir::class(Class::Unicode(ClassUnicode::new(ranges)))
+    RegexAst::ByteSet(set)
 }
 
 /// Exactly `n` hex digits (either case) spelling a value in `ranges` (sorted, disjoint,
 /// inclusive, within `0..16^n`). Built digit by digit; first digits whose remainders are the
 /// same range list share one branch. The recursion depth is `n <= 4`.
-fn hex_ranges(ranges: &[(u32, u32)], n: u32) -> Hir {
+fn hex_ranges(ranges: &[(u32, u32)], n: u32) -> RegexAst {
     if n == 0 {
-        return Hir::empty();
+        return RegexAst::Epsilon;
     }
     let unit = 16u32.pow(n - 1);
     // (remainder ranges, first digits sharing them)
@@ -459,26 +457,22 @@ fn hex_ranges(ranges: &[(u32, u32)], n: u32) -> Hir {
     for (sub, digits) in groups {
         let head = hex_digit_class(&digits);
         let tail = if sub == [(0, unit - 1)] {
-            Hir::repetition(Repetition {
-                min: n - 1,
-                max: Some(n - 1),
-                greedy: true,
-                sub: Box::new(hex_digit_class(&(0..16).collect::<Vec<u32>>())),
-            })
+            RegexAst::Repeat(
+                Box::new(hex_digit_class(&(0..16).collect::<Vec<u32>>())),
+                n - 1,
+                Some(n - 1),
+            )
         } else {
             hex_ranges(&sub, n - 1)
         };
-        alts.push(Hir::concat(alloc::vec![head, tail]));
+        alts.push(RegexAst::Concat(alloc::vec![head, tail]));
     }
-    Hir::alternation(alts)
+    RegexAst::Or(alts)
 }
 
 /// `\u` followed by four hex digits in one of `ranges`.
-fn u_escape(ranges: &[(u32, u32)]) -> Hir {
-    Hir::concat(alloc::vec![
-        Hir::literal(b"\\u".as_slice()),
-        hex_ranges(ranges, 4)
-    ])
+fn u_escape(ranges: &[(u32, u32)]) -> RegexAst {
+    RegexAst::Concat(alloc::vec![RegexAst::literal("\\u"), hex_ranges(ranges, 4)])
 }
 
 fn class_contains(cls: &ClassUnicode, c: char) -> bool {
@@ -487,18 +481,31 @@ fn class_contains(cls: &ClassUnicode, c: char) -> bool {
 
 /// Every JSON spelling of one character of `cls`: raw (when JSON allows it raw), its short
 /// escape, `\uXXXX` (hex digits in either case) and, beyond the BMP, a surrogate pair.
-pub(crate) fn spell_class(cls: &ClassUnicode) -> Hir {
+pub(crate) fn spell_class(cls: &ClassUnicode) -> RegexAst {
     let mut alts = Vec::new();
     let mut raw = cls.clone();
     raw.difference(&specials());
     if !raw.ranges().is_empty() {
-        alts.push(Hir::class(Class::Unicode(raw)));
+        if raw.ranges().iter().all(|r| r.end().is_ascii()) {
+            let mut set = [0u32; 8];
+            for r in raw.ranges() {
+                for b in (r.start() as u8)..=(r.end() as u8) {
+                    set[usize::from(b / 32)] |= 1 << (b % 32);
+                }
+            }
+            alts.push(RegexAst::ByteSet(set));
+        } else {
+            alts.push(RegexAst::Pattern(
+                Hir::class(Class::Unicode(raw)).to_string(),
+                Default::default(),
+            ));
+        }
     }
     for c in ['"', '\\', '/', '\x08', '\x0C', '\n', '\r', '\t'] {
         if class_contains(cls, c)
             && let Some(e) = short_escape(c)
         {
-            alts.push(Hir::literal(e.as_bytes()));
+            alts.push(RegexAst::literal(e));
         }
     }
     let mut bmp = Vec::new();
@@ -557,9 +564,12 @@ pub(crate) fn spell_class(cls: &ClassUnicode) -> Hir {
         }
     }
     for (l, highs) in by_low {
-        alts.push(Hir::concat(alloc::vec![u_escape(&highs), u_escape(&[l])]));
+        alts.push(RegexAst::Concat(alloc::vec![
+            u_escape(&highs),
+            u_escape(&[l])
+        ]));
     }
-    Hir::alternation(alts)
+    RegexAst::Or(alts)
 }
 
 /// The byte set of one hex digit of value `d`, either letter case.
@@ -650,7 +660,7 @@ pub(crate) fn spell_regex(text: &str, nest: u32) -> Option<RegexAst> {
 
 /// Rewrite classes and literals to match every JSON spelling of their characters, as a
 /// [`RegexAst`] (literals are spelled character by character with [`char_spellings`], classes
-/// through [`spell_class`] and the HIR printer).
+/// through [`spell_class`]).
 fn encode(h: &Hir, depth: u32) -> Result<RegexAst, PatternError> {
     if depth > 500 {
         return Err(PatternError::Unsupported("pattern nests too deeply".into()));
@@ -662,9 +672,7 @@ fn encode(h: &Hir, depth: u32) -> Result<RegexAst, PatternError> {
                 .map_err(|_| PatternError::Unsupported("non-UTF-8 literal".into()))?;
             RegexAst::Concat(s.chars().map(char_spellings).collect())
         }
-        HirKind::Class(Class::Unicode(cls)) => {
-            RegexAst::Pattern(spell_class(cls).to_string(), Default::default())
-        }
+        HirKind::Class(Class::Unicode(cls)) => spell_class(cls),
         HirKind::Class(Class::Bytes(_)) => {
             return Err(PatternError::Unsupported("byte class".into()));
         }
