@@ -32,18 +32,10 @@ use negate::{CONTAINS_FROM, NOT_NUMBER, NOT_STRING};
 /// counting as one character, lone surrogates rejected.
 const STR_CHAR: &str = r#"(?:[^"\\\x00-\x1F]|\\["\\/bfnrt]|\\u(?:[0-9A-Ca-cEFef][0-9A-Fa-f]{3}|[Dd][0-7][0-9A-Fa-f]{2})|\\u[Dd][89ABab][0-9A-Fa-f]{2}\\u[Dd][C-Fc-f][0-9A-Fa-f]{2})"#;
 const NUMBER: &str = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?";
-/// Non-negative numbers in exponent notation.
-const EXP_POSITIVE: &str = r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][+-]?[0-9]+";
-/// Positive (non-zero) numbers in exponent notation.
-const EXP_NONZERO: &str = r"(?:[1-9][0-9]*(?:\.[0-9]+)?|0\.[0-9]*[1-9][0-9]*)[eE][+-]?[0-9]+";
-const INTEGER: &str = r"-?(?:0|[1-9][0-9]*)";
 /// One spelling per number value (no exponent, no `-0`, no trailing fraction zeros): the
 /// domain in which a number regex is complemented, so that complementing spellings
 /// complements values.
 const CANON_NUMBER: &str = r"(?:0|-?(?:[1-9][0-9]*(?:\.[0-9]*[1-9])?|0\.[0-9]*[1-9]))";
-/// One character of a string as `json.dumps(ensure_ascii=False)` writes it: the domain in
-/// which string regexes are complemented.
-const CANON_STR_CHAR: &str = r#"(?:[^"\\\x00-\x1F]|\\["\\bfnrt]|\\u00(?:0[0-7bef]|1[0-9a-f]))"#;
 /// Most required properties tracked as a subset in any-order objects.
 const MAX_TRACKED_REQUIRED: usize = 10;
 /// Most states of one object's key automaton.
@@ -218,6 +210,13 @@ fn ptr_token(k: &str) -> String {
 
 fn child(ptr: &str, k: &str) -> String {
     format!("{ptr}/{}", ptr_token(k))
+}
+
+/// Every spelling (quotes included) of the key `k`; its canonical spelling only when it is
+/// longer than `ecma::MAX_SPELLED_LITERAL` characters.
+fn key_spellings(k: &str) -> RegexAst {
+    ecma::quoted_spellings(k)
+        .unwrap_or_else(|| RegexAst::Literal(super::pydumps::string(k).into_bytes()))
 }
 
 fn percent_decode(s: &str) -> String {
@@ -459,7 +458,18 @@ impl<'a> Compiler<'a> {
                 format!("{entry} (strict mode)"),
             ));
         }
-        let key = (ptr.to_string(), keyword.to_string());
+        // A keyword may err both ways (a dropped divisor, spellings kept out): one entry each.
+        let subset = matches!(
+            status,
+            CoverageStatus::Approximated {
+                direction: Direction::Subset,
+                ..
+            }
+        );
+        let key = (
+            ptr.to_string(),
+            format!("{keyword}{}", if subset { "/-" } else { "" }),
+        );
         if self.reported.insert(key, ()).is_none() {
             self.report.entries.push(CoverageEntry {
                 pointer: ptr.to_string(),
@@ -1184,11 +1194,25 @@ impl<'a> Compiler<'a> {
                 Value::Array(out)
             }
             "contains" | "minContains" | "maxContains" | CONTAINS_FROM => {
+                // Both directions: the second condition is dropped (a superset), while the
+                // kept `contains` takes the other's `minContains`/`maxContains` and items that
+                // only the dropped one matched count as unevaluated (a subset: suite
+                // `unevaluatedItems.json` #22 rejects the valid `[2,3,4,5,6]`).
                 self.approx(
                     ptr,
                     k,
                     Direction::Superset,
                     "allOf with two different contains; the first is kept",
+                )?;
+                self.approx(
+                    ptr,
+                    "allOf",
+                    Direction::Subset,
+                    &format!(
+                        "allOf with two different {k}: the first is kept, so the other's \
+                         minContains/maxContains apply to it and items only the other matches \
+                         are unevaluated"
+                    ),
                 )?;
                 va
             }
@@ -1676,10 +1700,38 @@ impl<'a> Compiler<'a> {
         {
             let mut scalars = Vec::new();
             let mut alternatives = 0;
+            // The string keywords' regex, compiled once for all string values (a long `enum`
+            // under a negation would rebuild its exclusions per value).
+            let mut string_check: Option<crate::regex::ExprId> = None;
+            let string_keys = negate::STRING_KEYS.iter().any(|k| m.contains_key(*k))
+                || m.contains_key(NOT_STRING);
             for v in values {
-                if types & value_type(v) == 0 || !self.scalar_allowed(m, v, ptr)? {
+                if types & value_type(v) == 0 {
                     continue;
                 }
+                let allowed = match v {
+                    Value::String(text) if string_keys => {
+                        let e = match string_check {
+                            Some(e) => e,
+                            None => {
+                                let body = self.string_body(m, ptr)?;
+                                let e = self.exprs.compile(&Self::quoted(body)).map_err(|e| {
+                                    GrammarError::new(GrammarErrorKind::InvalidRegex, e.message)
+                                })?;
+                                string_check = Some(e);
+                                e
+                            }
+                        };
+                        let lit = super::pydumps::string(text);
+                        let d = self.exprs.derivative_bytes(e, lit.as_bytes())?;
+                        self.exprs.is_nullable(d)
+                    }
+                    _ => self.scalar_allowed(m, v, ptr)?,
+                };
+                if !allowed {
+                    continue;
+                }
+                self.report_value_spellings(m, v, ptr)?;
                 match v {
                     Value::Array(_) | Value::Object(_) => {
                         let c = self.const_value(v, ptr, 0)?;
@@ -1770,26 +1822,48 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    /// A scalar literal; numbers match every plain spelling of the same value (`2`, `2.0`).
+    /// A scalar literal in every spelling: numbers as `numeric::value_spellings` (`2`, `2.0`,
+    /// `2e0`, `0.2e1`; exponents beyond its cases are reported by the caller), strings with
+    /// any escapes (`ecma::quoted_spellings`; canonical only when too long, reported).
     fn scalar_regex(&self, v: &Value) -> RegexAst {
         if let Value::Number(n) = v
             && let Some(d) = Decimal::parse(&n.to_string())
         {
-            let sign = if d.negative {
-                "-"
-            } else if d.int == "0" && d.frac.is_empty() {
-                "-?"
-            } else {
-                ""
-            };
-            let pat = if d.frac.is_empty() {
-                format!(r"{sign}{}(?:\.0+)?", d.int)
-            } else {
-                format!(r"{sign}{}\.{}0*", d.int, d.frac)
-            };
-            return RegexAst::Pattern(pat, Default::default());
+            return RegexAst::Pattern(numeric::value_spellings(&d), Default::default());
+        }
+        if let Value::String(s) = v
+            && let Some(r) = ecma::quoted_spellings(s)
+        {
+            return r;
         }
         RegexAst::Literal(self.scalar_text(v).into_bytes())
+    }
+
+    /// Report the spellings of `enum`/`const` values that [`Self::scalar_regex`] and
+    /// [`Self::const_value`] do not accept (a subset).
+    fn report_value_spellings(&mut self, m: &Map<String, Value>, v: &Value, ptr: &str) -> R<()> {
+        let keyword = if m.contains_key("enum") {
+            "enum"
+        } else {
+            "const"
+        };
+        if numeric::has_nonzero_number(v) {
+            let why = format!(
+                "a number is accepted in exponent notation only with an exponent within ±{} \
+                 (the spellings `m e x` of one value are not regular)",
+                numeric::EXP_CASES
+            );
+            self.approx(ptr, keyword, Direction::Subset, &why)?;
+        }
+        if ecma::has_long_string(v) {
+            let why = format!(
+                "a string or key longer than {} characters is accepted in its canonical \
+                 (`json.dumps`) spelling only",
+                ecma::MAX_SPELLED_LITERAL
+            );
+            self.approx(ptr, keyword, Direction::Subset, &why)?;
+        }
+        Ok(())
     }
 
     fn scalar_text(&self, v: &Value) -> String {
@@ -1850,10 +1924,7 @@ impl<'a> Compiler<'a> {
                     if i > 0 {
                         rhs.push(IrSymbol::Lexeme(p.comma));
                     }
-                    let kl = self.lexeme(
-                        &super::pydumps::string(k),
-                        RegexAst::Literal(super::pydumps::string(k).into_bytes()),
-                    )?;
+                    let kl = self.lexeme(&super::pydumps::string(k), key_spellings(k))?;
                     rhs.push(IrSymbol::Lexeme(kl));
                     rhs.push(IrSymbol::Lexeme(p.colon));
                     rhs.push(IrSymbol::Nonterminal(self.const_value(
@@ -1931,6 +2002,9 @@ impl<'a> Compiler<'a> {
 
     fn number(&mut self, m: &Map<String, Value>, integer: bool, ptr: &str) -> R<u32> {
         let regex = self.number_full_regex(m, integer, ptr)?;
+        for (keyword, why) in numeric::spelling_losses(m, integer, m.contains_key(NOT_NUMBER)) {
+            self.approx(ptr, keyword, Direction::Subset, &why)?;
+        }
         self.lexeme(&format!("number:{ptr}"), regex)
     }
 
@@ -2063,40 +2137,30 @@ impl<'a> Compiler<'a> {
                 }
             }
         }
-        if integer {
-            parts.push(pat(INTEGER.into()));
-        } else if let Some(k) = frac_digits {
-            // Spelling: plain decimal notation only (every value has one).
-            parts.push(pat(format!(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]{{1,{k}}}0*)?")));
-        } else if bounded {
-            // Exponent forms: exact only for non-negative values when there is no upper
-            // bound and the lower bound is at most zero.
-            let lo_ok = lo.as_ref().is_none_or(|b| b.value <= 0.0);
-            if hi.is_none() && lo_ok {
-                parts.push(pat(format!("{}|{EXP_POSITIVE}", numeric::ANY_MAG_SIGNED)));
-                // Negative values: plain decimal notation only (a spelling, not a value, is lost).
-            } else {
-                // Spelling: plain decimal notation only. Every value has such a spelling;
-                // `{m e x : lo <= m 10^x <= hi}` is not regular, so exponent notation is not
-                // offered (like whitespace, a choice of spelling, not of values).
-                parts.push(pat(numeric::ANY_MAG_SIGNED.into()));
+        // The value set in every spelling (exponent notation: see `numeric::exponent_spellings`).
+        if bounded {
+            let mut plain = vec![pat(numeric::ANY_MAG_SIGNED.into())];
+            if let Some(b) = &lo {
+                plain.push(pat(numeric::ge(&b.dec, b.strict)));
             }
+            if let Some(b) = &hi {
+                plain.push(pat(numeric::le(&b.dec, b.strict)));
+            }
+            let lo_b = lo.as_ref().map(|b| (&b.dec, b.strict));
+            let hi_b = hi.as_ref().map(|b| (&b.dec, b.strict));
+            parts.push(RegexAst::Or(vec![
+                RegexAst::And(plain),
+                numeric::exponent_spellings(lo_b, hi_b),
+            ]));
         } else {
             parts.push(pat(NUMBER.into()));
         }
-        if let Some(b) = &lo {
-            let g = numeric::ge(&b.dec, b.strict);
-            // Exponent forms (only present when allowed above) pass a lower bound <= 0,
-            // except zero itself for an exclusive bound at zero.
-            let exp = if b.strict && b.value == 0.0 {
-                EXP_NONZERO
-            } else {
-                EXP_POSITIVE
-            };
-            parts.push(pat(format!("{g}|{exp}")));
+        if integer {
+            parts.push(pat(numeric::integer_spellings()));
         }
-        if let Some(b) = &hi {
-            parts.push(pat(numeric::le(&b.dec, b.strict)));
+        if let Some(k) = frac_digits {
+            // Plain decimal notation only (reported by `numeric::spelling_losses`).
+            parts.push(pat(format!(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]{{1,{k}}}0*)?")));
         }
         if let Some(n) = int_step {
             match self.multiple_regex(n) {
@@ -2213,7 +2277,8 @@ impl<'a> Compiler<'a> {
             && self.opts.assert_formats
         {
             match formats::format_regex(f) {
-                Some(r) => parts.push(RegexAst::Pattern(r, Default::default())),
+                // Every spelling of the matching texts (`\u0040` for `@`).
+                Some(r) => parts.push(ecma::spell_regex(&r, 100).unwrap_or(RegexAst::Nothing)),
                 None if formats::is_spec_format(f) => {
                     self.note(ptr, "format", CoverageStatus::Unsupported)?;
                 }
@@ -2222,7 +2287,7 @@ impl<'a> Compiler<'a> {
         }
         if let Some(Value::Array(groups)) = m.get(NOT_STRING) {
             parts.push(RegexAst::Repeat(
-                Box::new(RegexAst::Pattern(CANON_STR_CHAR.into(), Default::default())),
+                Box::new(RegexAst::Pattern(STR_CHAR.into(), Default::default())),
                 0,
                 None,
             ));
@@ -2262,10 +2327,17 @@ impl<'a> Compiler<'a> {
                 .iter()
                 .filter_map(|v| v.as_str())
                 .map(|v| {
-                    let q = super::pydumps::string(v);
-                    RegexAst::Literal(q.as_bytes()[1..q.len() - 1].to_vec())
+                    ecma::literal_spellings(v).unwrap_or_else(|| {
+                        let q = super::pydumps::string(v);
+                        RegexAst::Literal(q.as_bytes()[1..q.len() - 1].to_vec())
+                    })
                 })
                 .collect();
+            if vals.iter().any(ecma::has_long_string) {
+                // Complemented over every spelling, a canonical-only literal would exclude
+                // too little: nothing is excluded instead (the caller reports it).
+                self.approx(ptr, "enum", Direction::Superset, "string too long to spell")?;
+            }
             parts.push(RegexAst::Or(alts));
         }
         Ok(RegexAst::And(parts))
@@ -2691,7 +2763,7 @@ impl<'a> Compiler<'a> {
                     let lits = vals
                         .iter()
                         .filter_map(Value::as_str)
-                        .map(|s| RegexAst::Literal(super::pydumps::string(s).into_bytes()))
+                        .map(key_spellings)
                         .collect();
                     parts.push(RegexAst::Or(lits));
                 }
@@ -2773,7 +2845,7 @@ impl<'a> Compiler<'a> {
         let mut literal_keys = Vec::with_capacity(named.len());
         for (k, schema) in &named {
             let lit = super::pydumps::string(k);
-            literal_keys.push(RegexAst::Literal(lit.clone().into_bytes()));
+            literal_keys.push(key_spellings(k));
             let kp = child(&child(ptr, "properties"), k);
             // Schemas of matching patterns apply too.
             let mut extra: Vec<Value> = Vec::new();
@@ -2804,7 +2876,7 @@ impl<'a> Compiler<'a> {
                     self.schema(&acc, &kp, base)?
                 }
             };
-            let mut key_re = RegexAst::Literal(lit.clone().into_bytes());
+            let mut key_re = key_spellings(k);
             if let Some(kn) = &key_names {
                 key_re = RegexAst::And(vec![key_re, kn.clone()]);
             }

@@ -4,11 +4,16 @@
 //! Three steps: (1) [`translate`] rewrites ECMA syntax into `regex-syntax` syntax (ASCII
 //! `\d`/`\w`, ECMA `\s` and `.`, literal `{`, class quirks); (2) the pattern is parsed and its
 //! top-level alternatives are split at `^`/`$` anchors, turning ECMA's unanchored *search*
-//! into a full match with `.*` where unanchored; (3) every character class or literal that
-//! can match `"`, `\` or a control character is rewritten to match that character's JSON
-//! escape instead, so the regex applies to the encoded text exactly (for the canonical
-//! escapes that `json.dumps` writes). Look-arounds, back-references and inner anchors are
-//! reported as unsupported.
+//! into a full match with `.*` where unanchored; (3) every character class or literal is
+//! rewritten to the union of the JSON spellings of its characters ([`spell_class`]): raw where
+//! JSON allows it, the short escape where one exists (`\n`, `\"`, `\/`, ...), `\uXXXX` with
+//! hex digits in either case, and a surrogate pair of such escapes beyond the BMP. The regex
+//! then matches exactly the encoded bodies whose decoded text the pattern matches, whatever
+//! escapes the writer chose. Look-arounds, back-references and inner anchors are reported as
+//! unsupported.
+//!
+//! The same spelling rewrite serves `enum`/`const` strings and literal property keys
+//! ([`literal_spellings`]) and the `format` regexes ([`spell_regex`]).
 
 use alloc::boxed::Box;
 use alloc::format;
@@ -16,14 +21,18 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use regex_syntax::ParserBuilder;
-use regex_syntax::hir::{
-    Capture, Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Look, Repetition,
-};
+use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Look};
 
 use crate::regex::RegexAst;
 
-/// One encoded character of a string body, canonical escapes only (what `json.dumps` writes).
-pub(crate) const CANON_CHAR: &str = r#"(?:[^"\\\x00-\x1F]|\\["\\bfnrt]|\\u00[01][0-9a-fA-F])"#;
+/// One encoded character of a string body in any JSON spelling: a raw character, a short
+/// escape, a `\uXXXX` escape of a non-surrogate, or a surrogate pair of escapes (lone
+/// surrogates are rejected, as serde_json rejects them).
+pub(crate) const ANY_CHAR: &str = r#"(?:[^"\\\x00-\x1F]|\\["\\/bfnrt]|\\u(?:[0-9A-Ca-cEFef][0-9A-Fa-f]{3}|[Dd][0-7][0-9A-Fa-f]{2})|\\u[Dd][89ABab][0-9A-Fa-f]{2}\\u[Dd][C-Fc-f][0-9A-Fa-f]{2})"#;
+
+/// Longest string literal (in characters) spelled every way by [`literal_spellings`]; a
+/// longer one keeps its canonical spelling only (a subset, which the caller reports).
+pub(crate) const MAX_SPELLED_LITERAL: usize = 4096;
 
 /// Why a pattern cannot be compiled exactly.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -379,37 +388,22 @@ fn parse(pattern: &str, nest: u32) -> Result<Hir, PatternError> {
         .map_err(|e| PatternError::Invalid(e.to_string()))
 }
 
-fn escape_hir(c: char) -> Hir {
-    let short = match c {
-        '"' => Some("\\\""),
-        '\\' => Some("\\\\"),
-        '\x08' => Some("\\b"),
-        '\x0C' => Some("\\f"),
-        '\n' => Some("\\n"),
-        '\r' => Some("\\r"),
-        '\t' => Some("\\t"),
-        _ => None,
-    };
-    if let Some(s) = short {
-        return Hir::literal(s.as_bytes());
-    }
-    let v = c as u32;
-    let hex = |d: u32| -> Hir {
-        let ch = char::from_digit(d, 16).unwrap_or('0');
-        let up = ch.to_ascii_uppercase();
-        let mut ranges = alloc::vec![ClassUnicodeRange::new(ch, ch)];
-        if up != ch {
-            ranges.push(ClassUnicodeRange::new(up, up));
-        }
-        Hir::class(Class::Unicode(ClassUnicode::new(ranges)))
-    };
-    Hir::concat(alloc::vec![
-        Hir::literal(b"\\u00".as_slice()),
-        hex(v >> 4),
-        hex(v & 15)
-    ])
+/// The short escape of `c`, if JSON has one.
+fn short_escape(c: char) -> Option<&'static str> {
+    Some(match c {
+        '"' => "\\\"",
+        '\\' => "\\\\",
+        '/' => "\\/",
+        '\x08' => "\\b",
+        '\x0C' => "\\f",
+        '\n' => "\\n",
+        '\r' => "\\r",
+        '\t' => "\\t",
+        _ => return None,
+    })
 }
 
+/// Characters JSON does not allow raw in a string.
 fn specials() -> ClassUnicode {
     ClassUnicode::new([
         ClassUnicodeRange::new('\0', '\x1F'),
@@ -418,56 +412,267 @@ fn specials() -> ClassUnicode {
     ])
 }
 
-/// Rewrite classes and literals to match the JSON encoding of their characters.
-fn encode(h: &Hir, depth: u32) -> Result<Hir, PatternError> {
+/// Inclusive code point (or code unit) ranges.
+type Ranges = Vec<(u32, u32)>;
+
+/// One hex digit (either letter case) whose value is one of `digits`.
+fn hex_digit_class(digits: &[u32]) -> RegexAst {
+    let mut set = [0u32; 8];
+    for &d in digits {
+        let c = char::from_digit(d, 16).unwrap_or('0');
+        for b in [c as u8, c.to_ascii_uppercase() as u8] {
+            set[usize::from(b / 32)] |= 1 << (b % 32);
+        }
+    }
+    RegexAst::ByteSet(set)
+}
+
+/// Exactly `n` hex digits (either case) spelling a value in `ranges` (sorted, disjoint,
+/// inclusive, within `0..16^n`). Built digit by digit; first digits whose remainders are the
+/// same range list share one branch. The recursion depth is `n <= 4`.
+fn hex_ranges(ranges: &[(u32, u32)], n: u32) -> RegexAst {
+    if n == 0 {
+        return RegexAst::Epsilon;
+    }
+    let unit = 16u32.pow(n - 1);
+    // (remainder ranges, first digits sharing them)
+    let mut groups: Vec<(Ranges, Vec<u32>)> = Vec::new();
+    for d in 0..16 {
+        let base = d * unit;
+        let top = base + (unit - 1);
+        let sub: Vec<(u32, u32)> = ranges
+            .iter()
+            .filter(|&&(a, b)| b >= base && a <= top)
+            .map(|&(a, b)| (a.max(base) - base, b.min(top) - base))
+            .collect();
+        if sub.is_empty() {
+            continue;
+        }
+        match groups.iter_mut().find(|g| g.0 == sub) {
+            Some(g) => g.1.push(d),
+            None => groups.push((sub, alloc::vec![d])),
+        }
+    }
+    let mut alts = Vec::with_capacity(groups.len());
+    for (sub, digits) in groups {
+        let head = hex_digit_class(&digits);
+        let tail = if sub == [(0, unit - 1)] {
+            RegexAst::Repeat(
+                Box::new(hex_digit_class(&(0..16).collect::<Vec<u32>>())),
+                n - 1,
+                Some(n - 1),
+            )
+        } else {
+            hex_ranges(&sub, n - 1)
+        };
+        alts.push(RegexAst::Concat(alloc::vec![head, tail]));
+    }
+    RegexAst::Or(alts)
+}
+
+/// `\u` followed by four hex digits in one of `ranges`.
+fn u_escape(ranges: &[(u32, u32)]) -> RegexAst {
+    RegexAst::Concat(alloc::vec![RegexAst::literal("\\u"), hex_ranges(ranges, 4)])
+}
+
+fn class_contains(cls: &ClassUnicode, c: char) -> bool {
+    cls.ranges().iter().any(|r| r.start() <= c && c <= r.end())
+}
+
+/// Every JSON spelling of one character of `cls`: raw (when JSON allows it raw), its short
+/// escape, `\uXXXX` (hex digits in either case) and, beyond the BMP, a surrogate pair.
+pub(crate) fn spell_class(cls: &ClassUnicode) -> RegexAst {
+    let mut alts = Vec::new();
+    let mut raw = cls.clone();
+    raw.difference(&specials());
+    if !raw.ranges().is_empty() {
+        if raw.ranges().iter().all(|r| r.end().is_ascii()) {
+            let mut set = [0u32; 8];
+            for r in raw.ranges() {
+                for b in (r.start() as u8)..=(r.end() as u8) {
+                    set[usize::from(b / 32)] |= 1 << (b % 32);
+                }
+            }
+            alts.push(RegexAst::ByteSet(set));
+        } else {
+            alts.push(RegexAst::Pattern(
+                Hir::class(Class::Unicode(raw)).to_string(),
+                Default::default(),
+            ));
+        }
+    }
+    for c in ['"', '\\', '/', '\x08', '\x0C', '\n', '\r', '\t'] {
+        if class_contains(cls, c)
+            && let Some(e) = short_escape(c)
+        {
+            alts.push(RegexAst::literal(e));
+        }
+    }
+    let mut bmp = Vec::new();
+    let mut astral = Vec::new();
+    for r in cls.ranges() {
+        let (a, b) = (r.start() as u32, r.end() as u32);
+        for (lo, hi) in [(0, 0xD7FF), (0xE000, 0xFFFF)] {
+            let (x, y) = (a.max(lo), b.min(hi));
+            if x <= y {
+                bmp.push((x, y));
+            }
+        }
+        let x = a.max(0x10000);
+        if x <= b {
+            astral.push((x, b));
+        }
+    }
+    if !bmp.is_empty() {
+        alts.push(u_escape(&bmp));
+    }
+    // Surrogate pairs: (high surrogates, low surrogates) pieces of each astral range.
+    let split = |v: u32| {
+        (
+            0xD800 + ((v - 0x10000) >> 10),
+            0xDC00 + ((v - 0x10000) & 0x3FF),
+        )
+    };
+    let mut pieces: Vec<((u32, u32), (u32, u32))> = Vec::new();
+    for (a, b) in astral {
+        let (ha, la) = split(a);
+        let (hb, lb) = split(b);
+        if ha == hb {
+            pieces.push(((ha, ha), (la, lb)));
+        } else {
+            pieces.push(((ha, ha), (la, 0xDFFF)));
+            if ha + 1 < hb {
+                pieces.push(((ha + 1, hb - 1), (0xDC00, 0xDFFF)));
+            }
+            pieces.push(((hb, hb), (0xDC00, lb)));
+        }
+    }
+    // Pieces with the same low range share one branch.
+    let mut by_low: Vec<((u32, u32), Ranges)> = Vec::new();
+    for (h, l) in pieces {
+        match by_low.iter_mut().find(|g| g.0 == l) {
+            Some(g) => {
+                if let Some(last) = g.1.last_mut()
+                    && last.1 + 1 == h.0
+                {
+                    last.1 = h.1;
+                } else {
+                    g.1.push(h);
+                }
+            }
+            None => by_low.push((l, alloc::vec![h])),
+        }
+    }
+    for (l, highs) in by_low {
+        alts.push(RegexAst::Concat(alloc::vec![
+            u_escape(&highs),
+            u_escape(&[l])
+        ]));
+    }
+    RegexAst::Or(alts)
+}
+
+/// The byte set of one hex digit of value `d`, either letter case.
+fn hex_byte(d: u32) -> RegexAst {
+    let mut set = [0u32; 8];
+    let c = char::from_digit(d, 16).unwrap_or('0');
+    for b in [c as u8, c.to_ascii_uppercase() as u8] {
+        set[usize::from(b / 32)] |= 1 << (b % 32);
+    }
+    RegexAst::ByteSet(set)
+}
+
+/// `\u` and the four hex digits (either case) of the code unit `u`.
+fn u_unit(u: u32, out: &mut Vec<RegexAst>) {
+    out.push(RegexAst::literal("\\u"));
+    for shift in [12, 8, 4, 0] {
+        out.push(hex_byte((u >> shift) & 15));
+    }
+}
+
+/// Every JSON spelling of the character `c`, built directly (no pattern text to parse: an
+/// `enum` of many strings is spelled often, and this is its hot path).
+fn char_spellings(c: char) -> RegexAst {
+    let mut alts = Vec::with_capacity(3);
+    if !(c < ' ' || c == '"' || c == '\\') {
+        let mut buf = [0u8; 4];
+        alts.push(RegexAst::literal(c.encode_utf8(&mut buf)));
+    }
+    if let Some(e) = short_escape(c) {
+        alts.push(RegexAst::literal(e));
+    }
+    let mut units = [0u16; 2];
+    let mut seq = Vec::with_capacity(10);
+    for u in c.encode_utf16(&mut units) {
+        u_unit(u32::from(*u), &mut seq);
+    }
+    alts.push(RegexAst::Concat(seq));
+    RegexAst::Or(alts)
+}
+
+/// Every JSON spelling of the string body (between the quotes) of `s`, or `None` when `s`
+/// has more than [`MAX_SPELLED_LITERAL`] characters.
+pub(crate) fn literal_spellings(s: &str) -> Option<RegexAst> {
+    if s.len() > MAX_SPELLED_LITERAL && s.chars().count() > MAX_SPELLED_LITERAL {
+        return None;
+    }
+    Some(RegexAst::Concat(s.chars().map(char_spellings).collect()))
+}
+
+/// Every JSON spelling (quotes included) of the string `s`, or `None` when too long.
+pub(crate) fn quoted_spellings(s: &str) -> Option<RegexAst> {
+    let body = literal_spellings(s)?;
+    Some(RegexAst::Concat(alloc::vec![
+        RegexAst::literal("\""),
+        body,
+        RegexAst::literal("\"")
+    ]))
+}
+
+/// Does `v` hold a string or an object key (at any depth) longer than
+/// [`MAX_SPELLED_LITERAL`] characters (spelled canonically only)?
+pub(crate) fn has_long_string(v: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    let long = |s: &str| s.len() > MAX_SPELLED_LITERAL && s.chars().count() > MAX_SPELLED_LITERAL;
+    let mut stack = alloc::vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) if long(s) => return true,
+            Value::Array(a) => stack.extend(a.iter()),
+            Value::Object(o) => {
+                if o.keys().any(|k| long(k)) {
+                    return true;
+                }
+                stack.extend(o.values());
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// A `regex-syntax` regex over decoded text (no anchors or look-around) rewritten to match
+/// every JSON spelling of the texts it matches, or `None` if it does not parse.
+pub(crate) fn spell_regex(text: &str, nest: u32) -> Option<RegexAst> {
+    let hir = parse(text, nest).ok()?;
+    encode(&hir, 0).ok()
+}
+
+/// Rewrite classes and literals to match every JSON spelling of their characters, as a
+/// [`RegexAst`] (literals are spelled character by character with [`char_spellings`], classes
+/// through [`spell_class`]).
+fn encode(h: &Hir, depth: u32) -> Result<RegexAst, PatternError> {
     if depth > 500 {
         return Err(PatternError::Unsupported("pattern nests too deeply".into()));
     }
     Ok(match h.kind() {
-        HirKind::Empty => Hir::empty(),
+        HirKind::Empty => RegexAst::Epsilon,
         HirKind::Literal(lit) => {
             let s = core::str::from_utf8(&lit.0)
                 .map_err(|_| PatternError::Unsupported("non-UTF-8 literal".into()))?;
-            let mut parts = Vec::new();
-            let mut run = String::new();
-            for c in s.chars() {
-                if c < ' ' || c == '"' || c == '\\' {
-                    if !run.is_empty() {
-                        parts.push(Hir::literal(run.as_bytes()));
-                        run.clear();
-                    }
-                    parts.push(escape_hir(c));
-                } else {
-                    run.push(c);
-                }
-            }
-            if !run.is_empty() {
-                parts.push(Hir::literal(run.as_bytes()));
-            }
-            Hir::concat(parts)
+            RegexAst::Concat(s.chars().map(char_spellings).collect())
         }
-        HirKind::Class(Class::Unicode(cls)) => {
-            let mut special = cls.clone();
-            special.intersect(&specials());
-            if special.ranges().is_empty() {
-                h.clone()
-            } else {
-                let mut rest = cls.clone();
-                rest.difference(&specials());
-                let mut alts = Vec::new();
-                if !rest.ranges().is_empty() {
-                    alts.push(Hir::class(Class::Unicode(rest)));
-                }
-                for r in special.ranges() {
-                    for cp in (r.start() as u32)..=(r.end() as u32) {
-                        if let Some(c) = char::from_u32(cp) {
-                            alts.push(escape_hir(c));
-                        }
-                    }
-                }
-                Hir::alternation(alts)
-            }
-        }
+        HirKind::Class(Class::Unicode(cls)) => spell_class(cls),
         HirKind::Class(Class::Bytes(_)) => {
             return Err(PatternError::Unsupported("byte class".into()));
         }
@@ -477,40 +682,22 @@ fn encode(h: &Hir, depth: u32) -> Result<Hir, PatternError> {
             ));
         }
         HirKind::Repetition(rep) => {
-            let mut sub = encode(&rep.sub, depth + 1)?;
-            if matches!(sub.kind(), HirKind::Repetition(_)) {
-                // The printer writes `x+?` for `(?:x+)?`, which re-parses as a lazy `+`.
-                sub = Hir::capture(Capture {
-                    index: 1,
-                    name: None,
-                    sub: Box::new(sub),
-                });
-            }
-            Hir::repetition(Repetition {
-                min: rep.min,
-                max: rep.max,
-                greedy: true,
-                sub: Box::new(sub),
-            })
+            RegexAst::Repeat(Box::new(encode(&rep.sub, depth + 1)?), rep.min, rep.max)
         }
-        HirKind::Capture(cap) => Hir::capture(Capture {
-            index: cap.index,
-            name: None,
-            sub: Box::new(encode(&cap.sub, depth + 1)?),
-        }),
+        HirKind::Capture(cap) => encode(&cap.sub, depth + 1)?,
         HirKind::Concat(subs) => {
             let mut v = Vec::with_capacity(subs.len());
             for s in subs {
                 v.push(encode(s, depth + 1)?);
             }
-            Hir::concat(v)
+            RegexAst::Concat(v)
         }
         HirKind::Alternation(subs) => {
             let mut v = Vec::with_capacity(subs.len());
             for s in subs {
                 v.push(encode(s, depth + 1)?);
             }
-            Hir::alternation(v)
+            RegexAst::Or(v)
         }
     })
 }
@@ -568,7 +755,7 @@ pub(crate) fn pattern_regex(src: &str, nest: u32) -> Result<RegexAst, PatternErr
     let mut alts = Vec::new();
     split_alternatives(&hir, &mut alts, 0)?;
     let any = RegexAst::Repeat(
-        Box::new(RegexAst::Pattern(CANON_CHAR.into(), Default::default())),
+        Box::new(RegexAst::Pattern(ANY_CHAR.into(), Default::default())),
         0,
         None,
     );
@@ -578,9 +765,7 @@ pub(crate) fn pattern_regex(src: &str, nest: u32) -> Result<RegexAst, PatternErr
     // alternative.
     let mut groups: [Vec<RegexAst>; 4] = Default::default();
     for (start, end, body) in alts {
-        let enc = encode(&body, 0)?;
-        groups[usize::from(start) * 2 + usize::from(end)]
-            .push(RegexAst::Pattern(enc.to_string(), Default::default()));
+        groups[usize::from(start) * 2 + usize::from(end)].push(encode(&body, 0)?);
     }
     let mut out = Vec::with_capacity(4);
     for (k, mut bodies) in groups.into_iter().enumerate() {

@@ -3,11 +3,29 @@
 //! A bound is a finite decimal `D.F` (integer digits `D` without leading zeros, fraction
 //! digits `F` without trailing zeros). Comparisons are built over the *magnitude* of a
 //! number written without exponent (`(0|[1-9][0-9]*)(\.[0-9]+)?`) and combined with the sign,
-//! so every regex here is exact on that syntax. Exponent forms are handled by the caller.
+//! so every regex here is exact on that syntax.
+//!
+//! Exponent notation (`m e x`, value `m·10^x`): the set of spellings of the numbers in a
+//! range, of the integers or of one value is not regular (comparing the position of `m`'s
+//! first or last significant digit with the decimal value `x` needs a counter). The
+//! `*_spellings` functions accept every spelling whose exponent lies within
+//! ±[`EXP_CASES`] (one exact case per exponent value: the mantissa range is the bound shifted
+//! by `-x`), plus every exponent where a whole sign class is in or out of the set (zero, all
+//! positives, all negatives). [`spelling_losses`] names the keywords whose valid spellings
+//! are then rejected, for the caller to report as subsets.
 
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use core::cmp::Ordering;
+
+use serde_json::{Map, Value};
+
+use crate::regex::RegexAst;
+
+/// Exponent values `|x| <= EXP_CASES` are spelled exactly under bounds, `integer` and
+/// `enum`/`const` numbers (each exponent value is one case of the regex).
+pub(crate) const EXP_CASES: i64 = 12;
 
 /// A finite decimal bound, split into sign, integer digits and fraction digits.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,6 +86,248 @@ impl Decimal {
     fn magnitude_is_zero(&self) -> bool {
         self.int == "0" && self.frac.is_empty()
     }
+
+    /// The value times `10^e`.
+    pub(crate) fn shift(&self, e: i64) -> Option<Decimal> {
+        let frac = if self.frac.is_empty() {
+            "0"
+        } else {
+            &self.frac
+        };
+        let sign = if self.negative { "-" } else { "" };
+        Decimal::parse(&format!("{sign}{}.{frac}e{e}", self.int))
+    }
+
+    /// Every plain (no exponent) spelling of this value: `-?int` with any run of fraction
+    /// zeros (`2`, `2.0`, `2.00`; `-0` for zero).
+    pub(crate) fn plain_spellings(&self) -> String {
+        let sign = if self.negative {
+            "-"
+        } else if self.magnitude_is_zero() {
+            "-?"
+        } else {
+            ""
+        };
+        if self.frac.is_empty() {
+            format!(r"{sign}{}(?:\.0+)?", self.int)
+        } else {
+            format!(r"{sign}{}\.{}0*", self.int, self.frac)
+        }
+    }
+}
+
+/// A nonzero mantissa (integer digits and optional fraction, no sign).
+const NONZERO_MANT: &str = r"(?:[1-9][0-9]*(?:\.[0-9]+)?|0\.[0-9]*[1-9][0-9]*)";
+/// A zero mantissa.
+const ZERO_MANT: &str = r"0(?:\.0+)?";
+/// An exponent part of any value.
+const EXP_ANY: &str = r"[eE][+-]?[0-9]+";
+
+/// The exponent part (`e`, sign, digits with leading zeros) of the value `x`.
+fn exp_of(x: i64) -> String {
+    match x.cmp(&0) {
+        Ordering::Greater => format!(r"[eE]\+?0*{x}"),
+        Ordering::Equal => String::from("[eE][+-]?0+"),
+        Ordering::Less => format!("[eE]-0*{}", x.unsigned_abs()),
+    }
+}
+
+/// The exponent parts whose value is above `EXP_CASES` (`sign`: `\+?` or `-`).
+fn exp_big(sign: &str) -> String {
+    format!("[eE]{sign}0*{}", int_gt(&EXP_CASES.to_string()))
+}
+
+/// Every spelling of every integer (a number with zero fractional part), except those in
+/// exponent notation beyond the cases: an exponent `x > EXP_CASES` with more than
+/// `EXP_CASES` significant fraction digits (`1.0000000000001e20`), or `x < -EXP_CASES`
+/// with a nonzero mantissa (`1000000000000000e-15`).
+pub(crate) fn integer_spellings() -> String {
+    let k = EXP_CASES;
+    let mut parts = alloc::vec![
+        String::from(r"-?(?:0|[1-9][0-9]*)(?:\.0+)?"),
+        format!(r"-?{ZERO_MANT}{EXP_ANY}"),
+    ];
+    for x in 0..=k {
+        // At most `x` significant fraction digits.
+        let frac = if x == 0 {
+            String::from(r"(?:\.0+)?")
+        } else {
+            format!(r"(?:\.[0-9]{{1,{x}}}0*)?")
+        };
+        parts.push(format!(r"-?(?:0|[1-9][0-9]*){frac}{}", exp_of(x)));
+    }
+    parts.push(format!(
+        r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]{{1,{k}}}0*)?{}",
+        exp_big(r"\+?")
+    ));
+    for x in 1..=k {
+        // At least `x` trailing zeros in the integer part, a zero fraction.
+        parts.push(format!(r"-?[1-9][0-9]*0{{{x}}}(?:\.0+)?{}", exp_of(-x)));
+    }
+    alt(&parts)
+}
+
+/// Every spelling of the value `d`: plain, and in exponent notation with `|x| <=
+/// EXP_CASES` (any exponent for zero).
+pub(crate) fn value_spellings(d: &Decimal) -> String {
+    let mut parts = alloc::vec![d.plain_spellings()];
+    if d.magnitude_is_zero() {
+        parts.push(format!(r"-?{ZERO_MANT}{EXP_ANY}"));
+        return alt(&parts);
+    }
+    for x in -EXP_CASES..=EXP_CASES {
+        if let Some(m) = d.shift(-x) {
+            parts.push(format!("{}{}", m.plain_spellings(), exp_of(x)));
+        }
+    }
+    alt(&parts)
+}
+
+/// Does the range (bounds as `(value, strict)`) hold zero, all positives, some positives,
+/// all negatives, some negatives?
+struct SignClasses {
+    zero: bool,
+    all_pos: bool,
+    some_pos: bool,
+    all_neg: bool,
+    some_neg: bool,
+}
+
+fn sign_classes(lo: Option<(&Decimal, bool)>, hi: Option<(&Decimal, bool)>) -> SignClasses {
+    // lo <= 0 (lo < 0 for `> lo` to hold at zero when strict).
+    let lo_le0 = lo.is_none_or(|(d, _)| d.negative || d.magnitude_is_zero());
+    let lo_below0 = lo.is_none_or(|(d, _)| d.negative);
+    let hi_ge0 = hi.is_none_or(|(d, _)| !d.negative || d.magnitude_is_zero());
+    let hi_above0 = hi.is_none_or(|(d, _)| !d.negative && !d.magnitude_is_zero());
+    let zero = lo.is_none_or(|(d, s)| d.negative || (d.magnitude_is_zero() && !s))
+        && hi.is_none_or(|(d, s)| !(d.negative || (d.magnitude_is_zero() && s)));
+    SignClasses {
+        zero,
+        all_pos: hi.is_none() && lo_le0,
+        some_pos: hi_above0,
+        all_neg: lo.is_none() && hi_ge0,
+        some_neg: lo_below0,
+    }
+}
+
+/// The spellings in exponent notation of the numbers in the range (each bound optional,
+/// with its strictness): exact for `|x| <= EXP_CASES`, and for every exponent within a
+/// sign class that is wholly in the range (zero, positives, negatives).
+pub(crate) fn exponent_spellings(
+    lo: Option<(&Decimal, bool)>,
+    hi: Option<(&Decimal, bool)>,
+) -> RegexAst {
+    let pat = |s: String| RegexAst::Pattern(s, Default::default());
+    let c = sign_classes(lo, hi);
+    let mut parts = Vec::new();
+    if c.zero {
+        parts.push(pat(format!(r"-?{ZERO_MANT}{EXP_ANY}")));
+    }
+    if c.all_pos {
+        parts.push(pat(format!("{NONZERO_MANT}{EXP_ANY}")));
+    }
+    if c.all_neg {
+        parts.push(pat(format!("-{NONZERO_MANT}{EXP_ANY}")));
+    }
+    let partial = (c.some_pos && !c.all_pos) || (c.some_neg && !c.all_neg);
+    if partial {
+        for x in -EXP_CASES..=EXP_CASES {
+            let mut mant = alloc::vec![pat(format!("-?{NONZERO_MANT}"))];
+            if let Some((d, strict)) = lo {
+                match d.shift(-x) {
+                    Some(d) => mant.push(pat(ge(&d, strict))),
+                    None => continue,
+                }
+            }
+            if let Some((d, strict)) = hi {
+                match d.shift(-x) {
+                    Some(d) => mant.push(pat(le(&d, strict))),
+                    None => continue,
+                }
+            }
+            parts.push(RegexAst::Concat(alloc::vec![
+                RegexAst::And(mant),
+                pat(exp_of(x))
+            ]));
+        }
+    }
+    RegexAst::Or(parts)
+}
+
+/// The number keywords of `m` under which valid spellings are rejected, with why (the
+/// caller reports them as subsets). `integer`: the schema's type is `integer`; `negated`:
+/// the schema holds negated number keywords (matched over canonical spellings).
+pub(crate) fn spelling_losses(
+    m: &Map<String, Value>,
+    integer: bool,
+    negated: bool,
+) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if integer {
+        out.push((
+            "type",
+            format!(
+                "integers in exponent notation are accepted with an exponent within ±{EXP_CASES} \
+                 or with at most {EXP_CASES} significant fraction digits (`{{m e x : m·10^x \
+                 integral}}` is not regular): e.g. `1.0000000000001e20` is rejected"
+            ),
+        ));
+    }
+    for k in ["minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"] {
+        if let Some(Value::Number(n)) = m.get(k)
+            && Decimal::parse(&n.to_string()).is_some_and(|d| !d.magnitude_is_zero())
+        {
+            out.push((
+                k,
+                format!(
+                    "a number in exponent notation is accepted under a nonzero bound only with \
+                     an exponent within ±{EXP_CASES} (`{{m e x : lo <= m·10^x <= hi}}` is not \
+                     regular)"
+                ),
+            ));
+        }
+    }
+    if m.get("multipleOf")
+        .and_then(Value::as_f64)
+        .is_some_and(|d| d > 0.0)
+    {
+        out.push((
+            "multipleOf",
+            String::from(
+                "multiples are accepted in plain decimal notation only (`4.0` is accepted \
+                 for an integer divisor only as `4`; no exponent notation)",
+            ),
+        ));
+    }
+    if negated {
+        out.push((
+            "not",
+            String::from(
+                "numbers under a negated number keyword are accepted in canonical plain \
+                 decimals only (no `-0`, trailing fraction zeros or exponent)",
+            ),
+        ));
+    }
+    out
+}
+
+/// Does `v` hold a nonzero number (at any depth)? Such an `enum`/`const` value keeps only its
+/// spellings with small exponents ([`value_spellings`]).
+pub(crate) fn has_nonzero_number(v: &Value) -> bool {
+    let mut stack = alloc::vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Number(n)
+                if Decimal::parse(&n.to_string()).is_some_and(|d| !d.magnitude_is_zero()) =>
+            {
+                return true;
+            }
+            Value::Array(a) => stack.extend(a.iter()),
+            Value::Object(o) => stack.extend(o.values()),
+            _ => {}
+        }
+    }
+    false
 }
 
 const ANY_FRAC: &str = r"(?:\.[0-9]+)?";

@@ -469,10 +469,24 @@ fn rewritten_keywords_are_exact() {
         strict: true,
         ..python()
     };
-    let exact = |s: Value, good: &[&str], bad: &[&str]| {
-        let (_, report) = build(s.clone(), &strict);
-        assert!(report.is_exact(), "{s}: {report:?}");
-        check_with(s, &strict, good, bad);
+    // Exact over values. Numbers keep their spellings with small exponents only
+    // (`numeric::spelling_losses`): such a schema reports a subset, which strict mode
+    // refuses; it is then checked in default mode.
+    let exact = |s: Value, good: &[&str], bad: &[&str]| match Grammar::from_json_schema(
+        &s,
+        &strict,
+        &vocab(),
+        &Limits::default(),
+    ) {
+        Ok((_, report)) => {
+            assert!(report.is_exact(), "{s}: {report:?}");
+            check_with(s, &strict, good, bad);
+        }
+        Err(e) => {
+            assert_eq!(e.kind, GrammarErrorKind::Unsupported, "{s}: {e}");
+            assert!(e.message.contains("(subset)"), "{s}: {e}");
+            check_with(s, &python(), good, bad);
+        }
     };
     // Overlapping `oneOf`: exactly one branch.
     exact(
@@ -642,4 +656,138 @@ fn schema_text_errors() {
     assert_eq!(err.kind, GrammarErrorKind::Syntax);
     let span = err.span.unwrap();
     assert_eq!(span.start.line, 2);
+}
+
+/// The report's entries for `keyword` at the root, as (direction) list.
+fn directions(report: &super::CoverageReport, keyword: &str) -> Vec<super::Direction> {
+    report
+        .entries
+        .iter()
+        .filter(|e| e.pointer.is_empty() && e.keyword == keyword)
+        .filter_map(|e| match &e.status {
+            CoverageStatus::Approximated { direction, .. } => Some(*direction),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Strict mode compiles `s` with an exact report.
+fn strict_exact(s: &Value) -> Grammar {
+    let strict = JsonOptions {
+        strict: true,
+        ..python()
+    };
+    let (g, r) = Grammar::from_json_schema(s, &strict, &vocab(), &Limits::default())
+        .unwrap_or_else(|e| panic!("{s}: {e}"));
+    assert!(r.is_exact(), "{s}: {r:?}");
+    g
+}
+
+#[test]
+fn integer_spellings() {
+    use super::Direction::Subset;
+    let s = json!({"type": "integer"});
+    let (g, r) = build(s, &python());
+    for t in [
+        "1", "1.0", "1.00", "1e0", "1E+2", "10e-1", "0.1e1", "-0", "1.5e1", "-0.0e-7", "2.50e1",
+        "12e+012", "100E-2", "0e99", "7.000e0",
+    ] {
+        assert!(accepts(&g, t), "{t}");
+    }
+    for t in ["1.5", "1e-1", "0.15e1", "1.05e1", "1.1", "15e-1"] {
+        assert!(!accepts(&g, t), "{t}");
+    }
+    // `1.0000000000001e20` is an integer the regex cannot reach: reported.
+    assert!(!accepts(&g, "1.0000000000001e20"));
+    assert_eq!(directions(&r, "type"), [Subset]);
+}
+
+#[test]
+fn bounded_number_spellings() {
+    use super::Direction::Subset;
+    let (g, r) = build(json!({"maximum": 1000}), &python());
+    for t in [
+        "1e2", "1E3", "-5e10", "1000.0", "0.5e3", "10000e-1", "-1e300", "0e500",
+    ] {
+        assert!(accepts(&g, t), "{t}");
+    }
+    for t in ["1.1e3", "2e3", "1000.5", "10001e-1", "0.5e4"] {
+        assert!(!accepts(&g, t), "{t}");
+    }
+    assert_eq!(directions(&r, "maximum"), [Subset]);
+    // Bounds at zero split the sign classes: every spelling, exact.
+    let g = strict_exact(&json!({"minimum": 0}));
+    for t in ["1e400", "5e7", "-0e3", "0e-2", "0.0", "-0"] {
+        assert!(accepts(&g, t), "{t}");
+    }
+    for t in ["-1e-9", "-0.5"] {
+        assert!(!accepts(&g, t), "{t}");
+    }
+    let g = strict_exact(&json!({"exclusiveMinimum": 0, "type": "number"}));
+    assert!(!accepts(&g, "0e5") && !accepts(&g, "-0.0E1") && accepts(&g, "1e-300"));
+    // `const`/`enum` numbers: every spelling with a small exponent.
+    let (g, r) = build(json!({"const": 2}), &python());
+    for t in ["2", "2.0", "2e0", "0.2e1", "20e-1", "200E-2", "0.0002e+4"] {
+        assert!(accepts(&g, t), "{t}");
+    }
+    for t in ["2.1", "3e0", "2e1"] {
+        assert!(!accepts(&g, t), "{t}");
+    }
+    assert_eq!(directions(&r, "const"), [Subset]);
+    let g = strict_exact(&json!({"enum": [0, "a"]}));
+    assert!(accepts(&g, "0e9") && accepts(&g, "-0.0E-3") && accepts(&g, "\"\\u0061\""));
+}
+
+#[test]
+fn string_spellings() {
+    let g = strict_exact(&json!({"type": "string", "pattern": "^a+$"}));
+    for t in [r#""\u0061a""#, r#""a\u0061""#, r#""aa""#] {
+        assert!(accepts(&g, t), "{t}");
+    }
+    for t in [r#""\u0062""#, r#""\u0041""#, r#""""#] {
+        assert!(!accepts(&g, t), "{t}");
+    }
+    let g = strict_exact(&json!({"type": "string", "pattern": "^/\\d\"é😀$"}));
+    for t in [
+        r#""/1\"é😀""#,
+        r#""\/\u0031\u0022\u00e9\ud83d\ude00""#,
+        r#""\u002F1\"\u00E9\uD83D\uDE00""#,
+    ] {
+        assert!(accepts(&g, t), "{t}");
+    }
+    assert!(!accepts(&g, r#""/1\"e😀""#));
+    let g = strict_exact(&json!({"type": "string", "pattern": "^[^a]$"}));
+    for t in [r#""\u0062""#, r#""\n""#, r#""\u000A""#, r#""\ud800\udc00""#] {
+        assert!(accepts(&g, t), "{t}");
+    }
+    assert!(!accepts(&g, r#""\u0061""#) && !accepts(&g, r#""a""#));
+    // `enum`/`const` strings and literal keys.
+    let g = strict_exact(&json!({"enum": ["a\"b", "\n"]}));
+    for t in [r#""a\"b""#, r#""\u0061\u0022b""#, r#""\u000a""#, r#""\n""#] {
+        assert!(accepts(&g, t), "{t}");
+    }
+    let g = strict_exact(
+        &json!({"type": "object", "properties": {"a": {"type": "string"}},
+                "additionalProperties": false}),
+    );
+    assert!(accepts(&g, r#"{"\u0061": "x"}"#));
+    assert!(!accepts(&g, r#"{"\u0061": null}"#));
+    // Negated string keywords are complemented over every spelling.
+    let g = strict_exact(&json!({"type": "string", "not": {"pattern": "^a"}}));
+    assert!(!accepts(&g, r#""\u0061""#) && accepts(&g, r#""\u0062""#));
+    // Formats.
+    let g = strict_exact(&json!({"type": "string", "format": "ipv4"}));
+    assert!(accepts(&g, r#""1.2.3.\u0034""#) && !accepts(&g, r#""1.2.3.\u0041""#));
+}
+
+#[test]
+fn two_contains_report_both_directions() {
+    use super::Direction::{Subset, Superset};
+    // Suite `unevaluatedItems.json` #22: the valid `[2,3,4,5,6]` is rejected.
+    let s = json!({"allOf": [{"contains": {"multipleOf": 2}}, {"contains": {"multipleOf": 3}}],
+                   "unevaluatedItems": {"multipleOf": 5}});
+    let (g, r) = build(s, &python());
+    assert!(!accepts(&g, "[2, 3, 4, 5, 6]"));
+    assert_eq!(directions(&r, "contains"), [Superset]);
+    assert_eq!(directions(&r, "allOf"), [Subset]);
 }
