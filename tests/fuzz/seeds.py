@@ -13,12 +13,19 @@ if not os.path.isdir(SHARED):
 OUT = os.path.join(ROOT, "tests", "fuzz", "seeds")
 
 
+# Seeds left out: they take longer than the 10 s timeout under ASan on a loaded 2-core
+# machine (0.4 s in release) and live in regressions/json_schema/ instead.
+SLOW = {"seed-e4f56fd38489"}
+
+
 def write(target, data):
     if isinstance(data, str):
         data = data.encode()
     d = os.path.join(OUT, target)
     os.makedirs(d, exist_ok=True)
     name = "seed-" + hashlib.sha1(data).hexdigest()[:12]
+    if name in SLOW:
+        return
     with open(os.path.join(d, name), "wb") as f:
         f.write(data)
 
