@@ -314,7 +314,7 @@ pub fn check_json_schema(data: &[u8]) -> Result<(), String> {
 }
 
 /// Largest vocabulary whose every token is inspected by [`check_vocab`].
-const MAX_INSPECTED: usize = 1 << 16;
+pub const MAX_INSPECTED: usize = 1 << 16;
 
 /// A vocabulary's invariants: EOS and special ids in range and marked special, the mask size,
 /// the trie bytes of every id (up to [`MAX_INSPECTED`]) readable.
