@@ -590,5 +590,45 @@ pub fn check_tokenizer_json_c(data: &[u8], core: Option<usize>) -> Result<(), St
             "sieve_tokenizer_from_json gave {st:?} (size {got:?}), the core {core:?}"
         ));
     }
+    // The llg layer with the same text and a host vocab_size at or above the table's size
+    // (models pad their vocabulary): built exactly when the core builds it. Text with a NUL
+    // cannot be passed as a C string.
+    let Ok(text) = CString::new(data) else {
+        return Ok(());
+    };
+    let pad = data
+        .iter()
+        .fold(0u32, |h, &b| h.wrapping_mul(31).wrapping_add(u32::from(b)))
+        % 97;
+    let size = core.map_or(8, |n| n as u32);
+    let init = LlgTokenizerInit {
+        vocab_size: size.saturating_add(pad),
+        tok_eos: 0,
+        token_lens: ptr::null(),
+        token_bytes: ptr::null(),
+        tokenizer_json: text.as_ptr(),
+        tokenize_assumes_string: false,
+        tokenize_fn: ptr::null(),
+        use_approximate_greedy_tokenize_fn: true,
+        tokenize_user_data: ptr::null(),
+        slices: ptr::null(),
+    };
+    let mut msg = [0 as c_char; 64];
+    // SAFETY: 1. `init` holds a NUL-terminated text and NULL tables; `msg` is writable.
+    let tok = unsafe { llg_new_tokenizer(&init, msg.as_mut_ptr(), msg.len()) };
+    let built = !tok.is_null();
+    if built {
+        // SAFETY: 1. a live tokenizer from llg_new_tokenizer, freed once.
+        unsafe { llg_free_tokenizer(tok) };
+    }
+    // A vocabulary of 0 tokens has no id 0 for the EOS: llg refuses it, the core may not.
+    if built != (core.is_some_and(|n| n > 0 || pad > 0)) {
+        // SAFETY: 1. `msg` is NUL-terminated by llg_new_tokenizer (or still zeroed).
+        let why = unsafe { std::ffi::CStr::from_ptr(msg.as_ptr()) };
+        return Err(format!(
+            "llg_new_tokenizer(vocab_size {}) built: {built} ({why:?}), the core: {core:?}",
+            size + pad
+        ));
+    }
     Ok(())
 }

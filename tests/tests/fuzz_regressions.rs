@@ -99,8 +99,12 @@ fn c_abi() {
 #[test]
 fn seeds_of_the_small_targets() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds");
-    let targets: [(&str, Check); 4] = [
+    let targets: [(&str, Check); 5] = [
         ("regex", fuzzprops::check_regex),
+        ("tokenizer_json", |data| {
+            let core = fuzzprops::check_tokenizer_json(data)?;
+            props_c::check_tokenizer_json_c(data, core)
+        }),
         ("lark", fuzzprops::check_lark),
         ("matcher_ops", fuzzprops::check_matcher_ops),
         ("c_abi", props_c::check_c_abi),
