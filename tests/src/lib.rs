@@ -165,3 +165,4 @@ pub fn accepts(grammar: &Grammar, text: &str) -> bool {
 pub fn is_prefix(grammar: &Grammar, text: &str) -> bool {
     Matcher::new(grammar).try_consume_bytes(text.as_bytes())
 }
+pub mod fuzzprops;

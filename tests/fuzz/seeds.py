@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Writes the committed seed corpora: tests/fuzz/seeds/<target>/seed-*.
+
+Run from the repository root with ../shared beside it (the JSON Schema seeds are a fixed
+sample of ../shared/data/maskbench and the JSON-Schema-Test-Suite). Deterministic; keeps the
+whole committed corpus under about 1 MB."""
+import hashlib, json, os, random, re, struct, sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SHARED = os.path.join(ROOT, "..", "shared", "data")
+if not os.path.isdir(SHARED):
+    SHARED = "/work/shared/data"
+OUT = os.path.join(ROOT, "tests", "fuzz", "seeds")
+
+
+# Seeds left out: they take longer than the 10 s timeout under ASan on a loaded 2-core
+# machine (0.4 s in release) and live in regressions/json_schema/ instead.
+SLOW = {"seed-e4f56fd38489"}
+
+
+def write(target, data):
+    if isinstance(data, str):
+        data = data.encode()
+    d = os.path.join(OUT, target)
+    os.makedirs(d, exist_ok=True)
+    name = "seed-" + hashlib.sha1(data).hexdigest()[:12]
+    if name in SLOW:
+        return
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def lark_sources():
+    out = []
+    for rel in ["core/src/grammar/lark/tests.rs", "tests/tests/lark_cases.rs", "tests/tests/lark_json.rs"]:
+        text = open(os.path.join(ROOT, rel)).read()
+        for m in re.finditer(r'r(#*)"(.*?)"\1', text, re.S):
+            s = m.group(2)
+            if re.search(r"^\s*start\s*:", s, re.M):
+                out.append(s)
+    doc = open(os.path.join(ROOT, "docs", "lark.md")).read()
+    for m in re.finditer(r"```(?:lark)?\n(.*?)```", doc, re.S):
+        if re.search(r"^\s*start\s*:", m.group(1), re.M):
+            out.append(m.group(1))
+    return sorted(set(out))
+
+
+REGEXES = [
+    r"[a-z]+", r"-?[0-9]+(\.[0-9]+)?", r"(ab|cd)*e", r"\d{3}-\d{4}", r"(a|a)*b", r"[^\x00-\x1f]{0,10}",
+    r"\{\x22[a-z]+\x22: (true|false)\}", r"(?i)hello|world", r"\w+@\w+\.com", r"(a{2,5}b?){1,3}",
+    r"[\p{L}]+", r"(?s).{0,4}x", r"(foo|bar|baz)+[0-9]?", r"\\[nrt]|[a-f0-9]{2}", r"a*?b+?c??",
+    r"(?-u:[\x80-\xff])+", r"[ \t\n]*(yes|no)[ \t\n]*", r"^abc$", r"(((a)))*", r"[\u{1F600}-\u{1F64F}]",
+]
+
+TOKENIZERS = [
+    '{"added_tokens":[{"id":5,"content":"<|endoftext|>","special":true},{"id":6,"content":"<think>","special":false}],'
+    '"normalizer":null,"pre_tokenizer":{"type":"ByteLevel"},"decoder":null,"model":{"type":"BPE","vocab":{"a":0,"Ġb":1,"Ċ":3}}}',
+    '{"added_tokens":[{"id":2,"content":"</s>","special":true},{"id":0,"content":"<unk>","special":true}],'
+    '"pre_tokenizer":{"type":"Metaspace","replacement":"▁"},"model":{"type":"BPE","byte_fallback":true,'
+    '"unk_token":"<unk>","vocab":{"<unk>":0,"<0x0A>":1,"</s>":2,"▁hi":3}}}',
+    '{"pre_tokenizer":{"type":"ByteLevel"},"model":{"vocab":{"a":4294967295}}}',
+    '{"pre_tokenizer":{"type":"ByteLevel"},"model":{"vocab":{"a":0,"b":1,"ab":2}},'
+    '"added_tokens":[{"id":3,"content":"<|eot_id|>","special":true},{"id":4,"content":"<|im_end|>","special":true}]}',
+    '{"model":{"type":"WordPiece","vocab":{"a":0}}}',
+    '{"decoder":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"!":0,"\\"":1,"Ġ":2,"ĠĠ":3},"merges":["Ġ Ġ"]}}',
+]
+
+
+def schemas():
+    rng = random.Random(15)
+    out = []
+    mb = os.path.join(SHARED, "maskbench")
+    files = sorted(os.listdir(mb)) if os.path.isdir(mb) else []
+    for name in rng.sample(files, min(len(files), 1500)):
+        try:
+            s = json.load(open(os.path.join(mb, name)))["schema"]
+        except Exception:
+            continue
+        text = json.dumps(s, separators=(",", ":"))
+        if len(text) <= 1200:
+            out.append(text)
+        if len(out) >= 150:
+            break
+    suite = os.path.join(SHARED, "json-schema-test-suite", "tests", "draft2020-12")
+    cases = []
+    if os.path.isdir(suite):
+        for name in sorted(os.listdir(suite)):
+            if not name.endswith(".json"):
+                continue
+            for group in json.load(open(os.path.join(suite, name))):
+                text = json.dumps(group["schema"], separators=(",", ":"))
+                if len(text) <= 600:
+                    cases.append(text)
+    out += rng.sample(cases, min(len(cases), 150))
+    return out
+
+
+def main():
+    larks = lark_sources()
+    for s in larks:
+        write("lark", s)
+    for r in REGEXES:
+        write("regex", r)
+    schs = schemas()
+    for i, s in enumerate(schs):
+        write("json_schema", bytes([i & 1]) + s.encode())
+    for t in TOKENIZERS:
+        write("tokenizer_json", t)
+    rng = random.Random(7)
+    for g in range(3):
+        for _ in range(6):
+            write("matcher_ops", bytes([g] + [rng.randrange(256) for _ in range(40)]))
+    texts = [(0, s) for s in larks[:10]] + [(1, r) for r in REGEXES[:8]] + [(2, s) for s in schs[:10]]
+    for kind, s in texts:
+        b = s.encode()
+        flags = kind | (rng.randrange(8) << 2)
+        ops = bytes(rng.randrange(256) for _ in range(30))
+        write("c_abi", bytes([flags]) + struct.pack("<H", len(b)) + b + ops)
+    total = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(OUT) for f in fs)
+    print(f"{len(larks)} lark, {len(REGEXES)} regex, {len(schs)} schemas; corpus {total} bytes")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
