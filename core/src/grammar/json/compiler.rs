@@ -322,12 +322,17 @@ enum Members<'v> {
     Object(serde_json::map::Iter<'v>),
 }
 
-/// Nodes of `v` (objects, arrays and scalars), counted up to `cap` (then `cap + 1`).
+/// Compile fuel per value node cloned, compared or dropped by the rewriting (an allocation
+/// and a free each, several times the cost of one unit of regex work).
+const NODE_COST: u64 = 16;
+
+/// Nodes of `v` (objects, arrays and scalars) times [`NODE_COST`], counted up to `cap` (then
+/// more than `cap`).
 fn weight(v: &Value, cap: u64) -> u64 {
     let mut n = 0u64;
     let mut stack = vec![v];
     while let Some(x) = stack.pop() {
-        n += 1;
+        n += NODE_COST;
         if n > cap {
             return n;
         }
@@ -645,7 +650,14 @@ impl<'a> Compiler<'a> {
             depth: 0,
         });
         while let Some(job) = self.work.pop() {
-            self.spend(1)?;
+            // A job walks and prints parts of its schema a bounded number of times (its
+            // clones are paid where they are made).
+            let v = match &job.src {
+                Src::At(v) => *v,
+                Src::Owned(v) => v,
+            };
+            let w = weight(v, self.exprs.fuel_left());
+            self.spend(1 + w / 8)?;
             self.job_ptr.clone_from(&job.ptr);
             self.job_depth = job.depth;
             let inner = match &job.src {
@@ -719,6 +731,15 @@ impl<'a> Compiler<'a> {
         let left = self.exprs.fuel_left();
         let w = weight(v, left);
         self.spend(w)
+    }
+
+    /// Pay for cloning the schema object `m`.
+    fn spend_on_map(&mut self, m: &Map<String, Value>) -> R<()> {
+        self.spend(NODE_COST)?;
+        for v in m.values() {
+            self.spend_on(v)?;
+        }
+        Ok(())
     }
 
     // ---- errors, reports, budget -------------------------------------------------------
@@ -1324,6 +1345,9 @@ impl<'a> Compiler<'a> {
 
     /// Intersection of two flattened schemas.
     fn merge(&mut self, a: Value, b: Value, ptr: &str) -> R<Value> {
+        // Merging walks, clones and drops its operands: paid by their node counts.
+        self.spend_on(&a)?;
+        self.spend_on(&b)?;
         // Constructed schemas (negations, rewrites) may still hold a `$ref` or `allOf`.
         let unflat = |v: &Value| matches!(v, Value::Object(m) if m.contains_key("$ref") || m.contains_key("allOf"));
         let a = if unflat(&a) {
@@ -1343,15 +1367,6 @@ impl<'a> Compiler<'a> {
             (x, _) => return Ok(x),
         };
         self.spend((1 + am.len() + bm.len()) as u64)?;
-        for m in [&am, &bm] {
-            for k in ["properties", "additionalProperties", "items", "prefixItems"] {
-                if let Some(x) = m.get(k) {
-                    // Cloned below (cross_additional, merge_positions).
-                    let left = self.exprs.fuel_left();
-                    self.spend(weight(x, left))?;
-                }
-            }
-        }
         const_to_enum(&mut am);
         const_to_enum(&mut bm);
         Self::merge_positions(&mut am, &mut bm);
@@ -1701,6 +1716,15 @@ impl<'a> Compiler<'a> {
             "anyOf" | "oneOf" => match (va, vb) {
                 (Value::Array(a), Value::Array(b)) if a.len() * b.len() <= MAX_BRANCH_PRODUCT => {
                     let mut out = Vec::with_capacity(a.len() * b.len());
+                    // Every branch is cloned once per branch of the other side.
+                    for x in &a {
+                        let w = weight(x, self.exprs.fuel_left());
+                        self.spend(w.saturating_mul(b.len() as u64))?;
+                    }
+                    for y in &b {
+                        let w = weight(y, self.exprs.fuel_left());
+                        self.spend(w.saturating_mul(a.len() as u64))?;
+                    }
                     for x in &a {
                         for y in &b {
                             out.push(Self::all_of(x.clone(), y.clone()));
@@ -1794,6 +1818,7 @@ impl<'a> Compiler<'a> {
                     &format!("{key} must be an array"),
                 ));
             };
+            self.spend_on_map(m)?;
             let mut rest = m.clone();
             rest.remove(key);
             let rest_empty = !has_validation(&rest, &[], &self.keys);
@@ -1846,6 +1871,13 @@ impl<'a> Compiler<'a> {
     /// line to keep the recursive frames small.
     #[inline(never)]
     fn schema_rewrite(&mut self, m: &Map<String, Value>, ptr: &str, base: &str) -> R<Option<u32>> {
+        if negate::CONDITIONAL_KEYS.iter().any(|k| m.contains_key(*k))
+            || m.contains_key("unevaluatedProperties")
+            || m.contains_key("unevaluatedItems")
+            || m.contains_key("not")
+        {
+            self.spend_on_map(m)?;
+        }
         if negate::CONDITIONAL_KEYS.iter().any(|k| m.contains_key(*k)) {
             let rewritten = self.rewrite_conditionals(m.clone(), ptr)?;
             return self.sub(&rewritten, ptr, base).map(Some);

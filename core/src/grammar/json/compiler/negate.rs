@@ -214,6 +214,8 @@ impl Compiler<'_> {
     fn negate_open(&mut self, s: &Value, ptr: String, base: &str, path: &[NegFrame]) -> R<NegOpen> {
         let key = format!("{}:{base}|{s}", base.len());
         self.spend(1 + key.len() as u64 / 8)?;
+        // The alternatives clone parts of the flattened schema (the `oneOf` pairs twice).
+        self.spend_on(s)?;
         if path.iter().any(|f| f.key == key) {
             return Ok(NegOpen::Unsupported);
         }
