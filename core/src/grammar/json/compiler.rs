@@ -282,6 +282,12 @@ enum Src<'a> {
     Owned(Value),
 }
 
+/// A subschema handed to [`Compiler::queue`].
+enum SubSrc<'s> {
+    Borrowed(&'s Value),
+    Owned(Value),
+}
+
 /// A subschema queued for compilation into nonterminal `nt`.
 struct Job<'a> {
     nt: u32,
@@ -650,14 +656,9 @@ impl<'a> Compiler<'a> {
             depth: 0,
         });
         while let Some(job) = self.work.pop() {
-            // A job walks and prints parts of its schema a bounded number of times (its
-            // clones are paid where they are made).
-            let v = match &job.src {
-                Src::At(v) => *v,
-                Src::Owned(v) => v,
-            };
-            let w = weight(v, self.exprs.fuel_left());
-            self.spend(1 + w / 8)?;
+            // A job's clones are paid where they are made (an owned job's schema when it
+            // was queued).
+            self.spend(1)?;
             self.job_ptr.clone_from(&job.ptr);
             self.job_depth = job.depth;
             let inner = match &job.src {
@@ -670,16 +671,32 @@ impl<'a> Compiler<'a> {
         Ok(())
     }
 
+    /// [`Self::sub`] for a schema the compiler just built (moved into the job, not cloned).
+    fn sub_owned(&mut self, s: Value, ptr: &str, base: &str) -> R<u32> {
+        self.queue(SubSrc::Owned(s), ptr, base)
+    }
+
     /// The nonterminal of subschema `s` found at `ptr`: queued for compilation (once per
     /// location, or once per text for a schema the compiler built), never compiled here.
     fn sub(&mut self, s: &Value, ptr: &str, base: &str) -> R<u32> {
+        self.queue(SubSrc::Borrowed(s), ptr, base)
+    }
+
+    fn queue(&mut self, src: SubSrc<'_>, ptr: &str, base: &str) -> R<u32> {
+        let s: &Value = match &src {
+            SubSrc::Borrowed(v) => v,
+            SubSrc::Owned(v) => v,
+        };
         match s {
             Value::Bool(true) => return self.any(),
             Value::Bool(false) => return self.nothing(),
             _ => {}
         }
         self.spend(1 + ptr.len() as u64 / 16)?;
-        let located = self.lookup(ptr).filter(|v| core::ptr::eq(*v, s));
+        let located = match &src {
+            SubSrc::Borrowed(_) => self.lookup(ptr).filter(|v| core::ptr::eq(*v, s)),
+            SubSrc::Owned(_) => None,
+        };
         let key = match located {
             Some(_) => format!("L{}:{base}{ptr}", base.len()),
             None => {
@@ -702,11 +719,12 @@ impl<'a> Compiler<'a> {
         }
         let nt = self.nt(&format!("schema:{ptr}"))?;
         self.memo.insert(key, nt);
-        let src = match located {
-            Some(v) => Src::At(v),
-            None => {
-                self.spend_on(s)?;
-                Src::Owned(s.clone())
+        let src = match (located, src) {
+            (Some(v), _) => Src::At(v),
+            (None, SubSrc::Owned(v)) => Src::Owned(v),
+            (None, SubSrc::Borrowed(v)) => {
+                self.spend_on(v)?;
+                Src::Owned(v.clone())
             }
         };
         self.work.push(Job {
@@ -1858,7 +1876,7 @@ impl<'a> Compiler<'a> {
                     let fb = self.flatten(b, &bp, base)?;
                     self.spend((1 + rest.len()) as u64)?;
                     let merged = self.merge(Value::Object(rest.clone()), fb, &bp)?;
-                    self.sub(&merged, &bp, base)?
+                    self.sub_owned(merged, &bp, base)?
                 };
                 self.rule(nt, vec![IrSymbol::Nonterminal(inner)])?;
             }
@@ -1880,11 +1898,11 @@ impl<'a> Compiler<'a> {
         }
         if negate::CONDITIONAL_KEYS.iter().any(|k| m.contains_key(*k)) {
             let rewritten = self.rewrite_conditionals(m.clone(), ptr)?;
-            return self.sub(&rewritten, ptr, base).map(Some);
+            return self.sub_owned(rewritten, ptr, base).map(Some);
         }
         if m.contains_key("unevaluatedProperties") || m.contains_key("unevaluatedItems") {
             let converted = self.apply_unevaluated(m.clone(), ptr, base, 0)?;
-            return self.sub(&converted, ptr, base).map(Some);
+            return self.sub_owned(converted, ptr, base).map(Some);
         }
         if let Some(n) = m.get("not")
             && let Some(neg) = self.negate(n, &child(ptr, "not"), base)?
@@ -1892,7 +1910,7 @@ impl<'a> Compiler<'a> {
             let mut rest = m.clone();
             rest.remove("not");
             let merged = self.merge(Value::Object(rest), neg, ptr)?;
-            return self.sub(&merged, ptr, base).map(Some);
+            return self.sub_owned(merged, ptr, base).map(Some);
         }
         Ok(None)
     }
@@ -2275,7 +2293,7 @@ impl<'a> Compiler<'a> {
                             ("required", Value::Array(keys)),
                             ("additionalProperties", Value::Bool(false)),
                         ]);
-                        let inner = self.sub(&s, ptr, "")?;
+                        let inner = self.sub_owned(s, ptr, "")?;
                         self.rule(nt, vec![IrSymbol::Nonterminal(inner)])?;
                         done = Some(nt);
                     }
@@ -3010,10 +3028,10 @@ impl<'a> Compiler<'a> {
                 return Ok(*n);
             }
             let plain = s.sub(e, &cp, base)?;
-            let yes = s.sub(&Self::all_of(e.clone(), c.clone()), &cp, base)?;
+            let yes = s.sub_owned(Self::all_of(e.clone(), c.clone()), &cp, base)?;
             let no = if cmax.is_some() {
                 let not_c = negate::obj(vec![("not", c.clone())]);
-                s.sub(&Self::all_of(e.clone(), not_c), &cp, base)?
+                s.sub_owned(Self::all_of(e.clone(), not_c), &cp, base)?
             } else {
                 plain
             };
@@ -3274,7 +3292,7 @@ impl<'a> Compiler<'a> {
                     for e in extra {
                         acc = Self::all_of(acc, e);
                     }
-                    self.sub(&acc, &kp, base)?
+                    self.sub_owned(acc, &kp, base)?
                 }
             };
             let mut key_re = RegexAst::Literal(lit.clone().into_bytes());
