@@ -18,7 +18,8 @@
 //!   [`GrammarErrorKind::Syntax`] error (serde_json allows 127, but its recursive `Value`
 //!   operations take about 0.4 KiB of stack per level). With the default limits the whole
 //!   compile of such text runs on a 64 KiB thread stack in release builds (tested on every
-//!   MaskBench file and the adversarial suite, `tests/tests/adversarial_json.rs`). A
+//!   MaskBench file and the adversarial suite, `tests/tests/adversarial_json.rs`); debug
+//!   builds need more (unoptimized frames; 512 KiB is tested). A
 //!   [`serde_json::Value`] handed to [`compile`] directly is the caller's: its depth is not
 //!   checked beyond the structural limit below.
 //! - **Time.** All work is paid from the compile budget (`Limits::compile_fuel`, shared
