@@ -1,10 +1,25 @@
 //! The schema walker: resolves `$ref`, merges `allOf`, distributes sibling keywords over
 //! `anyOf`/`oneOf`, and emits rules and lexemes into a [`GrammarIr`].
 //!
-//! Recursion over the schema is bounded by `limits.max_nesting_depth` (checked before every
-//! descent; frames are small). `$ref` targets are compiled from a work list, so reference
-//! cycles become cycles between nonterminals, not Rust recursion. Grammar growth is charged to
+//! **No native recursion on the schema.** Every subschema (an item, a property, a branch, a
+//! `$ref` target, a rewritten or negated schema) becomes its own nonterminal through one work
+//! list ([`Compiler::sub`]): the nonterminal is allocated, the subschema queued, and its id
+//! returned. Jobs are memoized by location (a JSON pointer into a document, when the
+//! subschema is the value found there) or by text (a schema built by merging or negation),
+//! so shared subschemas compile once and reference cycles, also through `not`, `if` and
+//! `oneOf`, become cycles between nonterminals. Flattening (`$ref` with siblings, `allOf`),
+//! negation and `const` emission walk explicit stacks. What still recurses natively is
+//! bounded by a constant (`unevaluated*` expansion, [`MAX_UNEVALUATED_DEPTH`]) or by
+//! serde_json's own depth limit on parsed values (`Value`'s clone, drop and comparisons).
+//!
+//! **Budgeted.** All work is paid from the compile budget (`compile_fuel`): one unit per job,
+//! flattened node, merged keyword, negated node, emitted const node and reference lookup,
+//! plus the size of every memo key and cloned subtree. Grammar growth is charged to
 //! `limits.max_grammar_size` as rules and lexemes are added.
+//!
+//! The compiler's private keywords (the number and string exclusions of pushed-down
+//! negations, the first counted `contains` position) are spelled with a prefix that no key of
+//! the input documents starts with ([`PrivateKeys`]), so a user key is never obeyed as one.
 
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -26,7 +41,6 @@ use crate::limits::{CompileBudget, Limits};
 use crate::regex::{ExprSet, RegexAst};
 
 mod negate;
-use negate::{CONTAINS_FROM, NOT_NUMBER, NOT_STRING};
 
 /// One encoded character of a generic string body: any JSON escape, a surrogate pair escape
 /// counting as one character, lone surrogates rejected.
@@ -160,9 +174,6 @@ fn is_handled(k: &str) -> bool {
             | "contains"
             | "minContains"
             | "maxContains"
-            | NOT_NUMBER
-            | NOT_STRING
-            | CONTAINS_FROM
     )
 }
 
@@ -179,9 +190,157 @@ fn is_unsupported(k: &str) -> bool {
 }
 
 /// Does the schema object carry any validation keyword besides `skip`?
-fn has_validation(m: &Map<String, Value>, skip: &[&str]) -> bool {
-    m.keys()
-        .any(|k| !skip.contains(&k.as_str()) && (is_handled(k) || is_unsupported(k)))
+fn has_validation(m: &Map<String, Value>, skip: &[&str], keys: &PrivateKeys) -> bool {
+    m.keys().any(|k| {
+        !skip.contains(&k.as_str()) && (is_handled(k) || is_unsupported(k) || keys.is_private(k))
+    })
+}
+
+/// The names of the compiler's private keywords, chosen per compile so that no key of the
+/// input documents starts with their prefix: `$sieve:` unless the input uses it, else
+/// `$sieve0:`, `$sieve1:`, ... (the first one free).
+pub(super) struct PrivateKeys {
+    prefix: String,
+    /// A number must satisfy none of these keyword groups.
+    pub(super) not_number: String,
+    /// A string must satisfy none of these keyword groups.
+    pub(super) not_string: String,
+    /// `contains` counts only the items from this index on.
+    pub(super) contains_from: String,
+}
+
+impl PrivateKeys {
+    /// Keys free in `docs`; also returns the number of object keys scanned (the work done).
+    fn free_in(docs: &[&Value]) -> (PrivateKeys, u64) {
+        // Indices taken: 0 for `$sieve:`, i + 1 for `$sieve<i>:`.
+        let mut taken: alloc::collections::BTreeSet<u64> = alloc::collections::BTreeSet::new();
+        let mut stack: Vec<&Value> = docs.to_vec();
+        let mut work = 0u64;
+        while let Some(v) = stack.pop() {
+            work += 1;
+            match v {
+                Value::Object(m) => {
+                    for (k, x) in m {
+                        work += 1;
+                        if let Some(rest) = k.strip_prefix("$sieve") {
+                            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+                            if rest.as_bytes().get(digits) == Some(&b':') {
+                                if digits == 0 {
+                                    taken.insert(0);
+                                } else if let Ok(i) = rest[..digits].parse::<u64>() {
+                                    taken.insert(i.saturating_add(1));
+                                }
+                            }
+                        }
+                        stack.push(x);
+                    }
+                }
+                Value::Array(a) => stack.extend(a.iter()),
+                _ => {}
+            }
+        }
+        let mut n = 0u64;
+        while taken.contains(&n) {
+            n += 1;
+        }
+        let prefix = if n == 0 {
+            String::from("$sieve:")
+        } else {
+            format!("$sieve{}:", n - 1)
+        };
+        let keys = PrivateKeys {
+            not_number: format!("{prefix}notNumber"),
+            not_string: format!("{prefix}notString"),
+            contains_from: format!("{prefix}containsFrom"),
+            prefix,
+        };
+        (keys, work)
+    }
+
+    pub(super) fn is_private(&self, k: &str) -> bool {
+        k.starts_with(self.prefix.as_str())
+    }
+}
+
+/// Most nested `anyOf`/`oneOf` levels expanded for `unevaluated*` (deeper: superset,
+/// reported); the expansion recurses natively, so this bounds its depth.
+pub(super) const MAX_UNEVALUATED_DEPTH: usize = 4;
+
+/// Where a queued subschema comes from.
+enum Src<'a> {
+    /// The value at the job's pointer in a document.
+    At(&'a Value),
+    /// A schema built by the compiler (merged, rewritten, negated).
+    Owned(Value),
+}
+
+/// A subschema handed to [`Compiler::queue`].
+enum SubSrc<'s> {
+    Borrowed(&'s Value),
+    Owned(Value),
+}
+
+/// A subschema queued for compilation into nonterminal `nt`.
+struct Job<'a> {
+    nt: u32,
+    src: Src<'a>,
+    ptr: String,
+    base: String,
+    /// Structural nesting below the last `$ref` (checked against `max_nesting_depth`).
+    depth: usize,
+}
+
+/// A `$ref`/`allOf` node being flattened: its keywords so far and the subschemas still to
+/// merge (popped from the end), each with its pointer, base and the `$ref` target it is.
+struct FlatFrame<'v> {
+    acc: Value,
+    kids: Vec<(&'v Value, String, String, Option<String>)>,
+    ptr: String,
+    base: String,
+    /// The `$ref` target this node is (for cycle detection).
+    via: Option<String>,
+}
+
+enum Opened<'v> {
+    Done(Value),
+    Frame(FlatFrame<'v>),
+}
+
+/// An array or object `const` value being emitted: its nonterminal, its right-hand side so
+/// far and the members still to emit.
+struct ConstFrame<'v> {
+    nt: u32,
+    rhs: Vec<IrSymbol>,
+    members: Members<'v>,
+    first: bool,
+}
+
+enum Members<'v> {
+    Array(core::slice::Iter<'v, Value>),
+    Object(serde_json::map::Iter<'v>),
+}
+
+/// Compile fuel per value node cloned, compared or dropped by the rewriting (an allocation
+/// and a free each, several times the cost of one unit of regex work).
+const NODE_COST: u64 = 16;
+
+/// Nodes of `v` (objects, arrays and scalars) times [`NODE_COST`], counted up to `cap` (then
+/// more than `cap`).
+fn weight(v: &Value, cap: u64) -> u64 {
+    let mut n = 0u64;
+    let mut stack = vec![v];
+    while let Some(x) = stack.pop() {
+        n += NODE_COST;
+        if n > cap {
+            return n;
+        }
+        match x {
+            Value::Object(m) => stack.extend(m.values()),
+            Value::Array(a) => stack.extend(a.iter()),
+            _ => {}
+        }
+    }
+    n
 }
 
 /// A non-negative integer keyword value (`2` or `2.0`).
@@ -310,6 +469,65 @@ struct Bound {
     strict: bool,
 }
 
+/// Replace, in every right-hand side, each nonterminal whose only rule is one other
+/// nonterminal (the wrappers of the work list and of `$ref`s) by the end of its chain, so
+/// the matcher does not pay for unit steps. A cycle of such rules (a schema that is only a
+/// reference to itself) is left to derive nothing.
+fn skip_aliases(ir: &mut GrammarIr) {
+    let n = ir.nonterminals.len();
+    let mut rules = vec![0u32; n];
+    let mut alias: Vec<Option<u32>> = vec![None; n];
+    for r in &ir.rules {
+        let l = r.lhs as usize;
+        if let Some(c) = rules.get_mut(l) {
+            *c += 1;
+        }
+        if let ([IrSymbol::Nonterminal(t)], Some(a)) = (r.rhs.as_slice(), alias.get_mut(l))
+            && (*t as usize) < n
+        {
+            *a = Some(*t);
+        }
+    }
+    for (a, &c) in alias.iter_mut().zip(&rules) {
+        if c != 1 {
+            *a = None;
+        }
+    }
+    // 0: not seen, 1: on the current chain, 2: resolved.
+    let mut state = vec![0u8; n];
+    let mut resolved: Vec<u32> = (0..n as u32).collect();
+    let mut chain = Vec::new();
+    for i in 0..n {
+        let mut x = i;
+        let end = loop {
+            match state[x] {
+                2 => break resolved[x],
+                1 => break x as u32,
+                _ => {}
+            }
+            state[x] = 1;
+            chain.push(x);
+            match alias[x] {
+                Some(t) => x = t as usize,
+                None => break x as u32,
+            }
+        };
+        for y in chain.drain(..) {
+            resolved[y] = end;
+            state[y] = 2;
+        }
+    }
+    for r in &mut ir.rules {
+        for sym in &mut r.rhs {
+            if let IrSymbol::Nonterminal(x) = sym
+                && let Some(&t) = resolved.get(*x as usize)
+            {
+                *x = t;
+            }
+        }
+    }
+}
+
 pub(crate) struct Compiler<'a> {
     root: &'a Value,
     opts: &'a JsonOptions,
@@ -321,7 +539,10 @@ pub(crate) struct Compiler<'a> {
     reported: BTreeMap<(String, String), ()>,
     lex_cache: BTreeMap<String, u32>,
     ref_nts: BTreeMap<String, u32>,
-    work: Vec<(u32, String, String)>,
+    /// Subschemas waiting for their nonterminal's rules.
+    work: Vec<Job<'a>>,
+    /// The nonterminal of every queued subschema, by location or by text ([`Self::sub`]).
+    memo: BTreeMap<String, u32>,
     resources: Vec<(String, String)>,
     anchors: Vec<(String, String)>,
     any_nt: Option<u32>,
@@ -334,17 +555,17 @@ pub(crate) struct Compiler<'a> {
     old_id: bool,
     /// Draft 3–6: `if`/`then`/`else` are not keywords yet.
     before_7: bool,
-    /// `$ref` with sibling keywords, compiled once per (target, siblings).
-    merged_refs: BTreeMap<String, u32>,
     size: usize,
-    depth: usize,
     exprs: ExprSet,
     /// Inside a complemented regex: approximations are not reported but flagged in
     /// `inexact`, and the caller excludes nothing instead (a superset, reported).
     flip: bool,
     inexact: bool,
-    /// Schemas being negated (eagerly, through `anyOf`): a cycle is not negated.
-    negating: Vec<String>,
+    /// The spelling of the private keywords.
+    keys: PrivateKeys,
+    /// The pointer and depth of the job being compiled.
+    job_ptr: String,
+    job_depth: usize,
 }
 
 type R<T> = Result<T, GrammarError>;
@@ -370,6 +591,10 @@ impl<'a> Compiler<'a> {
         let before_7 = ["draft-03", "draft-04", "draft-06"]
             .iter()
             .any(|d| draft.contains(d));
+        let mut docs = vec![root];
+        docs.extend(opts.documents.iter().map(|(_, d)| d));
+        let (keys, scanned) = PrivateKeys::free_in(&docs);
+        let _ = exprs.spend(scanned);
         Compiler {
             root,
             opts,
@@ -389,14 +614,15 @@ impl<'a> Compiler<'a> {
             old_ref,
             old_id,
             before_7,
-            merged_refs: BTreeMap::new(),
+            memo: BTreeMap::new(),
             size: 0,
-            depth: 0,
             exprs,
             budget,
             flip: false,
             inexact: false,
-            negating: Vec::new(),
+            keys,
+            job_ptr: String::new(),
+            job_depth: 0,
         }
     }
 
@@ -410,6 +636,7 @@ impl<'a> Compiler<'a> {
     }
 
     fn run_work(&mut self) -> R<()> {
+        self.spend(0)?;
         self.collect_ids()?;
         let start = self.ir.add_nonterminal("start", None);
         self.ir.start = start;
@@ -419,17 +646,115 @@ impl<'a> Compiler<'a> {
             .map(|r| r.0.clone())
             .unwrap_or_default();
         self.ref_nts.insert(String::new(), start);
-        self.work.push((start, String::new(), root_base));
-        while let Some((nt, ptr, base)) = self.work.pop() {
-            let Some(target) = self.lookup(&ptr) else {
-                return Err(self.error(
-                    GrammarErrorKind::UndefinedSymbol,
-                    &ptr,
-                    "reference target not found",
-                ));
+        let root = self.root;
+        self.work.push(Job {
+            nt: start,
+            src: Src::At(root),
+            ptr: String::new(),
+            base: root_base,
+            depth: 0,
+        });
+        while let Some(job) = self.work.pop() {
+            // A job's clones are paid where they are made (an owned job's schema when it
+            // was queued).
+            self.spend(1)?;
+            self.job_ptr.clone_from(&job.ptr);
+            self.job_depth = job.depth;
+            let inner = match &job.src {
+                Src::At(v) => self.schema(v, &job.ptr, &job.base)?,
+                Src::Owned(v) => self.schema(v, &job.ptr, &job.base)?,
             };
-            let inner = self.schema(target, &ptr, &base)?;
-            self.rule(nt, vec![IrSymbol::Nonterminal(inner)])?;
+            self.rule(job.nt, vec![IrSymbol::Nonterminal(inner)])?;
+        }
+        skip_aliases(&mut self.ir);
+        Ok(())
+    }
+
+    /// [`Self::sub`] for a schema the compiler just built (moved into the job, not cloned).
+    fn sub_owned(&mut self, s: Value, ptr: &str, base: &str) -> R<u32> {
+        self.queue(SubSrc::Owned(s), ptr, base)
+    }
+
+    /// The nonterminal of subschema `s` found at `ptr`: queued for compilation (once per
+    /// location, or once per text for a schema the compiler built), never compiled here.
+    fn sub(&mut self, s: &Value, ptr: &str, base: &str) -> R<u32> {
+        self.queue(SubSrc::Borrowed(s), ptr, base)
+    }
+
+    fn queue(&mut self, src: SubSrc<'_>, ptr: &str, base: &str) -> R<u32> {
+        let s: &Value = match &src {
+            SubSrc::Borrowed(v) => v,
+            SubSrc::Owned(v) => v,
+        };
+        match s {
+            Value::Bool(true) => return self.any(),
+            Value::Bool(false) => return self.nothing(),
+            _ => {}
+        }
+        self.spend(1 + ptr.len() as u64 / 16)?;
+        let located = match &src {
+            SubSrc::Borrowed(_) => self.lookup(ptr).filter(|v| core::ptr::eq(*v, s)),
+            SubSrc::Owned(_) => None,
+        };
+        let key = match located {
+            Some(_) => format!("L{}:{base}{ptr}", base.len()),
+            None => {
+                let text = s.to_string();
+                self.spend(text.len() as u64 / 8)?;
+                format!("O{}:{base}{text}", base.len())
+            }
+        };
+        if let Some(&nt) = self.memo.get(&key) {
+            return Ok(nt);
+        }
+        // Rewrites of the job's own schema stay at its depth; subschemas go one deeper.
+        let depth = if ptr == self.job_ptr {
+            self.job_depth
+        } else {
+            self.job_depth + 1
+        };
+        if depth > self.limits.max_nesting_depth {
+            return Err(self.limit_error(LimitKind::NestingDepth, ptr));
+        }
+        let nt = self.nt(&format!("schema:{ptr}"))?;
+        self.memo.insert(key, nt);
+        let src = match (located, src) {
+            (Some(v), _) => Src::At(v),
+            (None, SubSrc::Owned(v)) => Src::Owned(v),
+            (None, SubSrc::Borrowed(v)) => {
+                self.spend_on(v)?;
+                Src::Owned(v.clone())
+            }
+        };
+        self.work.push(Job {
+            nt,
+            src,
+            ptr: ptr.to_string(),
+            base: base.to_string(),
+            depth,
+        });
+        Ok(nt)
+    }
+
+    /// Pay `units` of compile work.
+    fn spend(&mut self, units: u64) -> R<()> {
+        self.exprs
+            .spend(units)
+            .map_err(|_| self.limit_error(LimitKind::CompileFuel, ""))
+    }
+
+    /// Pay for cloning (or walking) `v`: its node count.
+    fn spend_on(&mut self, v: &Value) -> R<()> {
+        let left = self.exprs.fuel_left();
+        let w = weight(v, left);
+        self.spend(w)
+    }
+
+    /// Pay for cloning the schema object `m`.
+    fn spend_on_map(&mut self, m: &Map<String, Value>) -> R<()> {
+        self.spend(NODE_COST)?;
+        for v in m.values() {
+            self.spend_on(v)?;
         }
         Ok(())
     }
@@ -496,6 +821,7 @@ impl<'a> Compiler<'a> {
     }
 
     fn charge(&mut self, n: usize, ptr: &str) -> R<()> {
+        self.spend(n as u64)?;
         self.size = self.size.saturating_add(n);
         if self.size > self.limits.max_grammar_size {
             return Err(self.limit_error(LimitKind::GrammarSize, ptr));
@@ -516,6 +842,7 @@ impl<'a> Compiler<'a> {
 
     fn lexeme(&mut self, name: &str, regex: RegexAst) -> R<u32> {
         let key = format!("{regex:?}");
+        self.spend(1 + key.len() as u64 / 16)?;
         if let Some(&id) = self.lex_cache.get(&key) {
             return Ok(id);
         }
@@ -529,14 +856,6 @@ impl<'a> Compiler<'a> {
         });
         self.lex_cache.insert(key, id);
         Ok(id)
-    }
-
-    fn enter(&mut self, ptr: &str) -> R<()> {
-        if self.depth >= self.limits.max_nesting_depth {
-            return Err(self.limit_error(LimitKind::NestingDepth, ptr));
-        }
-        self.depth += 1;
-        Ok(())
     }
 
     // ---- shared pieces -----------------------------------------------------------------
@@ -713,6 +1032,7 @@ impl<'a> Compiler<'a> {
         let mut visited = 0usize;
         while let Some((v, ptr, base)) = stack.pop() {
             visited += 1;
+            self.spend(1 + ptr.len() as u64 / 16)?;
             if visited > self.limits.max_grammar_size {
                 return Err(self.limit_error(LimitKind::GrammarSize, &ptr));
             }
@@ -811,7 +1131,9 @@ impl<'a> Compiler<'a> {
     }
 
     /// Resolve a reference to (JSON pointer in the root document, base URI there).
-    fn resolve(&self, r: &str, base: &str, ptr: &str) -> R<(String, String)> {
+    fn resolve(&mut self, r: &str, base: &str, ptr: &str) -> R<(String, String)> {
+        let searched = self.resources.len() + self.anchors.len();
+        self.spend(1 + searched as u64 + r.len() as u64 / 16)?;
         let (uri, frag) = match r.split_once('#') {
             Some((u, f)) => (u, f),
             None => (r, ""),
@@ -867,7 +1189,7 @@ impl<'a> Compiler<'a> {
         ))
     }
 
-    fn ref_target(&self, r: &str, base: &str, ptr: &str) -> R<(&'a Value, String, String)> {
+    fn ref_target(&mut self, r: &str, base: &str, ptr: &str) -> R<(&'a Value, String, String)> {
         let (p, b) = self.resolve(r, base, ptr)?;
         match self.lookup(&p) {
             Some(v) => Ok((v, p, b)),
@@ -891,52 +1213,137 @@ impl<'a> Compiler<'a> {
                 &format!("reference {r:?} not found"),
             ));
         }
+        let Some(target) = self.lookup(&p) else {
+            return Err(self.error(
+                GrammarErrorKind::UndefinedSymbol,
+                ptr,
+                &format!("reference {r:?} not found"),
+            ));
+        };
         let nt = self.nt(&format!("ref:{p}"))?;
         self.ref_nts.insert(p.clone(), nt);
-        self.work.push((nt, p, b));
+        self.work.push(Job {
+            nt,
+            src: Src::At(target),
+            ptr: p,
+            base: b,
+            depth: 0,
+        });
         Ok(nt)
     }
 
     // ---- flattening: $ref with siblings, allOf -----------------------------------------
 
-    /// The schema with top-level `$ref` and `allOf` merged in.
-    fn flatten(&mut self, s: &Value, ptr: &str, base: &str, depth: usize) -> R<Value> {
-        if depth + self.depth >= self.limits.max_nesting_depth {
-            return Err(self.limit_error(LimitKind::NestingDepth, ptr));
-        }
-        let Value::Object(m) = s else {
-            return Ok(s.clone());
-        };
-        let base = self.base_of(m, base);
-        if let Some(r) = m.get("$ref").and_then(Value::as_str)
-            && self.old_ref
-        {
-            let (t, tp, tb) = self.ref_target(r, &base, ptr)?;
-            return self.flatten(t, &tp, &tb, depth + 1);
-        }
-        let mut acc = Map::new();
-        for (k, v) in m {
-            if k != "$ref" && k != "allOf" {
-                acc.insert(k.clone(), v.clone());
+    /// The schema with top-level `$ref` and `allOf` merged in: a post-order walk of the
+    /// `$ref`/`allOf` tree on an explicit stack (each node's own keywords, then its `$ref`
+    /// target and `allOf` members merged in order). A `$ref` back to a schema being
+    /// flattened on the current path (a cycle with no structure in between) adds nothing.
+    fn flatten<'v>(&mut self, s: &'v Value, ptr: &str, base: &str) -> R<Value>
+    where
+        'a: 'v,
+    {
+        let mut stack: Vec<FlatFrame<'v>> = Vec::new();
+        let mut pending = Some((s, ptr.to_string(), base.to_string(), None));
+        let mut result: Option<Value> = None;
+        loop {
+            if let Some((v, p, b, via)) = pending.take() {
+                match self.flatten_open(v, p, b, via, &stack)? {
+                    Opened::Done(x) => result = Some(x),
+                    Opened::Frame(f) => stack.push(f),
+                }
+            }
+            let Some(top) = stack.last_mut() else {
+                return Ok(result.unwrap_or(Value::Bool(true)));
+            };
+            if let Some(x) = result.take() {
+                let acc = core::mem::replace(&mut top.acc, Value::Bool(true));
+                top.acc = self.merge(acc, x, &top.ptr)?;
+            }
+            if let Some(kid) = top.kids.pop() {
+                pending = Some(kid);
+            } else if let Some(f) = stack.pop() {
+                result = Some(match f.acc {
+                    Value::Object(am) => self.apply_unevaluated(am, &f.ptr, &f.base, 0)?,
+                    acc => acc,
+                });
             }
         }
-        let mut acc = self.rewrite_conditionals(acc, ptr)?;
-        if let Some(r) = m.get("$ref").and_then(Value::as_str) {
-            let (t, tp, tb) = self.ref_target(r, &base, ptr)?;
-            let t = self.flatten(t, &tp, &tb, depth + 1)?;
-            acc = self.merge(acc, t, ptr)?;
-        }
-        if let Some(Value::Array(subs)) = m.get("allOf") {
-            for (i, sub) in subs.iter().enumerate() {
-                let sp = format!("{ptr}/allOf/{i}");
-                let t = self.flatten(sub, &sp, &base, depth + 1)?;
-                acc = self.merge(acc, t, ptr)?;
+    }
+
+    /// One node of [`Self::flatten`]: a finished value, or a frame whose `$ref` target and
+    /// `allOf` members are still to be merged into its own keywords.
+    fn flatten_open<'v>(
+        &mut self,
+        v: &'v Value,
+        ptr: String,
+        base: String,
+        via: Option<String>,
+        path: &[FlatFrame<'v>],
+    ) -> R<Opened<'v>>
+    where
+        'a: 'v,
+    {
+        let (mut v, mut ptr, mut base, mut via) = (v, ptr, base, via);
+        let mut hops = 0usize;
+        loop {
+            self.spend(1)?;
+            let Value::Object(m) = v else {
+                self.spend_on(v)?;
+                return Ok(Opened::Done(v.clone()));
+            };
+            base = self.base_of(m, &base);
+            if let Some(r) = m.get("$ref").and_then(Value::as_str)
+                && self.old_ref
+            {
+                // Draft 4–7: the target replaces the schema (a chain is followed in place).
+                let (t, tp, tb) = self.ref_target(r, &base, &ptr)?;
+                hops += 1;
+                if hops > self.resources.len() + self.anchors.len() + 64
+                    || path.iter().any(|f| f.via.as_deref() == Some(tp.as_str()))
+                    || via.as_deref() == Some(tp.as_str())
+                {
+                    return Ok(Opened::Done(Value::Bool(true)));
+                }
+                (v, ptr, base, via) = (t, tp.clone(), tb, Some(tp));
+                continue;
             }
+            let mut acc = Map::new();
+            for (k, x) in m {
+                if k != "$ref" && k != "allOf" {
+                    self.spend_on(x)?;
+                    acc.insert(k.clone(), x.clone());
+                }
+            }
+            let acc = self.rewrite_conditionals(acc, &ptr)?;
+            // Popped from the end: the `$ref` target first, then `allOf` in order.
+            let mut kids = Vec::new();
+            if let Some(Value::Array(subs)) = m.get("allOf") {
+                for (i, sub) in subs.iter().enumerate().rev() {
+                    kids.push((sub, format!("{ptr}/allOf/{i}"), base.clone(), None));
+                }
+            }
+            if let Some(r) = m.get("$ref").and_then(Value::as_str) {
+                let (t, tp, tb) = self.ref_target(r, &base, &ptr)?;
+                let cycle = path.iter().any(|f| f.via.as_deref() == Some(tp.as_str()))
+                    || via.as_deref() == Some(tp.as_str());
+                if !cycle {
+                    kids.push((t, tp.clone(), tb, Some(tp)));
+                }
+            }
+            if kids.is_empty() {
+                return Ok(Opened::Done(match acc {
+                    Value::Object(am) => self.apply_unevaluated(am, &ptr, &base, 0)?,
+                    acc => acc,
+                }));
+            }
+            return Ok(Opened::Frame(FlatFrame {
+                acc,
+                kids,
+                ptr,
+                base,
+                via,
+            }));
         }
-        if let Value::Object(am) = acc {
-            acc = self.apply_unevaluated(am, ptr, &base)?;
-        }
-        Ok(acc)
     }
 
     fn all_of(a: Value, b: Value) -> Value {
@@ -946,6 +1353,19 @@ impl<'a> Compiler<'a> {
         if b == Value::Bool(true) || a == b {
             return a;
         }
+        // Repeated merges append to one `allOf` instead of nesting them (the depth of the
+        // values built stays that of their parts).
+        if let Value::Object(mut am) = a {
+            if am.len() == 1
+                && let Some(Value::Array(list)) = am.get_mut("allOf")
+            {
+                list.push(b);
+                return Value::Object(am);
+            }
+            let mut m = Map::new();
+            m.insert("allOf".into(), Value::Array(vec![Value::Object(am), b]));
+            return Value::Object(m);
+        }
         let mut m = Map::new();
         m.insert("allOf".into(), Value::Array(vec![a, b]));
         Value::Object(m)
@@ -953,15 +1373,18 @@ impl<'a> Compiler<'a> {
 
     /// Intersection of two flattened schemas.
     fn merge(&mut self, a: Value, b: Value, ptr: &str) -> R<Value> {
+        // Merging walks, clones and drops its operands: paid by their node counts.
+        self.spend_on(&a)?;
+        self.spend_on(&b)?;
         // Constructed schemas (negations, rewrites) may still hold a `$ref` or `allOf`.
         let unflat = |v: &Value| matches!(v, Value::Object(m) if m.contains_key("$ref") || m.contains_key("allOf"));
         let a = if unflat(&a) {
-            self.flatten(&a, ptr, "", 0)?
+            self.flatten(&a, ptr, "")?
         } else {
             a
         };
         let b = if unflat(&b) {
-            self.flatten(&b, ptr, "", 0)?
+            self.flatten(&b, ptr, "")?
         } else {
             b
         };
@@ -971,6 +1394,7 @@ impl<'a> Compiler<'a> {
             (Value::Object(am), Value::Object(bm)) => (am, bm),
             (x, _) => return Ok(x),
         };
+        self.spend((1 + am.len() + bm.len()) as u64)?;
         const_to_enum(&mut am);
         const_to_enum(&mut bm);
         Self::merge_positions(&mut am, &mut bm);
@@ -1171,6 +1595,8 @@ impl<'a> Compiler<'a> {
                 }
             }
             "required" => {
+                let n = va.as_array().map_or(0, Vec::len) * vb.as_array().map_or(0, Vec::len);
+                self.spend(n as u64)?;
                 let mut out: Vec<Value> = va.as_array().cloned().unwrap_or_default();
                 for x in vb.as_array().cloned().unwrap_or_default() {
                     if !out.contains(&x) {
@@ -1188,12 +1614,28 @@ impl<'a> Compiler<'a> {
                 }
                 (va, _) => va,
             },
-            NOT_NUMBER | NOT_STRING => {
+            _ if k == self.keys.not_number || k == self.keys.not_string => {
                 let mut out = va.as_array().cloned().unwrap_or_default();
                 out.extend(vb.as_array().cloned().unwrap_or_default());
                 Value::Array(out)
             }
-            "contains" | "minContains" | "maxContains" | CONTAINS_FROM => {
+            _ if k == self.keys.contains_from => {
+                self.approx(
+                    ptr,
+                    "contains",
+                    Direction::Superset,
+                    "allOf with two different contains; the first is kept",
+                )?;
+                self.approx(
+                    ptr,
+                    "allOf",
+                    Direction::Subset,
+                    "allOf with two different contains: the first is kept, so items only the \
+                     other matches are unevaluated",
+                )?;
+                va
+            }
+            "contains" | "minContains" | "maxContains" => {
                 // Both directions: the second condition is dropped (a superset), while the
                 // kept `contains` takes the other's `minContains`/`maxContains` and items that
                 // only the dropped one matched count as unevaluated (a subset: suite
@@ -1223,9 +1665,23 @@ impl<'a> Compiler<'a> {
             | "unevaluatedItems"
             | "not" => {
                 if k == "not" {
-                    let mut m = Map::new();
-                    m.insert("anyOf".into(), Value::Array(vec![va, vb]));
-                    Value::Object(m)
+                    // Appended to one `anyOf` when merged again (no nesting).
+                    match va {
+                        Value::Object(mut ma)
+                            if ma.len() == 1
+                                && matches!(ma.get("anyOf"), Some(Value::Array(_))) =>
+                        {
+                            if let Some(Value::Array(list)) = ma.get_mut("anyOf") {
+                                list.push(vb);
+                            }
+                            Value::Object(ma)
+                        }
+                        va => {
+                            let mut m = Map::new();
+                            m.insert("anyOf".into(), Value::Array(vec![va, vb]));
+                            Value::Object(m)
+                        }
+                    }
                 } else {
                     Self::all_of(va, vb)
                 }
@@ -1250,6 +1706,8 @@ impl<'a> Compiler<'a> {
                 (va, vb) => Self::all_of(va, vb),
             },
             "enum" => {
+                let n = va.as_array().map_or(0, Vec::len) * vb.as_array().map_or(0, Vec::len);
+                self.spend(n as u64)?;
                 let a = va.as_array().cloned().unwrap_or_default();
                 let b = vb.as_array().cloned().unwrap_or_default();
                 Value::Array(a.into_iter().filter(|x| b.contains(x)).collect())
@@ -1307,6 +1765,15 @@ impl<'a> Compiler<'a> {
             "anyOf" | "oneOf" => match (va, vb) {
                 (Value::Array(a), Value::Array(b)) if a.len() * b.len() <= MAX_BRANCH_PRODUCT => {
                     let mut out = Vec::with_capacity(a.len() * b.len());
+                    // Every branch is cloned once per branch of the other side.
+                    for x in &a {
+                        let w = weight(x, self.exprs.fuel_left());
+                        self.spend(w.saturating_mul(b.len() as u64))?;
+                    }
+                    for y in &b {
+                        let w = weight(y, self.exprs.fuel_left());
+                        self.spend(w.saturating_mul(a.len() as u64))?;
+                    }
                     for x in &a {
                         for y in &b {
                             out.push(Self::all_of(x.clone(), y.clone()));
@@ -1336,14 +1803,9 @@ impl<'a> Compiler<'a> {
 
     // ---- schemas ------------------------------------------------------------------------
 
+    /// The nonterminal of one queued subschema (only called from the work loop: everything
+    /// below it reaches other subschemas through [`Self::sub`]).
     fn schema(&mut self, s: &Value, ptr: &str, base: &str) -> R<u32> {
-        self.enter(ptr)?;
-        let r = self.schema_inner(s, ptr, base);
-        self.depth -= 1;
-        r
-    }
-
-    fn schema_inner(&mut self, s: &Value, ptr: &str, base: &str) -> R<u32> {
         let m = match s {
             Value::Bool(true) => return self.any(),
             Value::Bool(false) => return self.nothing(),
@@ -1361,24 +1823,16 @@ impl<'a> Compiler<'a> {
             let Some(r) = r.as_str() else {
                 return Err(self.error(GrammarErrorKind::Syntax, ptr, "$ref must be a string"));
             };
-            if self.old_ref || !has_validation(m, &["$ref"]) {
+            if self.old_ref || !has_validation(m, &["$ref"], &self.keys) {
                 return self.ref_nt(r, &base, ptr);
             }
         }
-        if m.contains_key("$ref") || m.contains_key("allOf") || m.contains_key("not") {
-            // Recursive structures often repeat `{"$ref": X, <siblings>}` or
-            // `{"allOf": [{"$ref": X}, ...]}`: compile each distinct schema once, so the
-            // recursion becomes a cycle of nonterminals.
-            let key = format!("{base}|{s}");
-            if let Some(&nt) = self.merged_refs.get(&key) {
-                return Ok(nt);
-            }
-            let nt = self.nt(&format!("merged:{ptr}"))?;
-            self.merged_refs.insert(key, nt);
-            let flat = self.flatten(s, ptr, &base, 0)?;
-            let inner = self.schema_flat(&flat, ptr, &base)?;
-            self.rule(nt, vec![IrSymbol::Nonterminal(inner)])?;
-            return Ok(nt);
+        if m.contains_key("$ref") || m.contains_key("allOf") {
+            // The job itself is memoized ([`Self::sub`]): recursive structures that repeat
+            // `{"$ref": X, <siblings>}` or `{"allOf": [{"$ref": X}, ...]}` meet the same
+            // memo entry again, so the recursion becomes a cycle of nonterminals.
+            let flat = self.flatten(s, ptr, &base)?;
+            return self.schema_flat(&flat, ptr, &base);
         }
         self.schema_flat(s, ptr, &base)
     }
@@ -1413,9 +1867,10 @@ impl<'a> Compiler<'a> {
                     &format!("{key} must be an array"),
                 ));
             };
+            self.spend_on_map(m)?;
             let mut rest = m.clone();
             rest.remove(key);
-            let rest_empty = !has_validation(&rest, &[]);
+            let rest_empty = !has_validation(&rest, &[], &self.keys);
             let rewritten;
             let mut branches = branches;
             if key == "oneOf" && !self.one_of_disjoint(branches, &rest, base, ptr)? {
@@ -1447,14 +1902,12 @@ impl<'a> Compiler<'a> {
             for (i, b) in branches.iter().enumerate() {
                 let bp = format!("{ptr}/{key}/{i}");
                 let inner = if rest_empty {
-                    self.schema(b, &bp, base)?
+                    self.sub(b, &bp, base)?
                 } else {
-                    let fb = self.flatten(b, &bp, base, 0)?;
+                    let fb = self.flatten(b, &bp, base)?;
+                    self.spend((1 + rest.len()) as u64)?;
                     let merged = self.merge(Value::Object(rest.clone()), fb, &bp)?;
-                    self.enter(&bp)?;
-                    let r = self.schema_flat(&merged, &bp, base);
-                    self.depth -= 1;
-                    r?
+                    self.sub_owned(merged, &bp, base)?
                 };
                 self.rule(nt, vec![IrSymbol::Nonterminal(inner)])?;
             }
@@ -1467,13 +1920,20 @@ impl<'a> Compiler<'a> {
     /// line to keep the recursive frames small.
     #[inline(never)]
     fn schema_rewrite(&mut self, m: &Map<String, Value>, ptr: &str, base: &str) -> R<Option<u32>> {
+        if negate::CONDITIONAL_KEYS.iter().any(|k| m.contains_key(*k))
+            || m.contains_key("unevaluatedProperties")
+            || m.contains_key("unevaluatedItems")
+            || m.contains_key("not")
+        {
+            self.spend_on_map(m)?;
+        }
         if negate::CONDITIONAL_KEYS.iter().any(|k| m.contains_key(*k)) {
             let rewritten = self.rewrite_conditionals(m.clone(), ptr)?;
-            return self.schema(&rewritten, ptr, base).map(Some);
+            return self.sub_owned(rewritten, ptr, base).map(Some);
         }
         if m.contains_key("unevaluatedProperties") || m.contains_key("unevaluatedItems") {
-            let converted = self.apply_unevaluated(m.clone(), ptr, base)?;
-            return self.schema(&converted, ptr, base).map(Some);
+            let converted = self.apply_unevaluated(m.clone(), ptr, base, 0)?;
+            return self.sub_owned(converted, ptr, base).map(Some);
         }
         if let Some(n) = m.get("not")
             && let Some(neg) = self.negate(n, &child(ptr, "not"), base)?
@@ -1481,7 +1941,7 @@ impl<'a> Compiler<'a> {
             let mut rest = m.clone();
             rest.remove("not");
             let merged = self.merge(Value::Object(rest), neg, ptr)?;
-            return self.schema(&merged, ptr, base).map(Some);
+            return self.sub_owned(merged, ptr, base).map(Some);
         }
         Ok(None)
     }
@@ -1493,7 +1953,7 @@ impl<'a> Compiler<'a> {
         base: &str,
         ptr: &str,
     ) -> R<(u8, Option<Vec<Value>>, Value)> {
-        let fb = self.flatten(b, ptr, base, 0)?;
+        let fb = self.flatten(b, ptr, base)?;
         let Value::Object(m) = &fb else {
             return Ok((if fb == Value::Bool(true) { T_ALL } else { 0 }, None, fb));
         };
@@ -1535,6 +1995,9 @@ impl<'a> Compiler<'a> {
         }
         for i in 0..sums.len() {
             for j in i + 1..sums.len() {
+                let na = sums[i].1.as_ref().map_or(1, Vec::len) as u64;
+                let nb = sums[j].1.as_ref().map_or(1, Vec::len) as u64;
+                self.spend(1 + na.saturating_mul(nb))?;
                 if !self.pair_disjoint(&sums[i], &sums[j]) {
                     return Ok(false);
                 }
@@ -1593,7 +2056,7 @@ impl<'a> Compiler<'a> {
 
     fn report_keywords(&mut self, m: &Map<String, Value>, ptr: &str) -> R<()> {
         for (k, v) in m {
-            if is_handled(k) || is_annotation(k) {
+            if is_handled(k) || is_annotation(k) || self.keys.is_private(k) {
                 continue;
             }
             if is_unsupported(k) {
@@ -1704,7 +2167,7 @@ impl<'a> Compiler<'a> {
             // under a negation would rebuild its exclusions per value).
             let mut string_check: Option<crate::regex::ExprId> = None;
             let string_keys = negate::STRING_KEYS.iter().any(|k| m.contains_key(*k))
-                || m.contains_key(NOT_STRING);
+                || m.contains_key(self.keys.not_string.as_str());
             for v in values {
                 if types & value_type(v) == 0 {
                     continue;
@@ -1734,7 +2197,7 @@ impl<'a> Compiler<'a> {
                 self.report_value_spellings(m, v, ptr)?;
                 match v {
                     Value::Array(_) | Value::Object(_) => {
-                        let c = self.const_value(v, ptr, 0)?;
+                        let c = self.const_value(v, ptr)?;
                         self.rule(nt, vec![IrSymbol::Nonterminal(c)])?;
                         alternatives += 1;
                     }
@@ -1876,74 +2339,105 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    /// A nonterminal matching exactly one JSON value (for `const`/`enum`).
-    fn const_value(&mut self, v: &Value, ptr: &str, depth: usize) -> R<u32> {
-        if depth + self.depth >= self.limits.max_nesting_depth {
-            return Err(self.limit_error(LimitKind::NestingDepth, ptr));
-        }
-        let nt = self.nt("const")?;
-        match v {
-            Value::Array(a) => {
-                let p = self.punct()?;
-                let mut rhs = vec![IrSymbol::Lexeme(p.lbrack)];
-                for (i, x) in a.iter().enumerate() {
-                    if i > 0 {
-                        rhs.push(IrSymbol::Lexeme(p.comma));
+    /// A nonterminal matching exactly one JSON value (for `const`/`enum`): arrays and
+    /// objects are emitted from an explicit stack of open containers.
+    fn const_value(&mut self, v: &Value, ptr: &str) -> R<u32> {
+        let mut stack: Vec<ConstFrame<'_>> = Vec::new();
+        let mut pending = Some(v);
+        let mut done: Option<u32> = None;
+        loop {
+            if let Some(x) = pending.take() {
+                self.spend(1)?;
+                let nt = self.nt("const")?;
+                match x {
+                    Value::Array(a) => {
+                        let p = self.punct()?;
+                        stack.push(ConstFrame {
+                            nt,
+                            rhs: vec![IrSymbol::Lexeme(p.lbrack)],
+                            members: Members::Array(a.iter()),
+                            first: true,
+                        });
                     }
-                    rhs.push(IrSymbol::Nonterminal(self.const_value(
-                        x,
-                        ptr,
-                        depth + 1,
-                    )?));
-                }
-                rhs.push(IrSymbol::Lexeme(p.rbrack));
-                self.rule(nt, rhs)?;
-            }
-            Value::Object(o)
-                if o.len() > 1 && self.opts.property_order == PropertyOrder::AnyOrder =>
-            {
-                // Key order is not part of the value: any order of the same members.
-                let mut props = Map::new();
-                for (k, x) in o {
-                    props.insert(k.clone(), negate::obj(vec![("const", x.clone())]));
-                }
-                let keys: Vec<Value> = o.keys().map(|k| Value::String(k.clone())).collect();
-                let s = negate::obj(vec![
-                    ("type", "object".into()),
-                    ("properties", Value::Object(props)),
-                    ("required", Value::Array(keys)),
-                    ("additionalProperties", Value::Bool(false)),
-                ]);
-                let inner = self.schema(&s, ptr, "")?;
-                self.rule(nt, vec![IrSymbol::Nonterminal(inner)])?;
-            }
-            Value::Object(o) => {
-                let p = self.punct()?;
-                let mut rhs = vec![IrSymbol::Lexeme(p.lbrace)];
-                for (i, (k, x)) in o.iter().enumerate() {
-                    if i > 0 {
-                        rhs.push(IrSymbol::Lexeme(p.comma));
+                    Value::Object(o)
+                        if o.len() > 1 && self.opts.property_order == PropertyOrder::AnyOrder =>
+                    {
+                        // Key order is not part of the value: any order of the same members.
+                        let mut props = Map::new();
+                        for (k, x) in o {
+                            props.insert(k.clone(), negate::obj(vec![("const", x.clone())]));
+                        }
+                        let keys: Vec<Value> = o.keys().map(|k| Value::String(k.clone())).collect();
+                        let s = negate::obj(vec![
+                            ("type", "object".into()),
+                            ("properties", Value::Object(props)),
+                            ("required", Value::Array(keys)),
+                            ("additionalProperties", Value::Bool(false)),
+                        ]);
+                        let inner = self.sub_owned(s, ptr, "")?;
+                        self.rule(nt, vec![IrSymbol::Nonterminal(inner)])?;
+                        done = Some(nt);
                     }
-                    let kl = self.lexeme(&super::pydumps::string(k), key_spellings(k))?;
-                    rhs.push(IrSymbol::Lexeme(kl));
-                    rhs.push(IrSymbol::Lexeme(p.colon));
-                    rhs.push(IrSymbol::Nonterminal(self.const_value(
-                        x,
-                        ptr,
-                        depth + 1,
-                    )?));
+                    Value::Object(o) => {
+                        let p = self.punct()?;
+                        stack.push(ConstFrame {
+                            nt,
+                            rhs: vec![IrSymbol::Lexeme(p.lbrace)],
+                            members: Members::Object(o.iter()),
+                            first: true,
+                        });
+                    }
+                    _ => {
+                        let t = self.scalar_text(x);
+                        let r = self.scalar_regex(x);
+                        let l = self.lexeme(&t, r)?;
+                        self.rule(nt, vec![IrSymbol::Lexeme(l)])?;
+                        done = Some(nt);
+                    }
                 }
-                rhs.push(IrSymbol::Lexeme(p.rbrace));
-                self.rule(nt, rhs)?;
             }
-            _ => {
-                let t = self.scalar_text(v);
-                let r = self.scalar_regex(v);
-                let l = self.lexeme(&t, r)?;
-                self.rule(nt, vec![IrSymbol::Lexeme(l)])?;
+            let Some(top) = stack.last_mut() else {
+                return match done {
+                    Some(nt) => Ok(nt),
+                    None => self.nothing(),
+                };
+            };
+            if let Some(c) = done.take() {
+                top.rhs.push(IrSymbol::Nonterminal(c));
+            }
+            let p = self.punct()?;
+            let sep = !top.first;
+            top.first = false;
+            match &mut top.members {
+                Members::Array(it) => {
+                    if let Some(x) = it.next() {
+                        if sep {
+                            top.rhs.push(IrSymbol::Lexeme(p.comma));
+                        }
+                        pending = Some(x);
+                        continue;
+                    }
+                    top.rhs.push(IrSymbol::Lexeme(p.rbrack));
+                }
+                Members::Object(it) => {
+                    if let Some((k, x)) = it.next() {
+                        if sep {
+                            top.rhs.push(IrSymbol::Lexeme(p.comma));
+                        }
+                        let kl = self.lexeme(&super::pydumps::string(k), key_spellings(k))?;
+                        top.rhs.push(IrSymbol::Lexeme(kl));
+                        top.rhs.push(IrSymbol::Lexeme(p.colon));
+                        pending = Some(x);
+                        continue;
+                    }
+                    top.rhs.push(IrSymbol::Lexeme(p.rbrace));
+                }
+            }
+            if let Some(f) = stack.pop() {
+                self.rule(f.nt, f.rhs)?;
+                done = Some(f.nt);
             }
         }
-        Ok(nt)
     }
 
     // ---- numbers ------------------------------------------------------------------------
@@ -2002,13 +2496,15 @@ impl<'a> Compiler<'a> {
 
     fn number(&mut self, m: &Map<String, Value>, integer: bool, ptr: &str) -> R<u32> {
         let regex = self.number_full_regex(m, integer, ptr)?;
-        for (keyword, why) in numeric::spelling_losses(m, integer, m.contains_key(NOT_NUMBER)) {
+        for (keyword, why) in
+            numeric::spelling_losses(m, integer, m.contains_key(self.keys.not_number.as_str()))
+        {
             self.approx(ptr, keyword, Direction::Subset, &why)?;
         }
         self.lexeme(&format!("number:{ptr}"), regex)
     }
 
-    /// The number regex of `m` including its [`NOT_NUMBER`] exclusions.
+    /// The number regex of `m` including its [`PrivateKeys::not_number`] exclusions.
     fn number_full_regex(
         &mut self,
         m: &Map<String, Value>,
@@ -2016,7 +2512,7 @@ impl<'a> Compiler<'a> {
         ptr: &str,
     ) -> R<RegexAst> {
         let r = self.number_regex(m, integer, ptr)?;
-        let Some(Value::Array(groups)) = m.get(NOT_NUMBER) else {
+        let Some(Value::Array(groups)) = m.get(self.keys.not_number.as_str()) else {
             return Ok(r);
         };
         let mut parts = vec![
@@ -2032,7 +2528,8 @@ impl<'a> Compiler<'a> {
         Ok(RegexAst::And(parts))
     }
 
-    /// The regex of a keyword group excluded by [`NOT_NUMBER`]/[`NOT_STRING`]; when it is
+    /// The regex of a keyword group excluded by [`PrivateKeys::not_number`] or
+    /// [`PrivateKeys::not_string`]; when it is
     /// not exact, nothing is excluded (a superset, reported).
     fn excluded_regex(&mut self, g: &Value, ptr: &str, string: bool) -> R<RegexAst> {
         let (saved_flip, saved_inexact) = (self.flip, self.inexact);
@@ -2285,7 +2782,7 @@ impl<'a> Compiler<'a> {
                 None => self.note(ptr, "format", CoverageStatus::Unknown)?,
             }
         }
-        if let Some(Value::Array(groups)) = m.get(NOT_STRING) {
+        if let Some(Value::Array(groups)) = m.get(self.keys.not_string.as_str()) {
             parts.push(RegexAst::Repeat(
                 Box::new(RegexAst::Pattern(STR_CHAR.into(), Default::default())),
                 0,
@@ -2349,11 +2846,11 @@ impl<'a> Compiler<'a> {
             keys.iter().any(|k| m.contains_key(*k)) || m.contains_key(internal)
         };
         match v {
-            Value::String(text) if has(&negate::STRING_KEYS, NOT_STRING) => {
+            Value::String(text) if has(&negate::STRING_KEYS, &self.keys.not_string) => {
                 let body = self.string_body(m, ptr)?;
                 self.key_matches(&super::pydumps::string(text), &Self::quoted(body))
             }
-            Value::Number(n) if has(&negate::NUMBER_KEYS, NOT_NUMBER) => {
+            Value::Number(n) if has(&negate::NUMBER_KEYS, &self.keys.not_number) => {
                 let Some(d) = Decimal::parse(&n.to_string()) else {
                     return Ok(true);
                 };
@@ -2427,7 +2924,7 @@ impl<'a> Compiler<'a> {
         };
         if let Some((a, kw)) = prefix_src {
             for (i, s) in a.iter().enumerate() {
-                prefix.push(self.schema(s, &format!("{ptr}/{kw}/{i}"), base)?);
+                prefix.push(self.sub(s, &format!("{ptr}/{kw}/{i}"), base)?);
             }
         }
         let rest_schema = if prefix_src.is_some_and(|(_, kw)| kw == "items") {
@@ -2441,7 +2938,7 @@ impl<'a> Compiler<'a> {
         };
         let rest = match rest_schema {
             Some((Value::Bool(false), _)) => None,
-            Some((v, kw)) => Some(self.schema(v, &child(ptr, kw), base)?),
+            Some((v, kw)) => Some(self.sub(v, &child(ptr, kw), base)?),
             None => Some(self.any()?),
         };
         self.array_rules(m, prefix, rest, ptr)
@@ -2565,7 +3062,10 @@ impl<'a> Compiler<'a> {
             Some(v) => Some(v),
             None => Some(Value::Bool(true)),
         };
-        let from = m.get(CONTAINS_FROM).and_then(as_count).unwrap_or(0);
+        let from = m
+            .get(self.keys.contains_from.as_str())
+            .and_then(as_count)
+            .unwrap_or(0);
         let cmin = m.get("minContains").and_then(as_count).unwrap_or(1);
         let cmax = m.get("maxContains").and_then(as_count);
         let np = prefix.len() as u64;
@@ -2608,11 +3108,11 @@ impl<'a> Compiler<'a> {
             if let Some((_, n)) = cache.iter().find(|(v, _)| v == e) {
                 return Ok(*n);
             }
-            let plain = s.schema(e, &cp, base)?;
-            let yes = s.schema(&Self::all_of(e.clone(), c.clone()), &cp, base)?;
+            let plain = s.sub(e, &cp, base)?;
+            let yes = s.sub_owned(Self::all_of(e.clone(), c.clone()), &cp, base)?;
             let no = if cmax.is_some() {
                 let not_c = negate::obj(vec![("not", c.clone())]);
-                s.schema(&Self::all_of(e.clone(), not_c), &cp, base)?
+                s.sub_owned(Self::all_of(e.clone(), not_c), &cp, base)?
             } else {
                 plain
             };
@@ -2855,7 +3355,7 @@ impl<'a> Compiler<'a> {
                 }
             }
             let value = match schema {
-                Some(s) if extra.is_empty() => self.schema(s, &kp, base)?,
+                Some(s) if extra.is_empty() => self.sub(s, &kp, base)?,
                 _ => {
                     let mut acc = match schema {
                         Some(s) => (*s).clone(),
@@ -2873,7 +3373,7 @@ impl<'a> Compiler<'a> {
                     for e in extra {
                         acc = Self::all_of(acc, e);
                     }
-                    self.schema(&acc, &kp, base)?
+                    self.sub_owned(acc, &kp, base)?
                 }
             };
             let mut key_re = key_spellings(k);
@@ -2899,12 +3399,12 @@ impl<'a> Compiler<'a> {
                 RegexAst::And(parts),
             )?;
             let sp = format!("{ptr}/patternProperties/{}", ptr_token(&pattern_props[i].0));
-            let v = self.schema(schema, &sp, base)?;
+            let v = self.sub(schema, &sp, base)?;
             extras.push(self.member(kl, v)?);
         }
         let add_value = match additional {
             Some(Value::Bool(false)) => None,
-            Some(a) => Some(self.schema(a, &child(ptr, "additionalProperties"), base)?),
+            Some(a) => Some(self.sub(a, &child(ptr, "additionalProperties"), base)?),
             None => {
                 if self.opts.additional_properties_default {
                     Some(self.any()?)

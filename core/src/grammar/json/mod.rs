@@ -1,9 +1,44 @@
 //! JSON Schema → [`GrammarIr`]: the grammar of the JSON texts that a schema accepts.
 //!
-//! [`compile`] walks the schema once (with an explicit work list for `$ref` targets, so
-//! recursive schemas become recursive nonterminals) and lowers every value to lexemes: one per
-//! string, number and punctuation token, so adjacent lexemes never swallow each other's
-//! bytes. Whitespace is folded into the punctuation lexemes ([`Whitespace`]).
+//! [`compile`] walks the schema with one explicit work list: every subschema (items,
+//! properties, branches, `$ref` targets, rewritten and negated schemas) becomes its own
+//! nonterminal, memoized by location or by text, so recursive schemas (also through `not`,
+//! `if` and `oneOf`) become recursive nonterminals and nothing recurses natively on the
+//! schema's depth. It lowers every value to lexemes: one per string, number and punctuation
+//! token, so adjacent lexemes never swallow each other's bytes. Whitespace is folded into the
+//! punctuation lexemes ([`Whitespace`]).
+//!
+//! # Bounded work
+//!
+//! - **Stack.** Flattening (`$ref` with siblings, `allOf`), negation, `const`/`enum` emission
+//!   and `$id` collection run on explicit stacks; the only native recursion left is bounded
+//!   by a constant (`unevaluated*` through nested `anyOf`s, 4 levels) or by the depth of
+//!   the parsed value (`Value`'s own clone, comparison, printing and drop). [`parse_schema`]
+//!   parses on an explicit stack and refuses text nested deeper than 64 with a
+//!   [`GrammarErrorKind::Syntax`] error (serde_json allows 127, but its recursive `Value`
+//!   operations take about 0.4 KiB of stack per level). With the default limits the whole
+//!   compile of such text runs on a 64 KiB thread stack in release builds (tested on every
+//!   MaskBench file and the adversarial suite, `tests/tests/adversarial_json.rs`); debug
+//!   builds need more (unoptimized frames; 512 KiB is tested). A
+//!   [`serde_json::Value`] handed to [`compile`] directly is the caller's: its depth is not
+//!   checked beyond the structural limit below.
+//! - **Time.** All work is paid from the compile budget (`Limits::compile_fuel`, shared
+//!   with regex interning): one unit per job, flattened node, merged keyword, negated node,
+//!   emitted `const` node, reference lookup (per known resource) and grammar symbol, plus the
+//!   node count of cloned subtrees and the length of memo keys. Running out is
+//!   `Limit(CompileFuel)`. A cloned value node costs 16 units (`NODE_COST` in
+//!   `compiler.rs`), calibrated so that the whole default budget (20,000,000) lasts well
+//!   under a second of rewriting. **Worst case measured** (release build, this machine: 2
+//!   cores shared by several concurrent builds; `tests/tests/adversarial_json.rs`): a front
+//!   end that exhausts the default budget (7 and 10 nested `if`-inside-`if`, the 22 s case
+//!   of issue 15) stops in 390-540 ms; the slowest front end that finishes is a 100k-value
+//!   `enum`, 220-270 ms; the MaskBench files that run out of budget stop after 0.55-1.2 s
+//!   (the machine's load varies the wall time for the same work about twofold). Regex
+//!   interning after the front end (`Grammar::build`) has its own costs: 1 MB `const` about
+//!   2.5 s, 100k-value `enum` about 0.8 s, `Handwritten---string4` 13-19 s, `^(a{1000}){1000}$`
+//!   25 s (the regex part of issue 15).
+//! - **Depth.** Structural nesting (a subschema below its parent, reset at each `$ref`) is
+//!   refused beyond `Limits::max_nesting_depth` with `Limit(NestingDepth)`.
 //!
 //! **Exact or reported.** Every keyword is compiled exactly, approximated in a documented
 //! direction, or rejected; the [`CoverageReport`] lists each approximated, unknown or
@@ -31,7 +66,7 @@
 //! | `format` | with [`JsonOptions::assert_formats`] (the default): date-time, date, time, duration, email, hostname, ipv4, ipv6, uuid, uri, uri-reference enforced (see `formats.rs` for their documented looseness); the other formats of the specification (`regex`, `iri`, `json-pointer`, ...) are unsupported (ignored, reported); custom formats (`int32`, ...) are unknown (ignored). Without it, `format` is an annotation, as draft 2020-12 specifies by default |
 //! | `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` (number or draft-4 bool) | exact over values (range regexes built digit by digit). Spelling: every plain decimal, and exponent notation `m e x` with `|x| <= 12` (one case per exponent: the mantissa range is the bound shifted by `-x`); beyond, only where a whole sign class is in range (a bound of `0` is exact in every spelling). `{m e x : lo <= m 10^x <= hi}` is not regular, so a nonzero bound rejects some valid spellings (`0.0000000000001e16` under `maximum: 1000`): subset, reported on that bound |
 //! | `multipleOf` | exact over values for integer divisors `2^a 5^b` (up to 10^4) and for `10^-k`, in plain decimal spelling only (`4.0`, `4e0` rejected: subset, reported); other divisors: superset, reported |
-//! | `not` | pushed down per keyword: `not (k1 ∧ k2)` = `not k1 ∨ not k2`, each negated within its type (`not minimum: 5` = numbers below 5; `not required: [a]` = objects without `a`; `not items: S` = arrays containing a `not S`; `not anyOf` = all negated; ...). String keyword groups are complemented as regexes over every spelling (each group's regex holds every spelling of its strings, so the complement is exact); number keyword groups over one canonical spelling per value (plain decimals: subset, reported on `not`). Not negatable (the `not` is then ignored: superset, reported): `uniqueItems`, `additionalProperties`, `patternProperties`, `propertyNames`, `enum` members that are arrays or objects, `$dynamicRef`, and cycles through `anyOf` |
+//! | `not` | pushed down per keyword: `not (k1 ∧ k2)` = `not k1 ∨ not k2`, each negated within its type (`not minimum: 5` = numbers below 5; `not required: [a]` = objects without `a`; `not items: S` = arrays containing a `not S`; `not anyOf` = all negated; ...). String keyword groups are complemented as regexes over every spelling (each group's regex holds every spelling of its strings, so the complement is exact); number keyword groups over one canonical spelling per value (plain decimals: subset, reported on `not`). Not negatable (the `not` is then ignored: superset, reported): `uniqueItems`, `additionalProperties`, `patternProperties`, `propertyNames`, `enum` members that are arrays or objects, `$dynamicRef`, and cycles through `anyOf`. A `not` below a keyword (`properties: {a: {not: S}}`) is its own memoized nonterminal, so recursion through `not`, `if` and `oneOf` is exact |
 //! | `if`/`then`/`else` | exact: `(if ∧ then) ∨ (not if ∧ else)` |
 //! | `contains`, `minContains`, `maxContains` | exact: arrays as an automaton over (position, matching items so far; `maxContains` splits items by `not contains`); two different `contains` in one `allOf` keep the first: the second is dropped (superset, reported on `contains`) and items only it matches count as unevaluated while its `minContains`/`maxContains` apply to the first (subset, reported on `allOf`) |
 //! | `unevaluatedProperties`, `unevaluatedItems` | exact for the keys/items named by the schema's own subtree (`properties`, `patternProperties`, `additionalProperties`, `prefixItems`, `items`, `contains`, merged through `allOf`, `$ref`, `if`; an `anyOf` of up to 4 branches is expanded into its branch subsets); with `$dynamicRef` or more branches: superset, reported |
@@ -64,7 +99,7 @@ use core::fmt;
 /// The `serde_json` this module takes schemas from (re-exported so callers use the same
 /// version).
 pub use serde_json;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::ir::GrammarIr;
 use crate::error::{GrammarError, GrammarErrorKind, Position, Span};
@@ -241,16 +276,28 @@ pub fn compile(
     compiler::Compiler::new(schema, opts, limits, budget).run()
 }
 
-/// Parse schema text with serde_json; a parse error becomes [`GrammarErrorKind::Syntax`]
-/// located at its line and column.
+/// At most 64 nested arrays and objects in schema text. serde_json's `Value` clones, drops,
+/// compares and prints itself recursively, about 0.4 KiB of stack per level in release
+/// builds (clone), and the compiler clones and prints subschemas: at serde_json's own limit
+/// (127 levels) a clone alone takes 50 KiB, too much for a 64 KiB stack. The deepest
+/// MaskBench schema has 63 levels.
+const MAX_TEXT_DEPTH: usize = 65;
+
+/// Parse schema text; a parse error becomes [`GrammarErrorKind::Syntax`] located at its line
+/// and column. Arrays and objects are parsed on an explicit stack (serde_json's parser
+/// recurses, about 0.5 KiB of stack per level in release builds); scalars are parsed by
+/// serde_json, so the values are the ones it would build. Nesting deeper than 64 is a
+/// syntax error (serde_json's own limit is 127; see `MAX_TEXT_DEPTH`).
 pub fn parse_schema(text: &str) -> Result<Value, GrammarError> {
-    serde_json::from_str(text).map_err(|e| {
-        let line = e.line() as u32;
-        let column = e.column() as u32;
-        let pos = line_col_position(text, line, column);
+    parse_value(text).map_err(|(offset, msg)| {
+        let pos = offset_position(text, offset);
         GrammarError::new(
             GrammarErrorKind::Syntax,
-            alloc::format!("invalid JSON schema text: {e}"),
+            alloc::format!(
+                "invalid JSON schema text: {msg} at line {} column {}",
+                pos.line,
+                pos.column
+            ),
         )
         .with_span(Span {
             start: pos,
@@ -259,23 +306,182 @@ pub fn parse_schema(text: &str) -> Result<Value, GrammarError> {
     })
 }
 
-fn line_col_position(text: &str, line: u32, column: u32) -> Position {
-    let mut offset = 0;
-    for (i, l) in text.split_inclusive('\n').enumerate() {
-        if i + 1 == line as usize {
-            let col_bytes: usize = l
-                .chars()
-                .take(column.saturating_sub(1) as usize)
-                .map(char::len_utf8)
-                .sum();
-            offset += col_bytes;
-            break;
+/// An array or object being parsed: its members so far (and, for an object, the key of the
+/// member whose value comes next).
+enum Open {
+    Array(Vec<Value>),
+    Object(Map<String, Value>, String),
+}
+
+type ParseError = (usize, String);
+
+fn parse_value(text: &str) -> Result<Value, ParseError> {
+    let b = text.as_bytes();
+    let mut i = 0usize;
+    let mut stack: Vec<Open> = Vec::new();
+    let err = |i: usize, m: &str| -> ParseError { (i, String::from(m)) };
+    loop {
+        // A value.
+        skip_ws(b, &mut i);
+        let mut v = match b.get(i) {
+            Some(b'{') | Some(b'[') => {
+                if stack.len() + 1 >= MAX_TEXT_DEPTH {
+                    return Err(err(i, "recursion limit exceeded"));
+                }
+                let object = b.get(i) == Some(&b'{');
+                i += 1;
+                skip_ws(b, &mut i);
+                match (object, b.get(i)) {
+                    (true, Some(b'}')) => {
+                        i += 1;
+                        Value::Object(Map::new())
+                    }
+                    (false, Some(b']')) => {
+                        i += 1;
+                        Value::Array(Vec::new())
+                    }
+                    (true, _) => {
+                        let k = parse_key(text, &mut i)?;
+                        stack.push(Open::Object(Map::new(), k));
+                        continue;
+                    }
+                    (false, _) => {
+                        stack.push(Open::Array(Vec::new()));
+                        continue;
+                    }
+                }
+            }
+            Some(b'"') => Value::String(parse_string(text, &mut i)?),
+            Some(b't') | Some(b'f') | Some(b'n') => {
+                let rest = b.get(i..).unwrap_or(&[]);
+                let (lit, v) = if rest.starts_with(b"true") {
+                    (4, Value::Bool(true))
+                } else if rest.starts_with(b"false") {
+                    (5, Value::Bool(false))
+                } else if rest.starts_with(b"null") {
+                    (4, Value::Null)
+                } else {
+                    return Err(err(i, "expected value"));
+                };
+                i += lit;
+                v
+            }
+            Some(c) if *c == b'-' || c.is_ascii_digit() => {
+                let start = i;
+                while b
+                    .get(i)
+                    .is_some_and(|c| c.is_ascii_digit() || b"+-.eE".contains(c))
+                {
+                    i += 1;
+                }
+                let t = text.get(start..i).unwrap_or("");
+                let n: serde_json::Number =
+                    serde_json::from_str(t).map_err(|e| (start, alloc::format!("{e}")))?;
+                Value::Number(n)
+            }
+            None => return Err(err(i, "EOF while parsing a value")),
+            Some(_) => return Err(err(i, "expected value")),
+        };
+        // Attach it, closing every container it completes.
+        loop {
+            skip_ws(b, &mut i);
+            let Some(top) = stack.last_mut() else {
+                if i != b.len() {
+                    return Err(err(i, "trailing characters"));
+                }
+                return Ok(v);
+            };
+            // Another member (back to the outer loop for its value), or the closing bracket.
+            match top {
+                Open::Array(items) => {
+                    items.push(v);
+                    match b.get(i) {
+                        Some(b',') => {
+                            i += 1;
+                            break;
+                        }
+                        Some(b']') => {}
+                        _ => return Err(err(i, "expected `,` or `]`")),
+                    }
+                }
+                Open::Object(members, key) => {
+                    members.insert(core::mem::take(key), v);
+                    match b.get(i) {
+                        Some(b',') => {
+                            i += 1;
+                            skip_ws(b, &mut i);
+                            *key = parse_key(text, &mut i)?;
+                            break;
+                        }
+                        Some(b'}') => {}
+                        _ => return Err(err(i, "expected `,` or `}`")),
+                    }
+                }
+            }
+            i += 1;
+            v = match stack.pop() {
+                Some(Open::Array(items)) => Value::Array(items),
+                Some(Open::Object(members, _)) => Value::Object(members),
+                None => return Err(err(i, "unbalanced")),
+            };
         }
-        offset += l.len();
     }
+}
+
+fn skip_ws(b: &[u8], i: &mut usize) {
+    while matches!(b.get(*i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        *i += 1;
+    }
+}
+
+/// A JSON string at `*i` (its escapes decoded by serde_json).
+fn parse_string(text: &str, i: &mut usize) -> Result<String, ParseError> {
+    let b = text.as_bytes();
+    let start = *i;
+    let mut j = start + 1;
+    loop {
+        match b.get(j) {
+            None => return Err((j, String::from("EOF while parsing a string"))),
+            Some(b'"') => break,
+            Some(b'\\') => j += 2,
+            Some(_) => j += 1,
+        }
+    }
+    *i = j + 1;
+    let Some(t) = text.get(start..j + 1) else {
+        return Err((start, String::from("invalid escape")));
+    };
+    serde_json::from_str(t).map_err(|e| (start, alloc::format!("{e}")))
+}
+
+/// An object key and its colon.
+fn parse_key(text: &str, i: &mut usize) -> Result<String, ParseError> {
+    let b = text.as_bytes();
+    if b.get(*i) != Some(&b'"') {
+        return Err((*i, String::from("key must be a string")));
+    }
+    let k = parse_string(text, i)?;
+    skip_ws(b, i);
+    if b.get(*i) != Some(&b':') {
+        return Err((*i, String::from("expected `:`")));
+    }
+    *i += 1;
+    Ok(k)
+}
+
+/// Line and column (1-based, in characters) of a byte offset.
+fn offset_position(text: &str, offset: usize) -> Position {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = text.get(..offset).unwrap_or("");
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |p| p + 1);
+    let column = before.get(line_start..).map_or(0, |l| l.chars().count()) + 1;
     Position {
         offset,
-        line: line.max(1),
-        column: column.max(1),
+        line: u32::try_from(line).unwrap_or(u32::MAX),
+        column: u32::try_from(column).unwrap_or(u32::MAX),
     }
 }

@@ -2,10 +2,13 @@
 //!
 //! - `not` is pushed down: `not (k1 ∧ k2 ∧ …)` is `not k1 ∨ not k2 ∨ …`, and each keyword
 //!   applies to one type only, so its negation is a schema of that type (`not minimum: 5` is
-//!   a number below 5). Scalar groups become the internal keywords [`NOT_NUMBER`] and
-//!   [`NOT_STRING`], compiled as regex complements over one canonical spelling per value
-//!   (so that complementing spellings complements values). Subschemas are negated lazily
-//!   (`{"not": S}` inside `properties`), so recursive schemas stay finite.
+//!   a number below 5). Scalar groups become the private keywords
+//!   [`PrivateKeys::not_number`] and [`PrivateKeys::not_string`], compiled as regex
+//!   complements over one canonical spelling per value (so that complementing spellings
+//!   complements values). Subschemas are negated lazily (`{"not": S}` inside `properties`
+//!   becomes its own memoized job), so recursive schemas stay finite; `not anyOf` is
+//!   negated eagerly, branch by branch, on an explicit stack (a cycle through `anyOf` is not
+//!   negated: reported).
 //! - `if`/`then`/`else` is `(if ∧ then) ∨ (not if ∧ else)`.
 //! - `dependentRequired` `{a: [b]}` is `(a absent) ∨ (a, b required)`; `dependentSchemas`
 //!   `{a: S}` is `(a absent) ∨ (a required ∧ S)`; draft-7 `dependencies` is either.
@@ -23,16 +26,10 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use super::{
-    Compiler, MAX_ONE_OF_REWRITE, R, T_ALL, T_ARR, T_BOOL, T_INT, T_NULL, T_NUM, T_OBJ, T_STR,
+    Compiler, MAX_ONE_OF_REWRITE, MAX_UNEVALUATED_DEPTH, PrivateKeys, R, T_ALL, T_ARR, T_BOOL,
+    T_INT, T_NULL, T_NUM, T_OBJ, T_STR,
 };
-use super::{is_annotation, type_bit, value_type};
-
-/// Internal keyword: a number must satisfy none of these keyword groups.
-pub(super) const NOT_NUMBER: &str = "$sieve:notNumber";
-/// Internal keyword: a string must satisfy none of these keyword groups.
-pub(super) const NOT_STRING: &str = "$sieve:notString";
-/// Internal keyword: `contains` counts only the items from this index on.
-pub(super) const CONTAINS_FROM: &str = "$sieve:containsFrom";
+use super::{type_bit, value_type};
 
 /// Keywords [`Compiler::rewrite_conditionals`] turns into `anyOf`s.
 pub(super) const CONDITIONAL_KEYS: [&str; 6] = [
@@ -93,6 +90,10 @@ pub(super) fn exactly_one(branches: &[Value]) -> Vec<Value> {
 fn not_of(s: Value) -> Value {
     match s {
         Value::Bool(b) => Value::Bool(!b),
+        // `not not S` is `S` (keeps the depth of built values that of their parts).
+        Value::Object(mut m) if m.len() == 1 && m.contains_key("not") => {
+            m.remove("not").unwrap_or(Value::Bool(true))
+        }
         s => obj(vec![("not", s)]),
     }
 }
@@ -136,15 +137,15 @@ pub(super) fn type_names(bits: u8) -> Vec<Value> {
 }
 
 /// A schema allowing exactly the types in `bits` (non-integral numbers through
-/// [`NOT_NUMBER`]).
-pub(super) fn types_schema(bits: u8) -> Value {
+/// [`PrivateKeys::not_number`]).
+pub(super) fn types_schema(bits: u8, keys: &PrivateKeys) -> Value {
     let names = type_names(bits);
     let mut alts = Vec::new();
     if bits & T_NUM != 0 && bits & T_INT == 0 {
         alts.push(obj(vec![
             ("type", "number".into()),
             (
-                NOT_NUMBER,
+                &keys.not_number,
                 Value::Array(vec![obj(vec![("type", "integer".into())])]),
             ),
         ]));
@@ -158,35 +159,79 @@ pub(super) fn types_schema(bits: u8) -> Value {
     any_of(alts)
 }
 
+/// A node of [`Compiler::negate`]: its own alternatives, and its `anyOf` branches whose
+/// negations are still to be intersected (popped from the end).
+struct NegFrame {
+    key: String,
+    alts: Vec<Value>,
+    branches: Vec<(Value, String)>,
+    acc: Value,
+    ptr: String,
+    base: String,
+}
+
+enum NegOpen {
+    Unsupported,
+    Done(Value),
+    Frame(NegFrame),
+}
+
 impl Compiler<'_> {
     /// A schema accepting exactly the instances `s` rejects, or `None` when this compiler
-    /// cannot express it.
+    /// cannot express it. `not (B1 ∨ B2 …)` = `not B1 ∧ not B2 …` is computed on an
+    /// explicit stack; subschemas below keywords are negated lazily (`{"not": S}`).
     pub(super) fn negate(&mut self, s: &Value, ptr: &str, base: &str) -> R<Option<Value>> {
-        let key = format!("{base}|{s}");
-        if self.negating.contains(&key) {
-            return Ok(None);
+        let mut stack: Vec<NegFrame> = Vec::new();
+        match self.negate_open(s, ptr.into(), base, &stack)? {
+            NegOpen::Unsupported => return Ok(None),
+            NegOpen::Done(v) => return Ok(Some(v)),
+            NegOpen::Frame(f) => stack.push(f),
         }
-        self.negating.push(key);
-        self.enter(ptr)?;
-        let r = self.negate_inner(s, ptr, base);
-        self.depth -= 1;
-        self.negating.pop();
-        r
+        let mut result: Option<Value> = None;
+        loop {
+            let Some(top) = stack.last_mut() else {
+                return Ok(result);
+            };
+            if let Some(nb) = result.take() {
+                let acc = core::mem::replace(&mut top.acc, Value::Bool(true));
+                top.acc = self.merge(acc, nb, &top.ptr)?;
+            }
+            if let Some((b, bp)) = top.branches.pop() {
+                let base = top.base.clone();
+                match self.negate_open(&b, bp, &base, &stack)? {
+                    NegOpen::Unsupported => return Ok(None),
+                    NegOpen::Done(v) => result = Some(v),
+                    NegOpen::Frame(f) => stack.push(f),
+                }
+            } else if let Some(mut f) = stack.pop() {
+                f.alts.push(f.acc);
+                result = Some(any_of(f.alts));
+            }
+        }
     }
 
-    fn negate_inner(&mut self, s: &Value, ptr: &str, base: &str) -> R<Option<Value>> {
-        let f = self.flatten(s, ptr, base, 0)?;
+    /// One node of [`Self::negate`]: its negation when it has no `anyOf`, else a frame.
+    fn negate_open(&mut self, s: &Value, ptr: String, base: &str, path: &[NegFrame]) -> R<NegOpen> {
+        let key = format!("{}:{base}|{s}", base.len());
+        self.spend(1 + key.len() as u64 / 8)?;
+        // The alternatives clone parts of the flattened schema (the `oneOf` pairs twice).
+        self.spend_on(s)?;
+        if path.iter().any(|f| f.key == key) {
+            return Ok(NegOpen::Unsupported);
+        }
+        let f = self.flatten(s, &ptr, base)?;
         let m = match f {
-            Value::Bool(b) => return Ok(Some(Value::Bool(!b))),
+            Value::Bool(b) => return Ok(NegOpen::Done(Value::Bool(!b))),
             Value::Object(m) => m,
-            _ => return Ok(None),
+            _ => return Ok(NegOpen::Unsupported),
         };
+        self.spend(m.len() as u64)?;
         let mut alts: Vec<Value> = Vec::new();
         if let Some(t) = m.get("type") {
             let Some(bits) = type_bits(t) else {
-                return Ok(None);
+                return Ok(NegOpen::Unsupported);
             };
-            alts.push(types_schema(T_ALL & !bits));
+            alts.push(types_schema(T_ALL & !bits, &self.keys));
         }
         let mut values: Option<Vec<Value>> = m.get("const").map(|c| vec![c.clone()]);
         if let Some(Value::Array(e)) = m.get("enum") {
@@ -196,9 +241,9 @@ impl Compiler<'_> {
             });
         }
         if let Some(vals) = values {
-            match negate_values(&vals) {
+            match negate_values(&vals, &self.keys) {
                 Some(v) => alts.push(v),
-                None => return Ok(None),
+                None => return Ok(NegOpen::Unsupported),
             }
         }
         let group = |keys: &[&str]| -> Map<String, Value> {
@@ -214,7 +259,10 @@ impl Compiler<'_> {
         if !num.is_empty() {
             alts.push(obj(vec![
                 ("type", "number".into()),
-                (NOT_NUMBER, Value::Array(vec![Value::Object(num)])),
+                (
+                    &self.keys.not_number,
+                    Value::Array(vec![Value::Object(num)]),
+                ),
             ]));
         }
         let mut st = group(&STRING_KEYS);
@@ -227,11 +275,15 @@ impl Compiler<'_> {
         if !st.is_empty() {
             alts.push(obj(vec![
                 ("type", "string".into()),
-                (NOT_STRING, Value::Array(vec![Value::Object(st)])),
+                (&self.keys.not_string, Value::Array(vec![Value::Object(st)])),
             ]));
         }
-        for (k, ty) in [(NOT_NUMBER, "number"), (NOT_STRING, "string")] {
-            if let Some(Value::Array(gs)) = m.get(k) {
+        let private = [
+            (self.keys.not_number.clone(), "number"),
+            (self.keys.not_string.clone(), "string"),
+        ];
+        for (k, ty) in private {
+            if let Some(Value::Array(gs)) = m.get(k.as_str()) {
                 for g in gs {
                     let mut g = g.clone();
                     if let Value::Object(gm) = &mut g
@@ -257,11 +309,12 @@ impl Compiler<'_> {
                 alts.push(obj(vec![("type", ty.into()), (k, (n + 1).into())]));
             }
         }
-        if !self.negate_items(&m, &mut alts) {
-            return Ok(None);
+        if !negate_items(&m, &mut alts, &self.keys) {
+            return Ok(NegOpen::Unsupported);
         }
         if let Some(c) = m.get("contains") {
-            let from = m.get(CONTAINS_FROM).cloned().unwrap_or(0.into());
+            let cf = self.keys.contains_from.as_str();
+            let from = m.get(cf).cloned().unwrap_or(0.into());
             let lo = count("minContains").unwrap_or(1);
             if lo > 0 {
                 alts.push(obj(vec![
@@ -269,7 +322,7 @@ impl Compiler<'_> {
                     ("contains", c.clone()),
                     ("minContains", 0.into()),
                     ("maxContains", (lo - 1).into()),
-                    (CONTAINS_FROM, from.clone()),
+                    (cf, from.clone()),
                 ]));
             }
             if let Some(hi) = count("maxContains") {
@@ -277,12 +330,12 @@ impl Compiler<'_> {
                     ("type", "array".into()),
                     ("contains", c.clone()),
                     ("minContains", (hi + 1).into()),
-                    (CONTAINS_FROM, from),
+                    (cf, from),
                 ]));
             }
         }
         if m.get("uniqueItems") == Some(&Value::Bool(true)) {
-            return Ok(None);
+            return Ok(NegOpen::Unsupported);
         }
         if let Some(Value::Array(req)) = m.get("required") {
             for r in req {
@@ -318,7 +371,7 @@ impl Compiler<'_> {
             match m.get(k) {
                 None | Some(Value::Bool(true)) => {}
                 Some(Value::Object(o)) if o.is_empty() => {}
-                Some(_) => return Ok(None),
+                Some(_) => return Ok(NegOpen::Unsupported),
             }
         }
         let mut deps: Vec<(String, Value)> = Vec::new();
@@ -347,22 +400,11 @@ impl Compiler<'_> {
                 ])),
             }
         }
-        if let Some(Value::Array(bs)) = m.get("anyOf") {
-            // not (B1 ∨ B2 …) = not B1 ∧ not B2 …
-            let mut acc = Value::Bool(true);
-            for (i, b) in bs.iter().enumerate() {
-                let Some(nb) = self.negate(b, &format!("{ptr}/anyOf/{i}"), base)? else {
-                    return Ok(None);
-                };
-                acc = self.merge(acc, nb, ptr)?;
-            }
-            alts.push(acc);
-        }
         if let Some(Value::Array(bs)) = m.get("oneOf") {
             // None valid, or two valid.
             alts.push(not_of(obj(vec![("anyOf", Value::Array(bs.clone()))])));
             if bs.len() > MAX_ONE_OF_REWRITE {
-                return Ok(None);
+                return Ok(NegOpen::Unsupported);
             }
             for i in 0..bs.len() {
                 for j in i + 1..bs.len() {
@@ -392,50 +434,27 @@ impl Compiler<'_> {
                 )])));
             }
         }
-        for k in m.keys() {
-            if k.starts_with("$sieve:") && k != NOT_NUMBER && k != NOT_STRING && k != CONTAINS_FROM
-            {
-                return Ok(None);
-            }
+        if let Some(Value::Array(bs)) = m.get("anyOf") {
+            let branches = bs
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(i, b)| (b.clone(), format!("{ptr}/anyOf/{i}")))
+                .collect();
+            return Ok(NegOpen::Frame(NegFrame {
+                key,
+                alts,
+                branches,
+                acc: Value::Bool(true),
+                ptr,
+                base: base.into(),
+            }));
         }
-        let _ = is_annotation;
-        Ok(Some(any_of(alts)))
+        Ok(NegOpen::Done(any_of(alts)))
     }
+}
 
-    /// Alternatives violating `items`/`prefixItems`/`additionalItems`; false when one cannot
-    /// be expressed.
-    fn negate_items(&mut self, m: &Map<String, Value>, alts: &mut Vec<Value>) -> bool {
-        let (prefix, rest): (&[Value], Option<&Value>) =
-            match (m.get("prefixItems"), m.get("items")) {
-                (Some(Value::Array(p)), items) => (p, items),
-                (None, Some(Value::Array(p))) => (p, m.get("additionalItems")),
-                (None, items) => (&[], items),
-                (Some(_), _) => return false,
-            };
-        for (i, s) in prefix.iter().enumerate() {
-            if *s == Value::Bool(true) {
-                continue;
-            }
-            let mut p = vec![Value::Bool(true); i];
-            p.push(not_of(s.clone()));
-            alts.push(obj(vec![
-                ("type", "array".into()),
-                ("minItems", (i as u64 + 1).into()),
-                ("prefixItems", Value::Array(p)),
-            ]));
-        }
-        if let Some(r) = rest
-            && *r != Value::Bool(true)
-        {
-            alts.push(obj(vec![
-                ("type", "array".into()),
-                ("contains", not_of(r.clone())),
-                (CONTAINS_FROM, (prefix.len() as u64).into()),
-            ]));
-        }
-        true
-    }
-
+impl Compiler<'_> {
     /// `if`/`then`/`else` and the dependency keywords as `anyOf`s (merged into `acc`).
     pub(super) fn rewrite_conditionals(
         &mut self,
@@ -505,8 +524,41 @@ impl Compiler<'_> {
     }
 }
 
+/// Alternatives violating `items`/`prefixItems`/`additionalItems`; false when one cannot
+/// be expressed.
+fn negate_items(m: &Map<String, Value>, alts: &mut Vec<Value>, keys: &PrivateKeys) -> bool {
+    let (prefix, rest): (&[Value], Option<&Value>) = match (m.get("prefixItems"), m.get("items")) {
+        (Some(Value::Array(p)), items) => (p, items),
+        (None, Some(Value::Array(p))) => (p, m.get("additionalItems")),
+        (None, items) => (&[], items),
+        (Some(_), _) => return false,
+    };
+    for (i, s) in prefix.iter().enumerate() {
+        if *s == Value::Bool(true) {
+            continue;
+        }
+        let mut p = vec![Value::Bool(true); i];
+        p.push(not_of(s.clone()));
+        alts.push(obj(vec![
+            ("type", "array".into()),
+            ("minItems", (i as u64 + 1).into()),
+            ("prefixItems", Value::Array(p)),
+        ]));
+    }
+    if let Some(r) = rest
+        && *r != Value::Bool(true)
+    {
+        alts.push(obj(vec![
+            ("type", "array".into()),
+            ("contains", not_of(r.clone())),
+            (&keys.contains_from, (prefix.len() as u64).into()),
+        ]));
+    }
+    true
+}
+
 /// Alternatives to a list of values: other types, other scalars of the same types.
-fn negate_values(vals: &[Value]) -> Option<Value> {
+fn negate_values(vals: &[Value], keys: &PrivateKeys) -> Option<Value> {
     let mut present = 0u8;
     let mut nums = Vec::new();
     let mut strs = Vec::new();
@@ -530,7 +582,7 @@ fn negate_values(vals: &[Value]) -> Option<Value> {
         }
         let _ = value_type(v);
     }
-    let mut alts = vec![types_schema(T_ALL & !present)];
+    let mut alts = vec![types_schema(T_ALL & !present, keys)];
     if present & T_BOOL != 0 {
         for b in [true, false] {
             if !bools.contains(&b) {
@@ -542,7 +594,7 @@ fn negate_values(vals: &[Value]) -> Option<Value> {
         alts.push(obj(vec![
             ("type", "number".into()),
             (
-                NOT_NUMBER,
+                &keys.not_number,
                 Value::Array(vec![obj(vec![("enum", Value::Array(nums))])]),
             ),
         ]));
@@ -551,7 +603,7 @@ fn negate_values(vals: &[Value]) -> Option<Value> {
         alts.push(obj(vec![
             ("type", "string".into()),
             (
-                NOT_STRING,
+                &keys.not_string,
                 Value::Array(vec![obj(vec![("enum", Value::Array(strs))])]),
             ),
         ]));
@@ -580,10 +632,25 @@ impl Compiler<'_> {
         mut acc: Map<String, Value>,
         ptr: &str,
         base: &str,
+        depth: usize,
     ) -> R<Value> {
         let up = acc.remove("unevaluatedProperties");
         let ui = acc.remove("unevaluatedItems");
         if up.is_none() && ui.is_none() {
+            return Ok(Value::Object(acc));
+        }
+        if depth >= MAX_UNEVALUATED_DEPTH {
+            let k = if up.is_some() {
+                "unevaluatedProperties"
+            } else {
+                "unevaluatedItems"
+            };
+            self.approx(
+                ptr,
+                k,
+                super::Direction::Superset,
+                "anyOf/oneOf nested too deeply to track evaluated keys; ignored",
+            )?;
             return Ok(Value::Object(acc));
         }
         let put_back = |m: &mut Map<String, Value>| {
@@ -624,7 +691,7 @@ impl Compiler<'_> {
                 let mut conj = Value::Object(rest.clone());
                 for i in set {
                     let bp = format!("{ptr}/{key}/{i}");
-                    let fb = self.flatten(&branches[i], &bp, base, 0)?;
+                    let fb = self.flatten(&branches[i], &bp, base)?;
                     conj = self.merge(conj, fb, ptr)?;
                 }
                 let Value::Object(mut cm) = conj else {
@@ -632,10 +699,7 @@ impl Compiler<'_> {
                     continue;
                 };
                 put_back(&mut cm);
-                self.enter(ptr)?;
-                let r = self.apply_unevaluated(cm, ptr, base);
-                self.depth -= 1;
-                alts.push(r?);
+                alts.push(self.apply_unevaluated(cm, ptr, base, depth + 1)?);
             }
             if key == "anyOf" {
                 return Ok(any_of(alts));
