@@ -193,3 +193,33 @@ fn load_errors_are_reported() {
     let err = LoadedTokenizer::load("/nonexistent/tokenizer.json").unwrap_err();
     assert!(format!("{err:#}").contains("/nonexistent/tokenizer.json"));
 }
+
+/// MaskBench through SentencePiece tokenizers: the instance text is fed as its own bytes (no
+/// prepended `▁`), so every valid instance is accepted (it was 0 of 12 when the tokenizer's
+/// prepended space reached the JSON grammar).
+#[test]
+fn maskbench_valid_instances_through_sentencepiece() {
+    use sieve_bench::maskbench::{self, Feed, MaskbenchConfig};
+    let dir = match tokenizer_dir() {
+        Ok(dir) => dir,
+        Err(reason) => {
+            eprintln!("SKIP: {reason}");
+            return;
+        }
+    };
+    let sample = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/maskbench");
+    let files = maskbench::list_files(&[sample], 12).unwrap();
+    assert_eq!(files.len(), 12);
+    for stem in ["llama2", "mistral"] {
+        let tok =
+            LoadedTokenizer::load(dir.join(format!("{stem}.json")).to_str().unwrap()).unwrap();
+        let cfg = MaskbenchConfig {
+            timeout: None,
+            ..MaskbenchConfig::default()
+        };
+        let s = maskbench::run(&Feed::Tokens(&tok), &files, &cfg).summary_json();
+        let valid = s["valid_total"].as_u64().unwrap();
+        assert!(valid > 0, "{stem}: no valid instances in the sample");
+        assert_eq!(s["valid_accepted"], valid, "{stem}: {s}");
+    }
+}
