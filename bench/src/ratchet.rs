@@ -148,11 +148,16 @@ pub fn bless_requested() -> bool {
     std::env::var("SIEVE_BLESS").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
-/// The cases named in a `SIEVE_ACCEPT_REGRESSIONS` file: one per line, blank lines and
-/// `#` comments ignored.
+/// The cases named in a `SIEVE_ACCEPT_REGRESSIONS` file: one per line; blank lines, lines
+/// starting with `#` and comments after whitespace + `#` are ignored (case names contain `#`,
+/// as in `default:f.json#3`).
 pub fn parse_accepted(text: &str) -> BTreeSet<String> {
     text.lines()
-        .map(|l| l.split_once('#').map_or(l, |(a, _)| a).trim())
+        .map(|l| {
+            let l = l.trim();
+            let end = l.find([' ', '\t']).unwrap_or(l.len());
+            if l.starts_with('#') { "" } else { &l[..end] }
+        })
         .filter(|l| !l.is_empty())
         .map(str::to_owned)
         .collect()
@@ -328,6 +333,13 @@ mod tests {
         );
         // The named ones are written and listed; the others are still refused.
         let accepted = parse_accepted("# why: ...\na   # old pass was wrong\n\nd\n");
+        assert_eq!(
+            parse_accepted("default:f.json#3 # comment\n  strict:g.json#0\n#x\n"),
+            ["default:f.json#3", "strict:g.json#0"]
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect()
+        );
         let plan = plan_bless(&want, &got, &accepted);
         assert_eq!(names(&plan.accepted), ["a", "d"]);
         assert_eq!(names(&plan.refused), ["b"]);
