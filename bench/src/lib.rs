@@ -7,8 +7,10 @@
 //! - [`maskbench`] and [`schema_suite`]: `sieve maskbench` (MaskBench conformance and timing,
 //!   llgbench's methodology) and `sieve schema-suite` (the JSON-Schema-Test-Suite); both
 //!   return report structs that the ratchet tests in `sieve-tests` also use.
-//! - [`ratchet`]: committed expected-outcome files (regressions fail, improvements ask for
-//!   an update with `SIEVE_BLESS=1`).
+//! - [`ratchet`]: committed per-case expected outcomes (a pass→fail fails; `SIEVE_BLESS=1`
+//!   writes improvements and refuses regressions not named in `SIEVE_ACCEPT_REGRESSIONS`).
+//! - [`trace`]: traces an invalid instance the grammar accepts to the superset entry of the
+//!   coverage report that explains it, with an independent validator (or counts it a bug).
 //! - [`stats`], [`rng`], [`util`]: timing summaries, a seeded PRNG, mask and text helpers.
 //! - `profile` (with `--features pprof`): sampling flamegraphs for `sieve maskbench
 //!   --flamegraph` and the criterion benches' `--profile-time`.
@@ -24,4 +26,5 @@ pub mod rng;
 pub mod schema_suite;
 pub mod stats;
 pub mod tokenizer;
+pub mod trace;
 pub mod util;

@@ -1,9 +1,12 @@
 //! `sieve mask`: compile a grammar or regex, feed a prefix, and show one token mask.
 
 use std::io::Write;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
+use serde_json::Value;
+use sieve_core::grammar::json::JsonOptions;
 use sieve_core::{Grammar, Limits, Matcher};
 
 use crate::tokenizer::LoadedTokenizer;
@@ -21,6 +24,25 @@ pub enum GrammarSource<'a> {
     },
     /// A regex the whole output must match.
     Regex(&'a str),
+    /// A JSON Schema: the output is a JSON document it describes.
+    JsonSchema {
+        /// Names the schema in errors, e.g. its path.
+        name: &'a str,
+        /// The parsed schema.
+        schema: &'a Value,
+        /// Compile with `JsonOptions::strict` (every approximation is an error).
+        strict: bool,
+    },
+}
+
+/// Reads and parses a JSON Schema file.
+///
+/// # Errors
+/// The file cannot be read or is not JSON.
+pub fn read_schema(path: &Path) -> Result<Value> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| anyhow!("reading {}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| anyhow!("{}: not JSON: {e}", path.display()))
 }
 
 /// Settings of one `mask` run.
@@ -49,6 +71,8 @@ pub struct MaskReport {
     pub compile: Duration,
     /// Time of the one mask computation.
     pub mask_time: Duration,
+    /// A JSON Schema's coverage report, one entry per keyword not compiled exactly.
+    pub coverage: Vec<String>,
 }
 
 impl MaskReport {
@@ -69,6 +93,9 @@ impl MaskReport {
             self.compile.as_secs_f64() * 1e6,
             self.mask_time.as_secs_f64() * 1e6
         )?;
+        for entry in &self.coverage {
+            writeln!(out, "coverage: {entry}")?;
+        }
         if !self.sample.is_empty() {
             writeln!(out, "sample of allowed tokens:")?;
             for &id in &self.sample {
@@ -87,12 +114,27 @@ pub fn run(
 ) -> Result<MaskReport> {
     let vocab = &tok.vocab;
     let start = Instant::now();
+    let mut coverage = Vec::new();
     let grammar = match source {
         GrammarSource::Lark { name, src } => {
             Grammar::from_lark(src, vocab, &cfg.limits).map_err(|e| anyhow!("{name}:{e}"))?
         }
         GrammarSource::Regex(re) => {
             Grammar::from_regex(re, vocab, &cfg.limits).map_err(|e| anyhow!("regex {re:?}: {e}"))?
+        }
+        GrammarSource::JsonSchema {
+            name,
+            schema,
+            strict,
+        } => {
+            let opts = JsonOptions {
+                strict,
+                ..JsonOptions::default()
+            };
+            let (g, report) = Grammar::from_json_schema(schema, &opts, vocab, &cfg.limits)
+                .map_err(|e| anyhow!("{name}: {e}"))?;
+            coverage = report.entries.iter().map(ToString::to_string).collect();
+            g
         }
     };
     let compile = start.elapsed();
@@ -125,6 +167,7 @@ pub fn run(
         .any(|t| allowed.binary_search(t).is_ok());
     let sample = spread_sample(&allowed, cfg.sample);
     Ok(MaskReport {
+        coverage,
         prefix_tokens,
         allowed,
         eos_allowed,

@@ -11,8 +11,11 @@
 //!   token the mask (only that call is timed), then the token's bit is checked and the token
 //!   consumed; at the end the matcher must accept ([`check_text`]). A valid instance passes
 //!   if accepted; an invalid one if some token is rejected or the end is not accepting.
-//! - An invalid instance accepted by a schema whose coverage report names a superset
-//!   approximation is counted apart (`invalid_accepted_approx`), not as a plain failure.
+//! - An invalid instance the grammar accepts is traced ([`crate::trace`]): an independent
+//!   validator names the schema locations where the instance fails, and the acceptance is
+//!   **explained** (`invalid_accepted_explained`) only when every such location is at or under
+//!   a superset entry of the coverage report; otherwise it is **unexplained**
+//!   (`invalid_accepted_unexplained`), a bug. Both count as failures of the instance.
 //! - **Guards**: a compile or mask error naming a [`Limits`] budget is a `limit` failure; a
 //!   schema still running after the wall-clock timeout is abandoned (its masks dropped, as
 //!   llgbench does) and reported as a `limit` failure too.
@@ -123,6 +126,9 @@ pub struct Coverage {
     pub unknown: Vec<String>,
     /// The keyword names of [`Self::superset`], deduplicated, sorted.
     pub superset_keywords: Vec<String>,
+    /// The schema location of each [`Self::superset`] entry, `pointer/keyword`
+    /// ([`crate::trace::entry_location`]), in the same order.
+    pub superset_locations: Vec<String>,
 }
 
 impl Coverage {
@@ -204,6 +210,10 @@ mod json_compiler {
         kws.sort();
         kws.dedup();
         cov.superset_keywords = kws;
+        cov.superset_locations = report
+            .supersets()
+            .map(|e| crate::trace::entry_location(&e.pointer, &e.keyword))
+            .collect();
         cov
     }
 }
@@ -492,11 +502,11 @@ pub enum FailureKind {
     CompileError,
     /// A valid instance was rejected.
     ValidRejected,
-    /// An invalid instance was accepted (and the coverage report names no superset).
+    /// An invalid instance was accepted, and no superset entry explains it (a bug).
     InvalidAccepted,
-    /// An invalid instance was accepted by a grammar the coverage report says is a
-    /// superset of the schema.
-    InvalidAcceptedApprox,
+    /// An invalid instance was accepted where a superset entry of the coverage report covers
+    /// every location the validator fails it at ([`crate::trace`]).
+    InvalidAcceptedExplained,
     /// A budget of [`Limits`] was exceeded, or the wall-clock guard fired.
     Limit,
     /// The file could not be read or is not MaskBench JSON.
@@ -510,7 +520,7 @@ impl FailureKind {
             FailureKind::CompileError => "compile_error",
             FailureKind::ValidRejected => "valid_rejected",
             FailureKind::InvalidAccepted => "invalid_accepted",
-            FailureKind::InvalidAcceptedApprox => "invalid_accepted_approx",
+            FailureKind::InvalidAcceptedExplained => "invalid_accepted_explained",
             FailureKind::Limit => "limit",
             FailureKind::FileError => "file_error",
         }
@@ -533,21 +543,21 @@ pub struct Failure {
 pub enum TestOutcome {
     /// Valid and accepted, or invalid and rejected.
     Pass,
-    /// Valid and rejected, or invalid and accepted with an exact grammar.
+    /// Valid and rejected, or invalid and accepted with no superset entry explaining it.
     Fail,
-    /// Invalid and accepted by a grammar reported as a superset.
-    FailApprox,
+    /// Invalid and accepted, explained by a superset entry ([`crate::trace`]).
+    FailExplained,
     /// A limit or the timeout ended it.
     Limit,
 }
 
 impl TestOutcome {
-    /// One letter: `P`, `F`, `A` or `L`.
+    /// One letter: `P`, `F`, `A` (explained) or `L`.
     pub fn letter(self) -> char {
         match self {
             TestOutcome::Pass => 'P',
             TestOutcome::Fail => 'F',
-            TestOutcome::FailApprox => 'A',
+            TestOutcome::FailExplained => 'A',
             TestOutcome::Limit => 'L',
         }
     }
@@ -670,9 +680,14 @@ impl FileResult {
         self.count(false, TestOutcome::Pass)
     }
 
-    /// Invalid instances accepted by a grammar reported as a superset.
-    pub fn invalid_accepted_approx(&self) -> usize {
-        self.count(false, TestOutcome::FailApprox)
+    /// Invalid instances accepted, explained by a superset entry.
+    pub fn invalid_accepted_explained(&self) -> usize {
+        self.count(false, TestOutcome::FailExplained)
+    }
+
+    /// Invalid instances accepted with no superset entry explaining them (bugs).
+    pub fn invalid_accepted_unexplained(&self) -> usize {
+        self.count(false, TestOutcome::Fail)
     }
 
     /// The ratchet code: the compile letter, then one letter per test instance (`-` for
@@ -684,6 +699,18 @@ impl FileResult {
         let missing = self.test_valid.len().saturating_sub(self.tests.len());
         s.extend(std::iter::repeat_n('-', missing));
         s
+    }
+
+    /// Per-case ratchet codes ([`crate::ratchet`]): `<prefix><file>` = the compile letter,
+    /// `<prefix><file>#<i>` = the letter of test instance `i` (`-` when not run).
+    pub fn case_outcomes(&self, prefix: &str, out: &mut crate::ratchet::Outcomes) {
+        let code = self.outcome_code();
+        let mut letters = code.chars();
+        let compile = letters.next().unwrap_or('x');
+        out.insert(format!("{prefix}{}", self.id), compile.to_string());
+        for (i, l) in letters.enumerate() {
+            out.insert(format!("{prefix}{}#{i}", self.id), l.to_string());
+        }
     }
 
     fn fail(&mut self, kind: FailureKind, detail: String) {
@@ -848,6 +875,8 @@ fn run_file(
         Feed::Tokens(_) => "token",
         Feed::Bytes(_) => "byte",
     };
+    // `compile_schema` asserts formats (`JsonOptions::default`), so the validator does too.
+    let mut tracer = crate::trace::Tracer::new(&schema, true, &[]);
     for (i, (valid, data)) in tests.iter().enumerate() {
         if deadline.is_some_and(|d| Instant::now() > d) {
             return timed_out(res, i, cfg);
@@ -879,20 +908,16 @@ fn run_file(
                 res.fail(FailureKind::ValidRejected, detail);
                 TestOutcome::Fail
             }
-            (Verdict::Accepted, false) if res.coverage.has_superset() => {
-                let detail = format!(
-                    "test {i} (invalid): accepted; superset keywords: {}",
-                    res.coverage.superset_keywords.join(", ")
-                );
-                res.fail(FailureKind::InvalidAcceptedApprox, detail);
-                TestOutcome::FailApprox
-            }
             (Verdict::Accepted, false) => {
-                res.fail(
-                    FailureKind::InvalidAccepted,
-                    format!("test {i} (invalid): accepted"),
-                );
-                TestOutcome::Fail
+                let trace = tracer.explain(data, &res.coverage.superset_locations);
+                let detail = format!("test {i} (invalid): accepted; {}", trace.describe());
+                if trace.explained() {
+                    res.fail(FailureKind::InvalidAcceptedExplained, detail);
+                    TestOutcome::FailExplained
+                } else {
+                    res.fail(FailureKind::InvalidAccepted, detail);
+                    TestOutcome::Fail
+                }
             }
             (v, false) => {
                 if *v == Verdict::NotAccepting {
@@ -996,12 +1021,21 @@ impl MaskbenchReport {
         self.failures().filter(|f| f.kind == kind).count()
     }
 
-    /// Per-file ratchet codes ([`FileResult::outcome_code`]), by file name.
+    /// Per-file outcome strings ([`FileResult::outcome_code`]), by file name.
     pub fn outcomes(&self) -> BTreeMap<String, String> {
         self.files
             .iter()
             .map(|f| (f.id.clone(), f.outcome_code()))
             .collect()
+    }
+
+    /// Per-case ratchet codes of every file ([`FileResult::case_outcomes`]).
+    pub fn case_outcomes(&self, prefix: &str) -> crate::ratchet::Outcomes {
+        let mut out = crate::ratchet::Outcomes::new();
+        for f in &self.files {
+            f.case_outcomes(prefix, &mut out);
+        }
+        out
     }
 
     /// The summary: the fields of issue 3 (`schemas` … `failures`) plus extras
@@ -1049,7 +1083,8 @@ impl MaskbenchReport {
             "ttfm_us": stats_json(&ttfm, TTFM_PERCENTILES),
             "mask_us": stats_json(&masks, MASK_PERCENTILES),
             "failures": failures,
-            "invalid_accepted_approx": self.sum(FileResult::invalid_accepted_approx),
+            "invalid_accepted_explained": self.sum(FileResult::invalid_accepted_explained),
+            "invalid_accepted_unexplained": self.sum(FileResult::invalid_accepted_unexplained),
             "invalid_rejected_at_end": self.sum(|f| f.invalid_rejected_at_end),
             "mask_consume_inconsistent": self.sum(|f| f.inconsistent),
             "limit_failures": self.count_failures(FailureKind::Limit),
@@ -1144,9 +1179,12 @@ impl MaskbenchReport {
         )?;
         writeln!(
             out,
-            "  invalid accepted under a superset approximation: {}; limit failures: {}; \
-             mask/consume inconsistent: {}",
-            s["invalid_accepted_approx"], s["limit_failures"], s["mask_consume_inconsistent"]
+            "  invalid accepted: {} explained by a superset entry, {} unexplained (bugs); \
+             limit failures: {}; mask/consume inconsistent: {}",
+            s["invalid_accepted_explained"],
+            s["invalid_accepted_unexplained"],
+            s["limit_failures"],
+            s["mask_consume_inconsistent"]
         )?;
         let all = ["mean", "p50", "p90", "p99", "max"];
         writeln!(out, "  compile ms: {}", stat_line("compile_ms", &all))?;
@@ -1159,10 +1197,12 @@ impl MaskbenchReport {
         writeln!(out, "  ttfm us:    {}", stat_line("ttfm_us", &all))?;
         writeln!(
             out,
-            "  memory: peak RSS {} KiB; grammar bytes mean {} max {}; matcher bytes mean {} max {}",
+            "  memory: peak RSS {} KiB; grammar bytes mean {} max {}; matcher bytes p50 {} mean {} \
+             max {}",
             fmt_num(&s["peak_rss_kb"]),
             fmt_num(&s["grammar_bytes"]["mean"]),
             fmt_num(&s["grammar_bytes"]["max"]),
+            fmt_num(&s["matcher_bytes"]["p50"]),
             fmt_num(&s["matcher_bytes"]["mean"]),
             fmt_num(&s["matcher_bytes"]["max"])
         )?;
@@ -1243,8 +1283,12 @@ fn per_schema_record(f: &FileResult) -> Value {
     m.insert("valid_accepted".into(), json!(f.valid_accepted()));
     m.insert("invalid_rejected".into(), json!(f.invalid_rejected()));
     m.insert(
-        "invalid_accepted_approx".into(),
-        json!(f.invalid_accepted_approx()),
+        "invalid_accepted_explained".into(),
+        json!(f.invalid_accepted_explained()),
+    );
+    m.insert(
+        "invalid_accepted_unexplained".into(),
+        json!(f.invalid_accepted_unexplained()),
     );
     m.insert(
         "invalid_rejected_at_end".into(),

@@ -1,42 +1,62 @@
 //! Ratchet files: committed per-case outcomes that tests compare against.
 //!
-//! An expected file is a JSON object mapping a case name to an outcome code: one letter for
-//! how the case compiled (`c` = compiled, anything else = not), then one letter per check
-//! (`P` = pass, anything else = fail; the letters say which kind of failure). A check that
-//! passed and now fails is a **regression**; one that failed and now passes is an
-//! **improvement**; a case added, removed or with a different number of checks is a
-//! **change**. Regressions fail the test; improvements and changes ask for the file to be
-//! rewritten (`SIEVE_BLESS=1`), so the file always records the current state.
+//! An expected file is a JSON object mapping a **case** to a one-letter outcome code. A case
+//! is one compile (`default:file.json`: `c` = compiled, any other letter = not) or one test
+//! instance (`default:file.json#3`: `P` = pass, any other letter = a kind of failure, `-` =
+//! not run because the schema did not compile). A case **passes** iff its code is `c` or
+//! `P`.
+//!
+//! Comparing an expected file with a run, case by case:
+//! - a **regression** is a case that passed and now fails, or passed and is gone;
+//! - an **improvement** is a case that failed and now passes;
+//! - a **change** is a case added, or a failing case removed.
+//!
+//! A different failure letter (`F` for `A`) is no difference. Any difference fails the test.
+//!
+//! Blessing (`SIEVE_BLESS=1`) rewrites the file to the run's outcomes **except regressions**:
+//! a regressed case keeps its passing code in the file and the test fails listing every one of
+//! them. To accept regressions, name each of them in a file given as
+//! `SIEVE_ACCEPT_REGRESSIONS=<path>` (one case per line, `#` starts a comment); the bless then
+//! writes them too and prints each accepted regression. A regression not in that file is
+//! still refused, so no pass→fail can enter a ratchet file without being named.
+//!
+//! A missing expected file is an error unless blessing (the first bless creates it).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
 /// Outcome codes by case name.
 pub type Outcomes = BTreeMap<String, String>;
 
+/// Does this outcome code pass?
+pub fn passes(code: &str) -> bool {
+    code == "c" || code == "P"
+}
+
 /// The differences between an expected and an actual [`Outcomes`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Diff {
-    /// `case: expected -> actual` for cases with a check that no longer passes.
-    pub regressions: Vec<String>,
-    /// `case: expected -> actual` for cases with a check that now passes (and none lost).
-    pub improvements: Vec<String>,
-    /// Cases added, removed, or whose number of checks changed.
-    pub changes: Vec<String>,
+    /// Cases that passed and now fail or are gone: `(case, "expected -> actual")`.
+    pub regressions: Vec<(String, String)>,
+    /// Cases that failed and now pass.
+    pub improvements: Vec<(String, String)>,
+    /// Cases added, or failing cases removed.
+    pub changes: Vec<(String, String)>,
 }
 
 impl Diff {
-    /// No difference in pass/fail (letters of failures may still differ).
+    /// No difference in pass/fail.
     pub fn is_empty(&self) -> bool {
         self.regressions.is_empty() && self.improvements.is_empty() && self.changes.is_empty()
     }
 
-    /// A report for a test failure message, at most `max` lines per section.
+    /// A report for a test failure message, at most `max` lines per section (`usize::MAX`:
+    /// all of them).
     pub fn render(&self, max: usize) -> String {
         let mut s = String::new();
         for (title, list) in [
@@ -48,8 +68,8 @@ impl Diff {
                 continue;
             }
             let _ = writeln!(s, "{title}: {}", list.len());
-            for line in list.iter().take(max) {
-                let _ = writeln!(s, "  {line}");
+            for (case, what) in list.iter().take(max) {
+                let _ = writeln!(s, "  {case}: {what}");
             }
             if list.len() > max {
                 let _ = writeln!(s, "  ... and {} more", list.len() - max);
@@ -59,54 +79,41 @@ impl Diff {
     }
 }
 
-fn passes(code: &str) -> impl Iterator<Item = bool> + '_ {
-    code.chars()
-        .enumerate()
-        .map(|(i, c)| if i == 0 { c == 'c' } else { c == 'P' })
-}
-
-/// Compares `actual` with `expected`, check by check.
+/// Compares `actual` with `expected`, case by case.
 pub fn compare(expected: &Outcomes, actual: &Outcomes) -> Diff {
     let mut diff = Diff::default();
     for (name, want) in expected {
-        let Some(got) = actual.get(name) else {
-            diff.changes.push(format!("{name}: removed (was {want})"));
-            continue;
-        };
-        if want.chars().count() != got.chars().count() {
-            diff.changes.push(format!(
-                "{name}: {want} -> {got} (number of checks changed)"
-            ));
-            continue;
-        }
-        let mut lost = false;
-        let mut won = false;
-        for (w, g) in passes(want).zip(passes(got)) {
-            lost |= w && !g;
-            won |= !w && g;
-        }
-        if lost {
-            diff.regressions.push(format!("{name}: {want} -> {got}"));
-        } else if won {
-            diff.improvements.push(format!("{name}: {want} -> {got}"));
+        match actual.get(name) {
+            None if passes(want) => diff
+                .regressions
+                .push((name.clone(), format!("{want} -> removed"))),
+            None => diff
+                .changes
+                .push((name.clone(), format!("{want} -> removed"))),
+            Some(got) if passes(want) && !passes(got) => {
+                diff.regressions
+                    .push((name.clone(), format!("{want} -> {got}")));
+            }
+            Some(got) if !passes(want) && passes(got) => {
+                diff.improvements
+                    .push((name.clone(), format!("{want} -> {got}")));
+            }
+            Some(_) => {}
         }
     }
     for (name, got) in actual {
         if !expected.contains_key(name) {
-            diff.changes.push(format!("{name}: new ({got})"));
+            diff.changes.push((name.clone(), format!("new -> {got}")));
         }
     }
     diff
 }
 
-/// Reads an expected file; a missing file reads as empty.
+/// Reads an expected file.
 ///
 /// # Errors
-/// The file exists but is not a JSON object of strings.
+/// The file is missing, or is not a JSON object of strings.
 pub fn read(path: &Path) -> Result<Outcomes> {
-    if !path.exists() {
-        return Ok(Outcomes::new());
-    }
     let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let value: Value =
         serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
@@ -141,14 +148,112 @@ pub fn bless_requested() -> bool {
     std::env::var("SIEVE_BLESS").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
-/// The ratchet check of a test: with `SIEVE_BLESS`, rewrites `path` and succeeds;
-/// otherwise `Err` with a message on any regression, improvement or change.
+/// The cases named in a `SIEVE_ACCEPT_REGRESSIONS` file: one per line; blank lines, lines
+/// starting with `#` and comments after whitespace + `#` are ignored (case names contain `#`,
+/// as in `default:f.json#3`).
+pub fn parse_accepted(text: &str) -> BTreeSet<String> {
+    text.lines()
+        .map(|l| {
+            let l = l.trim();
+            let end = l.find([' ', '\t']).unwrap_or(l.len());
+            if l.starts_with('#') { "" } else { &l[..end] }
+        })
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// What a bless does with a diff: the file to write, the regressions accepted (named in
+/// `accepted`) and those refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Bless {
+    /// The outcomes to write: `actual`, except that refused regressions keep their expected
+    /// (passing) code and a passing case that is gone stays unless accepted.
+    pub outcomes: Outcomes,
+    /// Regressions named in the accept list, now written.
+    pub accepted: Vec<(String, String)>,
+    /// Regressions not named: kept as they were, and the test fails.
+    pub refused: Vec<(String, String)>,
+}
+
+/// Plans a bless of `actual` over `expected`, accepting only the regressions in `accepted`.
+pub fn plan_bless(expected: &Outcomes, actual: &Outcomes, accepted: &BTreeSet<String>) -> Bless {
+    let diff = compare(expected, actual);
+    let mut bless = Bless {
+        outcomes: actual.clone(),
+        ..Bless::default()
+    };
+    for (case, what) in diff.regressions {
+        if accepted.contains(&case) {
+            bless.accepted.push((case, what));
+            continue;
+        }
+        if let Some(want) = expected.get(&case) {
+            bless.outcomes.insert(case.clone(), want.clone());
+        }
+        bless.refused.push((case, what));
+    }
+    bless
+}
+
+fn render_list(list: &[(String, String)]) -> String {
+    let mut s = String::new();
+    for (case, what) in list {
+        let _ = writeln!(s, "  {case}: {what}");
+    }
+    s
+}
+
+/// The ratchet check of a test. Without `SIEVE_BLESS`: `Err` with a message on any
+/// regression, improvement or change (or a missing file). With it: writes the file as
+/// [`plan_bless`] says and fails if a regression was refused.
 ///
 /// # Errors
-/// A difference (the message says what to do), or an unreadable or unwritable file.
+/// A difference (the message says what to do), a refused regression, or an unreadable or
+/// unwritable file.
 pub fn check(path: &Path, actual: &Outcomes, test_name: &str) -> Result<()> {
+    let how = format!("SIEVE_BLESS=1 cargo test --release -p sieve-tests --test {test_name}");
     if bless_requested() {
-        return write(path, actual);
+        let expected = if path.exists() {
+            read(path)?
+        } else {
+            Outcomes::new()
+        };
+        let accepted = match std::env::var_os("SIEVE_ACCEPT_REGRESSIONS") {
+            Some(list) => {
+                let text = fs::read_to_string(&list)
+                    .with_context(|| format!("reading SIEVE_ACCEPT_REGRESSIONS={list:?}"))?;
+                parse_accepted(&text)
+            }
+            None => BTreeSet::new(),
+        };
+        let plan = plan_bless(&expected, actual, &accepted);
+        write(path, &plan.outcomes)?;
+        if !plan.accepted.is_empty() {
+            eprintln!(
+                "{}: ACCEPTED {} regressions (named in SIEVE_ACCEPT_REGRESSIONS):\n{}",
+                path.display(),
+                plan.accepted.len(),
+                render_list(&plan.accepted)
+            );
+        }
+        if !plan.refused.is_empty() {
+            bail!(
+                "REFUSED to bless {} regressions into {} (they keep their passing code; the \
+                 rest was written):\n{}To accept them, list each case in a file (one per line) \
+                 and run\n  SIEVE_ACCEPT_REGRESSIONS=<file> {how}\n",
+                plan.refused.len(),
+                path.display(),
+                render_list(&plan.refused)
+            );
+        }
+        return Ok(());
+    }
+    if !path.exists() {
+        bail!(
+            "the ratchet file {} is missing; create it with\n  {how}",
+            path.display()
+        );
     }
     let expected = read(path)?;
     let diff = compare(&expected, actual);
@@ -158,13 +263,14 @@ pub fn check(path: &Path, actual: &Outcomes, test_name: &str) -> Result<()> {
     let what = if diff.regressions.is_empty() {
         "results changed for the better (or cases changed)"
     } else {
-        "REGRESSION: checks that passed now fail"
+        "REGRESSION: cases that passed now fail"
     };
-    anyhow::bail!(
-        "{what} against {}:\n{}\nIf this is intended, update the file with\n  \
-         SIEVE_BLESS=1 cargo test --release -p sieve-tests --test {test_name}\n",
+    bail!(
+        "{what} against {}:\n{}\nIf this is intended, update the file with\n  {how}\n\
+         (a bless writes improvements and changes only; regressions must be named in\n  \
+         SIEVE_ACCEPT_REGRESSIONS=<file>)\n",
         path.display(),
-        diff.render(40)
+        diff.render(usize::MAX)
     )
 }
 
@@ -179,16 +285,78 @@ mod tests {
             .collect()
     }
 
+    fn names(list: &[(String, String)]) -> Vec<&str> {
+        list.iter().map(|(c, _)| c.as_str()).collect()
+    }
+
     #[test]
-    fn classify() {
-        let want = outcomes(&[("a", "cPF"), ("b", "cPP"), ("c", "e"), ("d", "cF")]);
-        let got = outcomes(&[("a", "cPP"), ("b", "cFP"), ("c", "c"), ("e", "c")]);
+    fn classify_per_case() {
+        let want = outcomes(&[
+            ("f", "c"),
+            ("f#0", "P"),
+            ("f#1", "F"),
+            ("g", "e"),
+            ("g#0", "-"),
+            ("h#0", "P"),
+            ("i#0", "A"),
+        ]);
+        let got = outcomes(&[
+            ("f", "c"),
+            ("f#0", "F"),
+            ("f#1", "P"),
+            ("g", "c"),
+            ("g#0", "P"),
+            ("j#0", "F"),
+        ]);
         let d = compare(&want, &got);
-        assert_eq!(d.regressions, ["b: cPP -> cFP"]);
-        assert_eq!(d.improvements, ["a: cPF -> cPP", "c: e -> c"]);
-        assert_eq!(d.changes.len(), 2);
+        assert_eq!(names(&d.regressions), ["f#0", "h#0"]);
+        assert_eq!(d.regressions[1].1, "P -> removed");
+        assert_eq!(names(&d.improvements), ["f#1", "g", "g#0"]);
+        assert_eq!(names(&d.changes), ["i#0", "j#0"]);
         assert!(compare(&want, &want).is_empty());
         // A different failure letter is not a difference.
-        assert!(compare(&outcomes(&[("a", "cF")]), &outcomes(&[("a", "cA")])).is_empty());
+        assert!(compare(&outcomes(&[("a", "F")]), &outcomes(&[("a", "A")])).is_empty());
+        assert!(compare(&outcomes(&[("a", "e")]), &outcomes(&[("a", "l")])).is_empty());
+    }
+
+    #[test]
+    fn bless_refuses_unnamed_regressions() {
+        let want = outcomes(&[("a", "P"), ("b", "P"), ("c", "F"), ("d", "P")]);
+        let got = outcomes(&[("a", "F"), ("b", "L"), ("c", "P")]);
+        // Nothing accepted: improvements are written, every regression keeps its code.
+        let plan = plan_bless(&want, &got, &BTreeSet::new());
+        assert_eq!(names(&plan.refused), ["a", "b", "d"]);
+        assert!(plan.accepted.is_empty());
+        assert_eq!(
+            plan.outcomes,
+            outcomes(&[("a", "P"), ("b", "P"), ("c", "P"), ("d", "P")])
+        );
+        // The named ones are written and listed; the others are still refused.
+        let accepted = parse_accepted("# why: ...\na   # old pass was wrong\n\nd\n");
+        assert_eq!(
+            parse_accepted("default:f.json#3 # comment\n  strict:g.json#0\n#x\n"),
+            ["default:f.json#3", "strict:g.json#0"]
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect()
+        );
+        let plan = plan_bless(&want, &got, &accepted);
+        assert_eq!(names(&plan.accepted), ["a", "d"]);
+        assert_eq!(names(&plan.refused), ["b"]);
+        assert_eq!(
+            plan.outcomes,
+            outcomes(&[("a", "F"), ("b", "P"), ("c", "P")])
+        );
+        // After a full bless the file equals the run.
+        let all: BTreeSet<String> = ["a", "b", "d"].iter().map(|s| (*s).to_owned()).collect();
+        assert_eq!(plan_bless(&want, &got, &all).outcomes, got);
+    }
+
+    #[test]
+    fn missing_file_is_an_error() {
+        let path =
+            std::env::temp_dir().join(format!("sieve-ratchet-missing-{}", std::process::id()));
+        let err = check(&path, &Outcomes::new(), "x").unwrap_err();
+        assert!(format!("{err:#}").contains("missing"), "{err:#}");
     }
 }

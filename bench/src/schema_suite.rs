@@ -32,6 +32,7 @@ use crate::maskbench::{
     python_dumps,
 };
 use crate::ratchet::Outcomes;
+use crate::trace::Tracer;
 use sieve_core::grammar::json::JsonOptions;
 
 /// The drafts of the suite this harness knows, newest first.
@@ -76,7 +77,7 @@ pub struct SuiteCheck {
     pub description: String,
     /// Should the instance validate?
     pub valid: bool,
-    /// Pass, fail, fail under a reported superset, or limit.
+    /// Pass, fail, fail explained by a superset entry ([`crate::trace`]), or limit.
     pub outcome: TestOutcome,
     /// What happened, for humans (empty when passing).
     pub detail: String,
@@ -113,7 +114,20 @@ impl GroupResult {
         format!("{}/{}#{}", self.draft, self.file, self.index)
     }
 
-    /// The ratchet code: compile letter, then one letter per test (`-` when not run).
+    /// Per-case ratchet codes ([`crate::ratchet`]): `<prefix><key>` = the compile letter,
+    /// `<prefix><key>/<i>` = the letter of test `i` (`-` when not run).
+    pub fn case_outcomes(&self, prefix: &str, out: &mut Outcomes) {
+        let code = self.outcome_code();
+        let mut letters = code.chars();
+        let compile = letters.next().unwrap_or('x');
+        let key = self.key();
+        out.insert(format!("{prefix}{key}"), compile.to_string());
+        for (i, l) in letters.enumerate() {
+            out.insert(format!("{prefix}{key}/{i}"), l.to_string());
+        }
+    }
+
+    /// The outcome string: compile letter, then one letter per test (`-` when not run).
     pub fn outcome_code(&self) -> String {
         let mut s = String::with_capacity(1 + self.num_tests);
         s.push(self.compile.letter());
@@ -143,8 +157,9 @@ pub struct Totals {
     pub valid_rejected: usize,
     /// Invalid instances accepted (compiled groups), with or without a reported superset.
     pub invalid_accepted: usize,
-    /// Of those, accepted by a grammar whose coverage report names a superset.
-    pub invalid_accepted_traced: usize,
+    /// Of those, explained by a superset entry of the coverage report ([`crate::trace`]);
+    /// the rest are unexplained (bugs).
+    pub invalid_accepted_explained: usize,
     /// Checks ended by a limit.
     pub limits: usize,
     /// Checks of groups that did not compile.
@@ -167,9 +182,9 @@ impl Totals {
                 (TestOutcome::Pass, _) => self.passed += 1,
                 (TestOutcome::Limit, _) => self.limits += 1,
                 (_, true) => self.valid_rejected += 1,
-                (TestOutcome::FailApprox, false) => {
+                (TestOutcome::FailExplained, false) => {
                     self.invalid_accepted += 1;
-                    self.invalid_accepted_traced += 1;
+                    self.invalid_accepted_explained += 1;
                 }
                 (_, false) => self.invalid_accepted += 1,
             }
@@ -186,8 +201,8 @@ impl Totals {
             "passed": self.passed,
             "valid_rejected": self.valid_rejected,
             "invalid_accepted": self.invalid_accepted,
-            "invalid_accepted_traced": self.invalid_accepted_traced,
-            "invalid_accepted_untraced": self.invalid_accepted - self.invalid_accepted_traced,
+            "invalid_accepted_explained": self.invalid_accepted_explained,
+            "invalid_accepted_unexplained": self.invalid_accepted - self.invalid_accepted_explained,
             "limits": self.limits,
             "checks_in_uncompiled_groups": self.not_run,
         })
@@ -403,6 +418,7 @@ fn run_group(
         Feed::Bytes(_) => "byte",
     };
     let (mut mask, mut times) = (Vec::new(), Vec::new());
+    let mut tracer = Tracer::new(&schema, opts.assert_formats, documents);
     for (i, t) in tests.iter().enumerate() {
         let valid = t
             .get("valid")
@@ -422,14 +438,18 @@ fn run_group(
                 TestOutcome::Fail,
                 format!("valid {text} rejected: {}", v.describe(unit)),
             ),
-            (Verdict::Accepted, false) if res.coverage.has_superset() => (
-                TestOutcome::FailApprox,
-                format!(
-                    "invalid {text} accepted; superset keywords: {}",
-                    res.coverage.superset_keywords.join(", ")
-                ),
-            ),
-            (Verdict::Accepted, false) => (TestOutcome::Fail, format!("invalid {text} accepted")),
+            (Verdict::Accepted, false) => {
+                let trace = tracer.explain(data, &res.coverage.superset_locations);
+                let outcome = if trace.explained() {
+                    TestOutcome::FailExplained
+                } else {
+                    TestOutcome::Fail
+                };
+                (
+                    outcome,
+                    format!("invalid {text} accepted; {}", trace.describe()),
+                )
+            }
             (_, false) => (TestOutcome::Pass, String::new()),
         };
         res.checks.push(SuiteCheck {
@@ -490,7 +510,7 @@ impl SuiteReport {
             let n = g
                 .checks
                 .iter()
-                .filter(|c| c.outcome == TestOutcome::FailApprox)
+                .filter(|c| c.outcome == TestOutcome::FailExplained)
                 .count();
             if n == 0 {
                 continue;
@@ -503,12 +523,21 @@ impl SuiteReport {
         out
     }
 
-    /// Ratchet codes by group key.
+    /// Outcome strings by group key.
     pub fn outcomes(&self) -> Outcomes {
         self.groups
             .iter()
             .map(|g| (g.key(), g.outcome_code()))
             .collect()
+    }
+
+    /// Per-case ratchet codes of every group ([`GroupResult::case_outcomes`]).
+    pub fn case_outcomes(&self, prefix: &str) -> Outcomes {
+        let mut out = Outcomes::new();
+        for g in &self.groups {
+            g.case_outcomes(prefix, &mut out);
+        }
+        out
     }
 
     /// The `--json` document.
@@ -541,7 +570,7 @@ impl SuiteReport {
                     (TestOutcome::Pass, _) => continue,
                     (TestOutcome::Limit, _) => "limit",
                     (_, true) => "valid_rejected",
-                    (TestOutcome::FailApprox, false) => "invalid_accepted_approx",
+                    (TestOutcome::FailExplained, false) => "invalid_accepted_explained",
                     (_, false) => "invalid_accepted",
                 };
                 failures.push(json!({
@@ -581,13 +610,14 @@ impl SuiteReport {
         for (draft, t) in self.totals_by_draft() {
             writeln!(
                 out,
-                "{draft}: {} / {} checks passing; {} invalid accepted ({} under a reported \
-                 superset), {} valid rejected, {} limits; groups: {} / {} compiled, {} compile \
+                "{draft}: {} / {} checks passing; {} invalid accepted ({} explained by a \
+                 superset entry, {} unexplained), {} valid rejected, {} limits; groups: {} / {} compiled, {} compile \
                  errors ({} with remote refs)",
                 t.passed,
                 t.checks,
                 t.invalid_accepted,
-                t.invalid_accepted_traced,
+                t.invalid_accepted_explained,
+                t.invalid_accepted - t.invalid_accepted_explained,
                 t.valid_rejected,
                 t.limits,
                 t.compiled,

@@ -37,8 +37,8 @@ pub enum TokenizerKind {
     /// Hugging Face byte-level BPE (GPT-2, Llama 3, Qwen, ...): bytes spelled through GPT-2's
     /// bytes-to-unicode table.
     ByteLevel,
-    /// SentencePiece-style (Llama 2, Mistral): `▁` is a space, `<0xNN>` a raw byte, and
-    /// encoding prepends a space to the text.
+    /// SentencePiece-style (Llama 2, Mistral): `▁` is a space, `<0xNN>` a raw byte (the
+    /// file's prepended space is dropped at load, see [`LoadedTokenizer::try_encode`]).
     SentencePiece,
 }
 
@@ -137,8 +137,9 @@ impl LoadedTokenizer {
     /// Encodes `text` without adding special tokens (no BOS); special-token text such as
     /// `<|endoftext|>` is tokenized as ordinary text.
     ///
-    /// SentencePiece-style tokenizers prepend a space (`▁`) to the text, so the token bytes
-    /// concatenate to `" " + text`. Qwen's NFC normalizer may change non-NFC input.
+    /// The text is encoded as a continuation: the token bytes concatenate to `text` itself
+    /// for every kind (a SentencePiece file's `Prepend` normalizer, which would put a space
+    /// before the text, is dropped at load). Qwen's NFC normalizer may change non-NFC input.
     pub fn try_encode(&self, text: &str) -> Result<Vec<u32>> {
         match &self.encoder {
             Encoder::Tiktoken(bpe) => Ok(bpe.encode_ordinary(text)),
@@ -165,16 +166,12 @@ impl LoadedTokenizer {
             .map_or(&[][..], |t| t.as_slice())
     }
 
-    /// Concatenates token bytes as the tokenizer's decoder would: special tokens are kept as
-    /// their text, and for SentencePiece-style tokenizers one leading space (the one encoding
-    /// prepends) is removed. Out-of-range ids are skipped.
+    /// Concatenates token bytes (special tokens are kept as their text; encoding adds no
+    /// leading space, so none is removed). Out-of-range ids are skipped.
     pub fn decode_bytes(&self, ids: &[u32]) -> Vec<u8> {
         let mut out = Vec::new();
         for &id in ids {
             out.extend_from_slice(self.token_bytes(id));
-        }
-        if self.kind == TokenizerKind::SentencePiece && out.first() == Some(&b' ') {
-            out.remove(0);
         }
         out
     }
@@ -239,7 +236,50 @@ fn load_hf_file(path: &Path) -> Result<(TokenizerKind, TokenTable, tokenizers::T
         .map_err(|e| anyhow!("the tokenizers crate rejected the file: {e}"))?;
     // Special-token text in user input is tokenized as text, not as the control token.
     tok.set_encode_special_tokens(true);
+    drop_prefix_space(&mut tok);
     Ok((kind, table, tok))
+}
+
+/// Makes `tok` encode text as a continuation (what a model writes after a prompt), so the
+/// token bytes spell exactly the text: drops `Prepend` normalizers (SentencePiece files put
+/// `▁` before the whole text) and sets a `Metaspace` pre-tokenizer's prepend scheme to
+/// `Never`, as LLGuidance's Hugging Face loader does. Every other component is kept.
+fn drop_prefix_space(tok: &mut tokenizers::Tokenizer) {
+    use tokenizers::pre_tokenizers::metaspace::PrependScheme;
+    use tokenizers::{
+        NormalizerWrapper as N, PreTokenizerWrapper as P, normalizers, pre_tokenizers,
+    };
+    fn normalizer(n: &N) -> Option<N> {
+        match n {
+            N::Prepend(_) => None,
+            N::Sequence(seq) => {
+                let kept: Vec<N> = seq.as_ref().iter().filter_map(normalizer).collect();
+                (!kept.is_empty()).then(|| N::Sequence(normalizers::Sequence::new(kept)))
+            }
+            other => Some(other.clone()),
+        }
+    }
+    fn pre_tokenizer(p: &P) -> P {
+        match p {
+            P::Metaspace(m) => {
+                let mut m = m.clone();
+                m.set_prepend_scheme(PrependScheme::Never);
+                P::Metaspace(m)
+            }
+            P::Sequence(seq) => P::Sequence(pre_tokenizers::sequence::Sequence::new(
+                seq.as_ref().iter().map(pre_tokenizer).collect(),
+            )),
+            other => other.clone(),
+        }
+    }
+    if let Some(n) = tok.get_normalizer() {
+        let n = normalizer(n);
+        tok.with_normalizer(n);
+    }
+    if let Some(p) = tok.get_pre_tokenizer() {
+        let p = pre_tokenizer(p);
+        tok.with_pre_tokenizer(Some(p));
+    }
 }
 
 /// Builds the exact byte table of a parsed `tokenizer.json` (through

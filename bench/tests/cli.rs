@@ -179,3 +179,101 @@ fn flamegraph_is_an_svg() {
     );
     assert!(text.trim_end().ends_with("</svg>"));
 }
+
+/// A file under the temp dir, unique to this process and `name`.
+fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("sieve-cli-{}-{name}", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn mask_with_a_json_schema() {
+    let tok = cl100k();
+    let schema: serde_json::Value =
+        serde_json::from_str(r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}"#)
+            .unwrap();
+    let source = |strict| GrammarSource::JsonSchema {
+        name: "s.json",
+        schema: &schema,
+        strict,
+    };
+    let cfg = |prefix: &str| MaskConfig {
+        prefix: prefix.to_owned(),
+        sample: 3,
+        ..MaskConfig::default()
+    };
+    for strict in [false, true] {
+        let done = mask_cmd::run(&tok, source(strict), &cfg(r#"{"n": 12}"#)).unwrap();
+        assert!(done.eos_allowed, "strict {strict}");
+        let open = mask_cmd::run(&tok, source(strict), &cfg(r#"{"n": "#)).unwrap();
+        assert!(!open.eos_allowed);
+        // A digit may follow, a quote may not (n is an integer).
+        assert!(open.allowed.contains(&tok.encode("7")[0]));
+        assert!(!open.allowed.contains(&tok.encode("\"")[0]));
+        let err = mask_cmd::run(&tok, source(strict), &cfg(r#"{"m"#)).unwrap_err();
+        assert!(format!("{err:#}").contains("rejected"), "{err:#}");
+    }
+}
+
+#[test]
+fn binary_mask_schema_strict_and_hyphen_values() {
+    let sieve = env!("CARGO_BIN_EXE_sieve");
+    let run = |args: &[&str]| {
+        let out = Command::new(sieve).args(args).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        (out.status.code(), stdout, stderr)
+    };
+    // A value starting with `-` is a value, for --regex and for --prefix.
+    let (code, stdout, stderr) = run(&[
+        "mask",
+        "--tokenizer",
+        "cl100k_base",
+        "--regex",
+        "-?[0-9]+",
+        "--prefix",
+        "-12",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("EOS allowed: yes"), "{stdout}");
+
+    let schema = temp_file(
+        "int.json",
+        r#"{"type":"array","items":{"type":"integer","minimum":0},"maxItems":2}"#,
+    );
+    let schema = schema.to_str().unwrap();
+    for strict in [&[][..], &["--strict"][..]] {
+        let mut args = vec!["mask", "--tokenizer", "cl100k_base", "--schema", schema];
+        args.extend_from_slice(strict);
+        args.extend_from_slice(&["--prefix", "[1, 2"]);
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, Some(0), "{strict:?}: {stderr}");
+        assert!(stdout.contains("EOS allowed: no"), "{stdout}");
+        args.pop();
+        args.push("[1, 2]");
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, Some(0), "{strict:?}: {stderr}");
+        assert!(stdout.contains("EOS allowed: yes"), "{stdout}");
+        args.pop();
+        args.push("[1, 2, 3");
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, Some(2), "maxItems 2: a third item is rejected");
+        assert!(stderr.contains("rejected"), "{stderr}");
+    }
+    // --strict needs --schema; only one source at a time; a bad schema is an error, not a panic.
+    let (code, _, _) = run(&["mask", "--regex", "a", "--strict"]);
+    assert_eq!(code, Some(2));
+    let (code, _, _) = run(&["mask", "--regex", "a", "--schema", schema]);
+    assert_eq!(code, Some(2));
+    let bad = temp_file("bad.json", "{not json");
+    let (code, _, stderr) = run(&["mask", "--tokenizer", "cl100k_base", "--schema"]
+        .into_iter()
+        .chain([bad.to_str().unwrap()])
+        .collect::<Vec<_>>());
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("not JSON"), "{stderr}");
+    let _ = std::fs::remove_file(schema);
+    let _ = std::fs::remove_file(&bad);
+}

@@ -2,7 +2,8 @@
 //! checks sizes, EOS ids and byte round trips against `shared/tokenizers/README.md`.
 //!
 //! The shared directory is `$SIEVE_SHARED`, else `../shared` next to the workspace root.
-//! When it is missing the file-based tests print `SKIP: <reason>` and pass.
+//! When it is missing the file-based tests print `SKIP: <reason>` and pass, except under CI
+//! (env `CI` set), where they fail.
 
 use std::path::PathBuf;
 
@@ -37,10 +38,11 @@ fn tokenizer_dir() -> Result<PathBuf, String> {
     if dir.is_dir() {
         Ok(dir)
     } else {
-        Err(format!(
-            "{} is not a directory (set SIEVE_SHARED)",
-            dir.display()
-        ))
+        let reason = format!("{} is not a directory (set SIEVE_SHARED)", dir.display());
+        // Under CI (`.ci/run` sets CI=true) the data must be there: no silent skip.
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
+        assert!(!ci, "missing data in CI (CI is set): {reason}");
+        Err(reason)
     }
 }
 
@@ -58,14 +60,10 @@ fn check_round_trips(tok: &LoadedTokenizer) {
             .iter()
             .flat_map(|&id| tok.token_bytes(id).iter().copied())
             .collect();
-        let expected = match tok.kind() {
-            // SentencePiece normalization prepends `▁` to the whole text.
-            TokenizerKind::SentencePiece => format!(" {s}"),
-            _ => (*s).to_owned(),
-        };
+        // Every kind encodes the text itself: no prepended space for SentencePiece files.
         assert_eq!(
             String::from_utf8_lossy(&concat),
-            expected,
+            *s,
             "{}: concatenated token bytes of {s:?}",
             tok.name
         );
@@ -82,7 +80,7 @@ fn shared_tokenizer_files() {
     let dir = match tokenizer_dir() {
         Ok(dir) => dir,
         Err(reason) => {
-            println!("SKIP: {reason}");
+            eprintln!("SKIP: {reason}");
             return;
         }
     };
@@ -113,7 +111,7 @@ fn shared_spot_checks() {
     let dir = match tokenizer_dir() {
         Ok(dir) => dir,
         Err(reason) => {
-            println!("SKIP: {reason}");
+            eprintln!("SKIP: {reason}");
             return;
         }
     };
@@ -122,8 +120,23 @@ fn shared_spot_checks() {
         LoadedTokenizer::load(path.to_str().unwrap()).unwrap()
     };
     let mistral = load("mistral");
-    // README: `Hello world!` gives [1, 22557, 1526, 28808] with BOS; we add no BOS.
-    assert_eq!(mistral.encode("Hello world!"), [22557, 1526, 28808]);
+    // README: `Hello world!` gives [1, 22557, 1526, 28808] with BOS (and the file's
+    // prepended `▁`); we add no BOS and no space, so the space must be in the text.
+    assert_eq!(mistral.encode(" Hello world!"), [22557, 1526, 28808]);
+    for stem in ["mistral", "llama2"] {
+        let tok = if stem == "mistral" {
+            &mistral
+        } else {
+            &load(stem)
+        };
+        let ids = tok.encode("{\"a\": 1}");
+        assert_eq!(tok.decode_bytes(&ids), b"{\"a\": 1}", "{stem}");
+        assert_eq!(
+            tok.token_bytes(ids[0]),
+            b"{",
+            "{stem}: no leading space token"
+        );
+    }
     assert_eq!(mistral.token_bytes(13), b"\n"); // <0x0A>
     assert_eq!(mistral.token_bytes(2), b"</s>");
 
@@ -160,7 +173,7 @@ fn embedded_matches_json() {
     let dir = match tokenizer_dir() {
         Ok(dir) => dir,
         Err(reason) => {
-            println!("SKIP: {reason}");
+            eprintln!("SKIP: {reason}");
             return;
         }
     };
@@ -179,4 +192,34 @@ fn embedded_matches_json() {
 fn load_errors_are_reported() {
     let err = LoadedTokenizer::load("/nonexistent/tokenizer.json").unwrap_err();
     assert!(format!("{err:#}").contains("/nonexistent/tokenizer.json"));
+}
+
+/// MaskBench through SentencePiece tokenizers: the instance text is fed as its own bytes (no
+/// prepended `▁`), so every valid instance is accepted (it was 0 of 12 when the tokenizer's
+/// prepended space reached the JSON grammar).
+#[test]
+fn maskbench_valid_instances_through_sentencepiece() {
+    use sieve_bench::maskbench::{self, Feed, MaskbenchConfig};
+    let dir = match tokenizer_dir() {
+        Ok(dir) => dir,
+        Err(reason) => {
+            eprintln!("SKIP: {reason}");
+            return;
+        }
+    };
+    let sample = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/maskbench");
+    let files = maskbench::list_files(&[sample], 12).unwrap();
+    assert_eq!(files.len(), 12);
+    for stem in ["llama2", "mistral"] {
+        let tok =
+            LoadedTokenizer::load(dir.join(format!("{stem}.json")).to_str().unwrap()).unwrap();
+        let cfg = MaskbenchConfig {
+            timeout: None,
+            ..MaskbenchConfig::default()
+        };
+        let s = maskbench::run(&Feed::Tokens(&tok), &files, &cfg).summary_json();
+        let valid = s["valid_total"].as_u64().unwrap();
+        assert!(valid > 0, "{stem}: no valid instances in the sample");
+        assert_eq!(s["valid_accepted"], valid, "{stem}: {s}");
+    }
 }

@@ -1,6 +1,7 @@
 //! Shared helpers for sieve's cross-crate tests: a seeded PRNG, a brute-force mask oracle,
 //! and random walks through a grammar driven by its own masks.
 
+pub mod fuzzprops;
 pub mod heap;
 pub mod native;
 
@@ -165,4 +166,16 @@ pub fn accepts(grammar: &Grammar, text: &str) -> bool {
 pub fn is_prefix(grammar: &Grammar, text: &str) -> bool {
     Matcher::new(grammar).try_consume_bytes(text.as_bytes())
 }
-pub mod fuzzprops;
+
+/// Is this a CI run (`CI` set and not empty, `0` or `false`)? `.ci/run` runs with
+/// `CI=true`.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+/// Skips a test for a missing data folder or file: prints `SKIP: <reason>` to stderr, or
+/// panics under CI ([`in_ci`]), where the data must be there.
+pub fn skip_missing_data(reason: &str) {
+    assert!(!in_ci(), "missing data in CI (CI is set): {reason}");
+    eprintln!("SKIP: {reason}");
+}

@@ -96,7 +96,7 @@ pub fn run_under_valgrind<S: AsRef<OsStr>>(what: &str, exe: &Path, args: &[S]) -
         c.args(VALGRIND_ARGS).arg(exe);
         c
     } else {
-        println!("SKIP: valgrind not installed: {what} ran without it (no memory checks)");
+        eprintln!("SKIP: valgrind not installed: {what} ran without it (no memory checks)");
         Command::new(exe)
     };
     cmd.args(args);

@@ -60,7 +60,7 @@ fn tokenizer_json() -> Option<PathBuf> {
 
 fn c_test(name: &str, with_tokenizer: bool) {
     if !have("cc") {
-        println!("SKIP: no C compiler (cc) installed; {name}.c not run");
+        eprintln!("SKIP: no C compiler (cc) installed; {name}.c not run");
         return;
     }
     let exe = compile(name, lib());

@@ -49,7 +49,7 @@ fn check_consumer_stdout(stdout: &str) {
 #[test]
 fn cxx_demo() {
     if !have("c++") {
-        println!("SKIP: c++ not installed: the C++ demo was not built or run");
+        eprintln!("SKIP: c++ not installed: the C++ demo was not built or run");
         return;
     }
     run(
@@ -83,7 +83,7 @@ fn cxx_demo() {
 fn have_cmake(test: &str) -> bool {
     for tool in ["cmake", "cc"] {
         if !have(tool) {
-            println!("SKIP: {tool} not installed (apt-get install -y cmake gcc): {test} not run");
+            eprintln!("SKIP: {tool} not installed (apt-get install -y cmake gcc): {test} not run");
             return false;
         }
     }
@@ -258,7 +258,7 @@ fn cmake_install_tree() {
             String::from_utf8(run(query, "pkg-config (installed)").stdout).expect("UTF-8 flags");
         compile_and_run_with_flags(&flags, &prefix.join("consumer-pc"), "installed sieve.pc");
     } else {
-        println!("SKIP: pkg-config not installed: the installed sieve.pc was not tried");
+        eprintln!("SKIP: pkg-config not installed: the installed sieve.pc was not tried");
     }
 }
 
@@ -291,7 +291,7 @@ fn compile_and_run_with_flags(flags: &str, exe: &Path, what: &str) {
 #[test]
 fn pkg_config() {
     if !have("pkg-config") || !have("cc") {
-        println!("SKIP: pkg-config or cc not installed");
+        eprintln!("SKIP: pkg-config or cc not installed");
         return;
     }
     let lib = libsieve();

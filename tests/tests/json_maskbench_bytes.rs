@@ -253,7 +253,7 @@ fn pct(a: usize, b: usize) -> f64 {
 fn maskbench_bytes() {
     let dir = shared_dir().join("data/maskbench");
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        println!("SKIP: MaskBench data not found at {}", dir.display());
+        sieve_tests::skip_missing_data(&format!("MaskBench data not found at {}", dir.display()));
         return;
     };
     let full = std::env::var_os("SIEVE_FULL").is_some();
@@ -272,7 +272,10 @@ fn maskbench_bytes() {
         .collect();
     files.sort();
     if files.is_empty() {
-        println!("SKIP: no MaskBench files selected in {}", dir.display());
+        sieve_tests::skip_missing_data(&format!(
+            "no MaskBench files selected in {}",
+            dir.display()
+        ));
         return;
     }
     let vocab = Arc::new(Vocabulary::synthetic(300, 7));
@@ -333,7 +336,7 @@ fn maskbench_bytes() {
     let ratchet =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/json/maskbench_bytes_expected.json");
     let Ok(text) = std::fs::read_to_string(&ratchet) else {
-        println!("SKIP ratchet: {} missing", ratchet.display());
+        sieve_tests::skip_missing_data(&format!("ratchet {} missing", ratchet.display()));
         return;
     };
     let exp: Value = serde_json::from_str(&text).expect("ratchet file is JSON");

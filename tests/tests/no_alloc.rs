@@ -1,7 +1,10 @@
-//! Steady state allocates nothing per mask: after one pass over a token sequence (which
-//! builds lexer states and grows buffers), `reset` and a second pass over the same sequence
-//! compute every mask again (the mask cache is keyed by fresh row serials, so the trie is
-//! walked) without a single heap allocation. A counting global allocator checks it.
+//! Steady state allocates nothing per mask, on new text: one matcher walks a text (twice,
+//! so lexer states and the masks remembered per lexer state are built), then is dropped,
+//! handing its warm tables back to the grammar; a **fresh** matcher of the same grammar then
+//! walks a **different** text of the same shapes (other keys, values, numbers and nesting
+//! order) and every one of its masks is computed without a heap allocation. A counting
+//! global allocator checks it. (Replaying the same sequence after `reset` would only prove
+//! that a cache hit does not allocate.)
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -42,6 +45,9 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// The counters are global: the tests of this file run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 const JSON: &str = r#"
 start: object
 object: "{" [pair ("," pair)*] "}"
@@ -53,8 +59,92 @@ NUMBER: /-?(0|[1-9][0-9]*)(\.[0-9]+)?/
 %ignore /[ \n]+/
 "#;
 
+/// Tokens of `text` in the synthetic vocabulary.
+fn tokens(vocab: &sieve_core::Vocabulary, text: &[u8]) -> Vec<u32> {
+    vocab
+        .trie()
+        .greedy_tokenize(text)
+        .expect("the synthetic vocabulary covers ASCII")
+}
+
+/// Walks `tokens`: a mask before each (allocations counted when `count`), then the token.
+/// Returns the allocations counted and the masks computed.
+fn walk(m: &mut Matcher, tokens: &[u32], mask: &mut [u32], count: bool) -> usize {
+    let mut allocs = 0;
+    for &t in tokens {
+        ALLOCS.store(0, Ordering::SeqCst);
+        COUNTING.store(count, Ordering::SeqCst);
+        let res = m.compute_mask(mask);
+        COUNTING.store(false, Ordering::SeqCst);
+        allocs += ALLOCS.load(Ordering::SeqCst);
+        res.expect("mask");
+        assert!(
+            mask.get(t as usize / 32)
+                .is_some_and(|w| w >> (t % 32) & 1 == 1),
+            "token {t} not allowed"
+        );
+        m.consume_token(t).expect("token allowed");
+    }
+    allocs
+}
+
+/// Fails today (19 allocations in 43 masks, the same count for a fresh matcher over the warm
+/// text itself, so they are per matcher, not table building for the new text). Traced with a
+/// backtrace per allocation: the Earley item and row vectors of a fresh matcher start empty
+/// and grow by doubling in `Parser::add_item`/`close_row`/`scan` (a cloned `Vec` keeps no
+/// spare capacity); the trie walk's stack in `TokTrie::walk_below` is allocated on the first
+/// walk (8 KiB, then 16 KiB); `Matcher::compute_mask` allocates the remembered last mask on
+/// the first call; and the lexer's cold path (`Lexer::next_cold`, `partition_row`,
+/// `ExprSet::first_leaves`, `unit_successors`) allocates on every fresh matcher. Reported to
+/// the matcher's owner; the assertion stays.
 #[test]
-fn masks_do_not_allocate_in_the_steady_state() {
+fn fresh_matcher_on_new_text_does_not_allocate_per_mask() {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let vocab = synthetic_vocab();
+    let g = lark(JSON, &vocab);
+    let warm_text =
+        br#"{"name": "sieve", "tags": ["a", "b c"], "n": -1.5, "ok": true, "x": {"y": null}}"#;
+    let new_text =
+        br#"{"id": 907, "v": {"deep": [false, "q r s", 12.25]}, "k": [null, -3], "z": "t"}"#;
+    assert_ne!(&warm_text[..], &new_text[..]);
+    let (warm, new) = (tokens(&vocab, warm_text), tokens(&vocab, new_text));
+    let mut mask = vec![0u32; vocab.mask_words()];
+    {
+        // Warm the grammar: one matcher over one text (twice: the first pass builds lexer
+        // states and rows, the second the masks remembered per lexer state), then drop it.
+        let mut m = Matcher::new(&g);
+        for _ in 0..2 {
+            walk(&mut m, &warm, &mut mask, false);
+            m.reset();
+        }
+    }
+    let mut fresh = Matcher::new(&g);
+    let allocs = walk(&mut fresh, &new, &mut mask, true);
+    assert!(fresh.is_accepting(), "the new text is a complete document");
+    let stats = fresh.stats();
+    assert_eq!(stats.masks, new.len() as u64);
+    assert!(
+        stats.cached < new.len() as u64,
+        "the masks must walk the trie, not only copy the last mask"
+    );
+    assert_eq!(
+        allocs,
+        0,
+        "{allocs} heap allocations in the {} masks of a fresh matcher over new text on a \
+         warm grammar (see this file's header; report to the matcher's owner, do not weaken)",
+        new.len()
+    );
+}
+
+/// The weaker property the file tested before: the same matcher, `reset`, replaying the same
+/// tokens (the mask cache is keyed by fresh row serials, so the trie is walked).
+#[test]
+fn same_matcher_replay_does_not_allocate() {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let vocab = synthetic_vocab();
     let g = lark(JSON, &vocab);
     let text =

@@ -193,7 +193,7 @@ fn o200k() -> Option<std::sync::Arc<Vocabulary>> {
     match sieve_bench::tokenizer::LoadedTokenizer::load("o200k_base") {
         Ok(t) => Some(t.vocab.clone()),
         Err(e) => {
-            println!("SKIP: o200k_base did not load: {e}");
+            eprintln!("SKIP: o200k_base did not load: {e}");
             None
         }
     }

@@ -109,20 +109,28 @@ struct DemoArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["grammar", "regex"])))]
+#[command(group(
+    clap::ArgGroup::new("source").required(true).args(["grammar", "regex", "schema"])
+))]
 struct MaskArgs {
     /// A Lark grammar file.
     #[arg(long)]
     grammar: Option<PathBuf>,
-    /// A regex the whole output must match.
-    #[arg(long)]
+    /// A regex the whole output must match (may start with `-`, e.g. `-?[0-9]+`).
+    #[arg(long, allow_hyphen_values = true)]
     regex: Option<String>,
+    /// A JSON Schema file; the output is a JSON document it describes.
+    #[arg(long)]
+    schema: Option<PathBuf>,
+    /// With `--schema`: compile in strict mode (every approximation is an error).
+    #[arg(long)]
+    strict: bool,
     /// `o200k_base`, `cl100k_base`, or a path to a Hugging Face tokenizer.json.
     #[arg(long, default_value = "o200k_base")]
     tokenizer: String,
-    /// Text to tokenize and consume before computing the mask (SentencePiece-style
-    /// tokenizers prepend a space to it, as when encoding a prompt).
-    #[arg(long, default_value = "")]
+    /// Text to tokenize and consume before computing the mask (encoded as output text: no
+    /// space is prepended, whatever the tokenizer; may start with `-`).
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
     prefix: String,
     /// How many allowed tokens to list.
     #[arg(long, default_value_t = 20)]
@@ -170,10 +178,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             })
         }
         Command::Mask(args) => {
+            if args.strict && args.schema.is_none() {
+                anyhow::bail!("--strict applies to --schema only");
+            }
             let tok = load(&args.tokenizer)?;
-            let (lark, name);
-            let source = match (&args.grammar, &args.regex) {
-                (Some(path), _) => {
+            let (lark, name, schema);
+            let source = match (&args.grammar, &args.regex, &args.schema) {
+                (Some(path), _, _) => {
                     lark = demo::read_grammar(path)?;
                     name = path.display().to_string();
                     GrammarSource::Lark {
@@ -181,8 +192,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         src: &lark,
                     }
                 }
-                (None, Some(re)) => GrammarSource::Regex(re),
-                (None, None) => anyhow::bail!("give --grammar FILE or --regex RE"),
+                (None, Some(re), _) => GrammarSource::Regex(re),
+                (None, None, Some(path)) => {
+                    schema = mask_cmd::read_schema(path)?;
+                    name = path.display().to_string();
+                    GrammarSource::JsonSchema {
+                        name: &name,
+                        schema: &schema,
+                        strict: args.strict,
+                    }
+                }
+                (None, None, None) => {
+                    anyhow::bail!("give --grammar FILE, --regex RE or --schema FILE")
+                }
             };
             let cfg = MaskConfig {
                 prefix: args.prefix,
