@@ -27,9 +27,12 @@ pub struct Limits {
     pub max_items_per_mask: usize,
     /// Most grammar symbols (rule right-hand-side elements plus lexemes) after lowering.
     pub max_grammar_size: usize,
-    /// Deepest nesting of groups in a grammar or regex source (and of subschemas in a JSON
-    /// Schema). Compilers recurse natively up to this depth: the default, 200, needs a few
-    /// hundred KiB of stack in optimized builds and a few MiB in unoptimized ones.
+    /// Deepest nesting of groups and postfix operators in a grammar or regex source (and of
+    /// subschemas in a JSON Schema, counted from each `$ref` target). The front ends walk
+    /// their input on explicit stacks, so the depth costs heap, not stack: compiling under the
+    /// default limits runs on a 64 KiB thread stack in optimized builds (tested by
+    /// `tests/tests/adversarial_{lark,json}.rs`; JSON Schema text is limited to 64 nested
+    /// arrays and objects, see `grammar::json::parse_schema`).
     pub max_nesting_depth: usize,
     /// Largest `n` in a bounded repetition `{m,n}`.
     pub max_repeat: u32,

@@ -313,6 +313,7 @@ impl CompiledGrammar {
                         },
                         why.as_str(),
                     ),
+                    CoverageStatus::Spelling { why } => (sieve_coverage::Subset, why.as_str()),
                     CoverageStatus::Unknown => (sieve_coverage::Unknown, ""),
                     _ => (sieve_coverage::Unsupported, ""),
                 };

@@ -772,7 +772,11 @@ impl<'a> Compiler<'a> {
     }
 
     fn note(&mut self, ptr: &str, keyword: &str, status: CoverageStatus) -> R<()> {
-        if self.opts.strict && status != CoverageStatus::Unknown {
+        let strict_ok = matches!(
+            status,
+            CoverageStatus::Unknown | CoverageStatus::Spelling { .. }
+        );
+        if self.opts.strict && !strict_ok {
             let entry = CoverageEntry {
                 pointer: ptr.to_string(),
                 keyword: keyword.to_string(),
@@ -789,7 +793,7 @@ impl<'a> Compiler<'a> {
             CoverageStatus::Approximated {
                 direction: Direction::Subset,
                 ..
-            }
+            } | CoverageStatus::Spelling { .. }
         );
         let key = (
             ptr.to_string(),
@@ -803,6 +807,21 @@ impl<'a> Compiler<'a> {
             });
         }
         Ok(())
+    }
+
+    /// Report a spelling restriction (exact over values; see [`CoverageStatus::Spelling`]).
+    fn spelling(&mut self, ptr: &str, keyword: &str, why: &str) -> R<()> {
+        if self.flip {
+            self.inexact = true;
+            return Ok(());
+        }
+        self.note(
+            ptr,
+            keyword,
+            CoverageStatus::Spelling {
+                why: why.to_string(),
+            },
+        )
     }
 
     fn approx(&mut self, ptr: &str, keyword: &str, direction: Direction, why: &str) -> R<()> {
@@ -2316,7 +2335,7 @@ impl<'a> Compiler<'a> {
                  (the spellings `m e x` of one value are not regular)",
                 numeric::EXP_CASES
             );
-            self.approx(ptr, keyword, Direction::Subset, &why)?;
+            self.spelling(ptr, keyword, &why)?;
         }
         if ecma::has_long_string(v) {
             let why = format!(
@@ -2324,7 +2343,7 @@ impl<'a> Compiler<'a> {
                  (`json.dumps`) spelling only",
                 ecma::MAX_SPELLED_LITERAL
             );
-            self.approx(ptr, keyword, Direction::Subset, &why)?;
+            self.spelling(ptr, keyword, &why)?;
         }
         Ok(())
     }
@@ -2499,7 +2518,7 @@ impl<'a> Compiler<'a> {
         for (keyword, why) in
             numeric::spelling_losses(m, integer, m.contains_key(self.keys.not_number.as_str()))
         {
-            self.approx(ptr, keyword, Direction::Subset, &why)?;
+            self.spelling(ptr, keyword, &why)?;
         }
         self.lexeme(&format!("number:{ptr}"), regex)
     }

@@ -192,6 +192,15 @@ pub enum CoverageStatus {
     Unknown,
     /// A known validation keyword that is not supported; ignored (a superset).
     Unsupported,
+    /// Exact over values, restricted in spelling: every value the keyword accepts keeps an
+    /// accepted spelling, but some valid spellings of some values are rejected (numbers in
+    /// exponent notation whose set of spellings is not regular, very long literals in escaped
+    /// form). Like the whitespace policy, a subset of texts, not of values: reported, and
+    /// [`JsonOptions::strict`] does not refuse it.
+    Spelling {
+        /// Which spellings are rejected.
+        why: String,
+    },
 }
 
 /// One reported keyword.
@@ -234,7 +243,7 @@ impl CoverageReport {
         })
     }
 
-    /// Entries that make the grammar reject some valid documents.
+    /// Entries that make the grammar reject some valid documents (values or spellings).
     pub fn subsets(&self) -> impl Iterator<Item = &CoverageEntry> {
         self.entries.iter().filter(|e| {
             matches!(
@@ -242,9 +251,16 @@ impl CoverageReport {
                 CoverageStatus::Approximated {
                     direction: Direction::Subset,
                     ..
-                }
+                } | CoverageStatus::Spelling { .. }
             )
         })
+    }
+
+    /// Entries that restrict spellings only (every accepted value keeps a spelling).
+    pub fn spellings(&self) -> impl Iterator<Item = &CoverageEntry> {
+        self.entries
+            .iter()
+            .filter(|e| matches!(e.status, CoverageStatus::Spelling { .. }))
     }
 }
 
@@ -259,6 +275,7 @@ impl fmt::Display for CoverageEntry {
                 };
                 write!(f, "approximated ({d}): {why}")
             }
+            CoverageStatus::Spelling { why } => write!(f, "spellings restricted (subset): {why}"),
             CoverageStatus::Unknown => f.write_str("unknown keyword, ignored"),
             CoverageStatus::Unsupported => f.write_str("unsupported keyword, ignored"),
         }
