@@ -43,8 +43,12 @@
 //! **Exact or reported.** Every keyword is compiled exactly, approximated in a documented
 //! direction, or rejected; the [`CoverageReport`] lists each approximated, unknown or
 //! unsupported keyword with its JSON pointer. [`JsonOptions::strict`] turns any
-//! approximation (and any unsupported keyword) into a [`GrammarErrorKind::Unsupported`] error
-//! whose message starts with `at <pointer>:`.
+//! approximation of values (and any unsupported keyword) into a
+//! [`GrammarErrorKind::Unsupported`] error whose message starts with `at <pointer>:`.
+//! A keyword that is exact over values but rejects some valid *spellings* (numbers in
+//! exponent notation beyond the regular cases, literals over 4,096 characters in escaped
+//! form) is reported as [`CoverageStatus::Spelling`]; strict mode compiles it, as it does the
+//! whitespace policy, and never with an empty report.
 //!
 //! # Coverage
 //!
