@@ -811,32 +811,27 @@ impl<'a> Compiler<'a> {
 
     /// Report a spelling restriction (exact over values; see [`CoverageStatus::Spelling`]).
     fn spelling(&mut self, ptr: &str, keyword: &str, why: &str) -> R<()> {
-        if self.flip {
-            self.inexact = true;
-            return Ok(());
-        }
-        self.note(
-            ptr,
-            keyword,
-            CoverageStatus::Spelling {
-                why: why.to_string(),
-            },
-        )
+        let why = why.to_string();
+        self.note_unless_flipped(ptr, keyword, CoverageStatus::Spelling { why })
     }
 
     fn approx(&mut self, ptr: &str, keyword: &str, direction: Direction, why: &str) -> R<()> {
+        let why = why.to_string();
+        self.note_unless_flipped(
+            ptr,
+            keyword,
+            CoverageStatus::Approximated { direction, why },
+        )
+    }
+
+    /// [`Self::note`], except inside a complemented regex, where the caller excludes nothing
+    /// instead (flagged in `inexact`).
+    fn note_unless_flipped(&mut self, ptr: &str, keyword: &str, status: CoverageStatus) -> R<()> {
         if self.flip {
             self.inexact = true;
             return Ok(());
         }
-        self.note(
-            ptr,
-            keyword,
-            CoverageStatus::Approximated {
-                direction,
-                why: why.to_string(),
-            },
-        )
+        self.note(ptr, keyword, status)
     }
 
     fn charge(&mut self, n: usize, ptr: &str) -> R<()> {
