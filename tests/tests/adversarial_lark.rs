@@ -28,13 +28,7 @@ const MASKS: usize = 4;
 /// CPU time used by this thread, from `/proc/thread-self/stat` (10 ms ticks); `None` where
 /// that file does not exist.
 fn thread_cpu() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
-    // Fields after the parenthesized command start at field 3; utime and stime are 14, 15.
-    let rest = stat.get(stat.rfind(')')? + 1..)?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some(Duration::from_millis((utime + stime) * 10))
+    sieve_tests::heap::thread_cpu_time()
 }
 
 /// Run `f`, returning its result and the time it took: this thread's CPU time where

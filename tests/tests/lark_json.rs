@@ -116,10 +116,12 @@ fn mixed_schemas_and_rules() {
             "int 5;",
             "int -12;list [true, false];word abc;",
             "list [];int 0;",
+            // An integer is any number with a zero fraction (JSON Schema), `5.0` included.
+            "int 5.0;",
         ],
         &[
             "int 5",
-            "int 5.0;",
+            "int 5.5;",
             "list [true, false, true];",
             "list [1];",
             "word 5;",
