@@ -177,7 +177,9 @@ fn peak_heap_stays_within_the_budget_or_ends_in_a_limit() {
             ),
             1000,
             &random,
-            256 << 10,
+            // Since patterns and numbers accept every JSON spelling, the grammar no longer
+            // fits 256 KiB (it ends in a typed Memory error there, within the budget).
+            1 << 20,
         ),
     ];
     let mut over = Vec::new();
