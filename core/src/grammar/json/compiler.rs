@@ -809,6 +809,18 @@ impl<'a> Compiler<'a> {
         Ok(())
     }
 
+    /// Report an `allOf` of two different `contains` (the first is kept): a superset on
+    /// `keyword` and a subset on `allOf`, whose reason is `subset_why`.
+    fn two_contains(&mut self, ptr: &str, keyword: &str, subset_why: &str) -> R<()> {
+        self.approx(
+            ptr,
+            keyword,
+            Direction::Superset,
+            "allOf with two different contains; the first is kept",
+        )?;
+        self.approx(ptr, "allOf", Direction::Subset, subset_why)
+    }
+
     /// Report a spelling restriction (exact over values; see [`CoverageStatus::Spelling`]).
     fn spelling(&mut self, ptr: &str, keyword: &str, why: &str) -> R<()> {
         let why = why.to_string();
@@ -1634,16 +1646,9 @@ impl<'a> Compiler<'a> {
                 Value::Array(out)
             }
             _ if k == self.keys.contains_from => {
-                self.approx(
+                self.two_contains(
                     ptr,
                     "contains",
-                    Direction::Superset,
-                    "allOf with two different contains; the first is kept",
-                )?;
-                self.approx(
-                    ptr,
-                    "allOf",
-                    Direction::Subset,
                     "allOf with two different contains: the first is kept, so items only the \
                      other matches are unevaluated",
                 )?;
@@ -1654,16 +1659,9 @@ impl<'a> Compiler<'a> {
                 // kept `contains` takes the other's `minContains`/`maxContains` and items that
                 // only the dropped one matched count as unevaluated (a subset: suite
                 // `unevaluatedItems.json` #22 rejects the valid `[2,3,4,5,6]`).
-                self.approx(
+                self.two_contains(
                     ptr,
                     k,
-                    Direction::Superset,
-                    "allOf with two different contains; the first is kept",
-                )?;
-                self.approx(
-                    ptr,
-                    "allOf",
-                    Direction::Subset,
                     &format!(
                         "allOf with two different {k}: the first is kept, so the other's \
                          minContains/maxContains apply to it and items only the other matches \
