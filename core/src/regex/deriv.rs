@@ -27,6 +27,16 @@ const SURELY_STEPS: u32 = 1024;
 /// Most nodes [`ExprSet::is_surely_nonempty`] walks to show an intersection covered.
 const COVER_WALK: usize = 4096;
 
+/// Remembered part forms of the star rule (`(member, star) -> forms`), for
+/// [`ExprSet::is_surely_nonempty`].
+type StarForms = hashbrown::HashMap<(u32, u32), u8>;
+/// Entries kept in [`StarForms`] before it is cleared.
+const MAX_STAR_FORMS: usize = 4096;
+/// Part forms of the star rule.
+const FLOATING: u8 = 1;
+const PREFIX: u8 = 2;
+const SUFFIX: u8 = 4;
+
 /// The shape of a node, detached from the store's borrow.
 #[derive(Clone, Copy)]
 enum Kind {
@@ -288,12 +298,24 @@ impl ExprSet {
     ///
     /// Bounded: at most 32 levels and [`SURELY_STEPS`] calls (an intersection's cover check
     /// counts 64), so a DAG that would unfold exponentially is cut short (`false`).
-    pub(crate) fn is_surely_nonempty(&self, e: ExprId, depth: u32) -> bool {
+    pub(crate) fn is_surely_nonempty(&mut self, e: ExprId, depth: u32) -> bool {
         let mut steps = SURELY_STEPS;
-        self.surely_nonempty(e, depth, &mut steps)
+        let mut forms = core::mem::take(&mut self.star_forms);
+        if forms.len() > MAX_STAR_FORMS {
+            forms.clear();
+        }
+        let r = self.surely_nonempty(e, depth, &mut steps, &mut forms);
+        self.star_forms = forms;
+        r
     }
 
-    fn surely_nonempty(&self, e: ExprId, depth: u32, steps: &mut u32) -> bool {
+    fn surely_nonempty(
+        &self,
+        e: ExprId,
+        depth: u32,
+        steps: &mut u32,
+        forms: &mut StarForms,
+    ) -> bool {
         if !self.has_and_not(e) {
             return e != ExprId::NOTHING;
         }
@@ -306,12 +328,12 @@ impl ExprSet {
         *steps -= 1;
         match self.node(e) {
             Node::Concat(a, b) => {
-                self.surely_nonempty(a, depth + 1, steps)
-                    && self.surely_nonempty(b, depth + 1, steps)
+                self.surely_nonempty(a, depth + 1, steps, forms)
+                    && self.surely_nonempty(b, depth + 1, steps, forms)
             }
             Node::Or(xs) => xs
                 .iter()
-                .any(|&x| self.surely_nonempty(ExprId(x), depth + 1, steps)),
+                .any(|&x| self.surely_nonempty(ExprId(x), depth + 1, steps, forms)),
             Node::And(xs) => {
                 if xs.iter().all(|&x| self.is_nullable(ExprId(x))) {
                     return true;
@@ -320,12 +342,164 @@ impl ExprSet {
                     return false;
                 }
                 *steps -= 64;
-                self.is_covered_by_stars(xs)
+                self.is_covered_by_stars(xs) || self.is_star_separable(xs, forms)
             }
-            Node::Repeat(x, min, _) => min == 0 || self.surely_nonempty(x, depth + 1, steps),
+            Node::Repeat(x, min, _) => min == 0 || self.surely_nonempty(x, depth + 1, steps, forms),
             Node::Not(x) => self.is_literal_set(x),
             _ => false,
         }
+    }
+
+    /// Whether the intersection `xs` has a witness built conjunct by conjunct around one
+    /// star `S = y*`: every conjunct is `S`, or holds (itself, or a member of its union) a
+    /// *floating* part `S w S`, a *prefix* part `p S` or a *suffix* part `S q`, with `w`, `p`,
+    /// `q` free of `And`/`Not`, not `NOTHING` (so non-empty) and inside `S`, and at most one
+    /// conjunct needs a prefix part and one a suffix part. Then `p w1 w2 ... wn q` is in
+    /// every conjunct. This is a JSON string under many unanchored `pattern`s (`allOf` of
+    /// `pattern`s, each `any* lit any*` in every spelling): the search for one string with
+    /// every literal in it explores thousands of intersections, and its derivatives keep the
+    /// `any* lit any*` member, so every lexer state is shown non-empty here.
+    fn is_star_separable(&self, xs: &[u32], forms: &mut StarForms) -> bool {
+        let mut stars: Vec<ExprId> = Vec::new();
+        for &x in xs.iter().take(8) {
+            let x = ExprId(x);
+            let members: &[u32] = match self.node(x) {
+                Node::Or(ms) => ms,
+                _ => core::slice::from_ref(&x.0),
+            };
+            for &m in members.iter().take(8) {
+                let first = self.factors(ExprId(m)).0;
+                if self.is_plain_star(first) && !stars.contains(&first) {
+                    stars.push(first);
+                }
+            }
+        }
+        stars
+            .iter()
+            .take(4)
+            .any(|&star| self.is_separable_around(xs, star, forms))
+    }
+
+    /// `e` is `y*` with `y` free of `And`/`Not`.
+    fn is_plain_star(&self, e: ExprId) -> bool {
+        matches!(self.node(e), Node::Repeat(y, 0, REPEAT_INF) if !self.has_and_not(y))
+    }
+
+    /// The first and last factor of a concatenation (`e` itself twice otherwise).
+    fn factors(&self, e: ExprId) -> (ExprId, ExprId) {
+        let (mut first, mut last) = (e, e);
+        let mut n = 0;
+        while let Node::Concat(a, _) = self.node(first) {
+            first = a;
+            n += 1;
+            if n > 64 {
+                break;
+            }
+        }
+        while let Node::Concat(_, b) = self.node(last) {
+            last = b;
+            n += 1;
+            if n > 128 {
+                break;
+            }
+        }
+        (first, last)
+    }
+
+    /// [`ExprSet::is_star_separable`] with the star chosen.
+    fn is_separable_around(&self, xs: &[u32], star: ExprId, cache: &mut StarForms) -> bool {
+        let mut steps = COVER_WALK as u32;
+        let (mut need_prefix, mut need_suffix, mut need_either) = (0u32, 0u32, 0u32);
+        for &x in xs {
+            let x = ExprId(x);
+            if x == star || x == ExprId::ANY_STRING {
+                continue;
+            }
+            let members: &[u32] = match self.node(x) {
+                Node::Or(ms) => ms,
+                _ => core::slice::from_ref(&x.0),
+            };
+            let mut forms = 0u8;
+            for &m in members {
+                forms |= match cache.get(&(m, star.0)) {
+                    Some(&f) => f,
+                    None => {
+                        let f = self.star_form(ExprId(m), star, &mut steps);
+                        cache.insert((m, star.0), f);
+                        f
+                    }
+                };
+                if forms & FLOATING != 0 || steps == 0 {
+                    break;
+                }
+            }
+            if forms & FLOATING != 0 {
+                continue;
+            }
+            match forms {
+                PREFIX => need_prefix += 1,
+                SUFFIX => need_suffix += 1,
+                0 => return false,
+                _ => need_either += 1,
+            }
+        }
+        // One prefix slot and one suffix slot.
+        need_prefix <= 1 && need_suffix <= 1 && need_prefix + need_suffix + need_either <= 2
+    }
+
+    /// Which parts around `star` the union member `m` is: `FLOATING` (`star` itself or
+    /// `star w star`), `PREFIX` (`p star`), `SUFFIX` (`star q`), or none (0).
+    fn star_form(&self, m: ExprId, star: ExprId, steps: &mut u32) -> u8 {
+        if m == star {
+            return FLOATING;
+        }
+        if self.has_and_not(m) || m == ExprId::NOTHING {
+            return 0;
+        }
+        let (first, last) = self.factors(m);
+        let (lead, trail) = (first == star, last == star);
+        if !(lead || trail) || !self.within_star(m, star, steps) {
+            return 0;
+        }
+        match (lead, trail) {
+            (true, true) => FLOATING,
+            (false, true) => PREFIX,
+            _ => SUFFIX,
+        }
+    }
+
+    /// Whether `L(x) ⊆ L(star)`, `star = y*`, follows from the shapes: `x` is `star`, the
+    /// empty string, inside `y` or `star`, or a concatenation, union or repetition of such.
+    fn within_star(&self, x: ExprId, star: ExprId, steps: &mut u32) -> bool {
+        let Node::Repeat(y, _, _) = self.node(star) else {
+            return false;
+        };
+        let mut stack = alloc::vec![x];
+        while let Some(e) = stack.pop() {
+            if *steps == 0 {
+                return false;
+            }
+            *steps -= 1;
+            if e == star || e == ExprId::EPSILON {
+                continue;
+            }
+            match self.node(e) {
+                Node::Concat(a, b) => {
+                    stack.push(a);
+                    stack.push(b);
+                }
+                Node::Or(ms) if !self.is_syntactic_subset(e, y) => {
+                    stack.extend(ms.iter().map(|&m| ExprId(m)));
+                }
+                Node::Repeat(z, _, _) if !self.is_syntactic_subset(e, y) => stack.push(z),
+                _ => {
+                    if !self.is_syntactic_subset(e, y) && !self.is_syntactic_subset(e, star) {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
     }
 
     /// Whether the intersection `xs` is `p & Y1{lo1,hi1} & Y2{lo2,hi2} ...` with `p`
@@ -668,6 +842,118 @@ mod tests {
             s[(b >> 5) as usize] |= 1 << (b & 31);
         }
         s
+    }
+
+    /// Breadth-first over the derivative automaton (finite): is some state nullable? The
+    /// oracle for the shape rules, independent of them.
+    fn nonempty_by_bfs(s: &mut ExprSet, e: ExprId) -> bool {
+        let classes = s.byte_classes(&[e]);
+        let mut seen = hashbrown::HashSet::new();
+        seen.insert(e);
+        let mut queue = alloc::collections::VecDeque::from([e]);
+        while let Some(x) = queue.pop_front() {
+            if s.is_nullable(x) {
+                return true;
+            }
+            for c in 0..classes.num_classes() {
+                let d = s.derivative(x, classes.representative(c as u8)).unwrap();
+                if d != ExprId::NOTHING && seen.insert(d) {
+                    queue.push_back(d);
+                }
+            }
+            assert!(seen.len() < 200_000);
+        }
+        false
+    }
+
+    #[test]
+    fn fifty_unanchored_patterns_are_shown_nonempty_without_a_search() {
+        let mut s = ExprSet::new(&Limits::default());
+        let any = crate::regex::RegexAst::Repeat(
+            alloc::boxed::Box::new(crate::regex::RegexAst::Pattern(
+                crate::grammar::json::ecma::ANY_CHAR.into(),
+                Default::default(),
+            )),
+            0,
+            None,
+        );
+        let mut parts = vec![s.compile(&any).unwrap()];
+        for i in 0..50 {
+            let lit = ["a", "b", "c", "d", "e"][i % 5].repeat(1 + i / 5);
+            let ast = crate::grammar::json::ecma::pattern_regex(&lit, 100).unwrap();
+            parts.push(s.compile(&ast).unwrap());
+        }
+        let mut e = s.mk_and(&parts).unwrap();
+        assert!(s.is_surely_nonempty(e, 0));
+        // And so are its derivatives, through partial matches and escapes.
+        for &b in br"aababxbbbb" {
+            e = s.derivative(e, b).unwrap();
+            assert!(s.is_surely_nonempty(e, 0), "after {}", b as char);
+        }
+    }
+
+    #[test]
+    fn star_separable_shapes() {
+        let mut s = ExprSet::new(&Limits::default());
+        let mut c = |p: &str| {
+            s.compile(&crate::regex::RegexAst::Pattern(
+                p.into(),
+                Default::default(),
+            ))
+            .unwrap()
+        };
+        let floating = [c("[ab]*aa[ab]*"), c("[ab]*bb[ab]*"), c("[ab]*")];
+        let prefix = [c("b[ab]*"), c("a[ab]*")];
+        let suffix = [c("[ab]*ab"), c("[ab]*ba")];
+        let mut and = |xs: &[ExprId]| {
+            let e = s.mk_and(xs).unwrap();
+            (s.is_surely_nonempty(e, 0), nonempty_by_bfs(&mut s, e))
+        };
+        let f = floating;
+        assert_eq!(and(&[f[0], f[1], f[2]]), (true, true));
+        assert_eq!(and(&[f[0], f[1], prefix[0], suffix[0]]), (true, true));
+        // Two prefixes (or two suffixes) that disagree: empty, and not claimed.
+        assert_eq!(and(&[f[0], prefix[0], prefix[1]]), (false, false));
+        assert_eq!(and(&[f[1], suffix[0], suffix[1]]), (false, false));
+    }
+
+    proptest::proptest! {
+        /// Intersections of `[ab]*`-anchored words and their derivatives: whatever the shape
+        /// rules claim non-empty, a breadth-first search finds a string for.
+        #[test]
+        fn surely_nonempty_agrees_with_a_search(
+            parts in proptest::collection::vec(
+                (0u8..4, proptest::collection::vec(proptest::prop_oneof![
+                    proptest::strategy::Just('a'), proptest::strategy::Just('b'),
+                    proptest::strategy::Just('c')], 0..4)),
+                1..5),
+            walk in proptest::collection::vec(proptest::prop_oneof![
+                proptest::strategy::Just(b'a'), proptest::strategy::Just(b'b'),
+                proptest::strategy::Just(b'c')], 0..6),
+        ) {
+            let mut s = ExprSet::new(&Limits::default());
+            let mut xs = Vec::new();
+            for (form, word) in &parts {
+                let w: alloc::string::String = word.iter().collect();
+                let p = match form {
+                    0 => alloc::format!("[ab]*{w}[ab]*"),
+                    1 => alloc::format!("{w}[ab]*"),
+                    2 => alloc::format!("[ab]*{w}"),
+                    _ => alloc::format!("[ab]*{w}[ab]*|{w}"),
+                };
+                xs.push(s.compile(&crate::regex::RegexAst::Pattern(p, Default::default())).unwrap());
+            }
+            let mut e = s.mk_and(&xs).unwrap();
+            for &b in &walk {
+                if s.is_surely_nonempty(e, 0) {
+                    proptest::prop_assert!(nonempty_by_bfs(&mut s, e), "{}", s.display(e));
+                }
+                e = s.derivative(e, b).unwrap();
+            }
+            if s.is_surely_nonempty(e, 0) {
+                proptest::prop_assert!(nonempty_by_bfs(&mut s, e), "{}", s.display(e));
+            }
+        }
     }
 
     #[test]

@@ -94,6 +94,9 @@ pub struct ExprSet {
     pub(crate) deriv_cache: HashMap<(u32, u8), u32>,
     /// Emptiness results already decided.
     pub(crate) empty_cache: HashMap<u32, bool>,
+    /// `(member, star) -> part forms` for [`ExprSet::is_surely_nonempty`]'s star rule
+    /// (bounded: cleared when it grows past a few thousand entries).
+    pub(crate) star_forms: HashMap<(u32, u32), u8>,
     pub(crate) fuel: u64,
     /// Work done by `Or`/`And` constructors since the last reset (charged as fuel by
     /// derivative computations).
@@ -127,7 +130,7 @@ pub struct ExprSet {
 /// How many recent witnesses an emptiness check replays before searching.
 pub(crate) const WITNESSES: usize = 6;
 /// The longest witness kept, in bytes.
-pub(crate) const WITNESS_LEN: usize = 12;
+pub(crate) const WITNESS_LEN: usize = 96;
 
 /// A byte string that took some expression to a nullable one.
 #[derive(Clone, Copy, Debug)]
@@ -178,6 +181,7 @@ impl ExprSet {
             hasher: DefaultHashBuilder::default(),
             deriv_cache: HashMap::new(),
             empty_cache: HashMap::new(),
+            star_forms: HashMap::new(),
             scratch_stack: Vec::new(),
             scratch_missing: Vec::new(),
             scratch_ds: Vec::new(),
@@ -219,6 +223,7 @@ impl ExprSet {
             + self.table.capacity() * 5
             + self.deriv_cache.capacity() * 13
             + self.empty_cache.capacity() * 9
+            + self.star_forms.capacity() * 10
             + self.prefix_memo.capacity() * 9
     }
 

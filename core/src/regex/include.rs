@@ -79,8 +79,44 @@ impl ExprSet {
             (Node::Repeat(x, m1, n1), Node::Repeat(y, m2, n2)) => {
                 m2 <= m1 && n1 <= n2 && self.subset_rec(x, y, d, steps)
             }
+            (_, Node::Repeat(y, m, n)) => self.subset_of_repeat(a, y, m, n, d, steps),
             (Node::Not(x), Node::Not(y)) => self.subset_rec(y, x, d, steps),
             _ => false,
+        }
+    }
+
+    /// `a ⊆ y{m,n}`, `a` not a repetition: `a` is one `y` (`m ≤ 1 ≤ n`), or a concatenation
+    /// `a1 a2` with `a1 ⊆ y` and `a2 ⊆ y{m-1,n-1}` (`\u0061` inside `\u[0-9a-f]{4}`).
+    fn subset_of_repeat(
+        &self,
+        a: ExprId,
+        y: ExprId,
+        m: u32,
+        n: u32,
+        depth: u32,
+        steps: &mut u32,
+    ) -> bool {
+        let (mut a, mut m, mut n, mut depth) = (a, m, n, depth);
+        loop {
+            if a == ExprId::EPSILON {
+                return m == 0;
+            }
+            *steps += 1;
+            if depth >= MAX_DEPTH || *steps > MAX_STEPS || n == 0 {
+                return false;
+            }
+            depth += 1;
+            match self.node(a) {
+                Node::Concat(a1, a2) if self.subset_rec(a1, y, depth, steps) => {
+                    a = a2;
+                    m = m.saturating_sub(1);
+                    if n != super::exprset::REPEAT_INF {
+                        n -= 1;
+                    }
+                }
+                Node::Concat(..) => return false,
+                _ => return m <= 1 && self.subset_rec(a, y, depth, steps),
+            }
         }
     }
 

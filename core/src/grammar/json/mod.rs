@@ -89,7 +89,7 @@
 //! optional properties in [`PropertyOrder::AnyOrder`] (and for required ones beyond 10).
 
 mod compiler;
-mod ecma;
+pub(crate) mod ecma;
 mod formats;
 mod numeric;
 pub mod pydumps;
