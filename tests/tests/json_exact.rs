@@ -290,6 +290,13 @@ const PATTERNS: &[&str] = &[
     "\\\\",
     "^/?1",
     "^[\\s-]+$",
+    // Counted repetitions at an unanchored end (cut to their minimum by the compiler).
+    "[ab]{2,4}",
+    "^a{1,3}",
+    "(b{2,5})$",
+    "-?[a-c1]{1,255}",
+    "^1(ab){1,2}",
+    "a{0,3}b",
     "^(a|\\/)*$",
 ];
 

@@ -748,6 +748,53 @@ fn split_alternatives(
     Ok(())
 }
 
+/// `body` with a counted repetition at an unanchored end cut to its minimum: under search
+/// semantics `any* r{m,n} any*` is `any* r{m} any*` (a match of `r{k}`, `k >= m`, holds one
+/// of `r{m}`, and the rest is `any*`'s), so `[A-Za-z0-9]{1,255}` costs one counter state
+/// instead of 255. The same holds for the first factor of an unanchored start and the last
+/// factor of an unanchored end of a concatenation, through capture groups.
+fn trim_open_ends(body: Hir, start: bool, end: bool) -> Hir {
+    fn trim(h: Hir, first: bool, last: bool, depth: u32) -> Hir {
+        // A few levels of groups and concatenations are plenty for real patterns; deeper
+        // ones keep their counts (still exact, only slower).
+        if depth > 4 {
+            return h;
+        }
+        let mut h = h;
+        for _ in 0..4 {
+            match h.kind() {
+                HirKind::Capture(cap) => h = (*cap.sub).clone(),
+                HirKind::Repetition(rep) if first || last => {
+                    if rep.min == 0 {
+                        return Hir::empty();
+                    }
+                    let mut rep = rep.clone();
+                    rep.max = Some(rep.min);
+                    return Hir::repetition(rep);
+                }
+                HirKind::Concat(subs) if !subs.is_empty() => {
+                    let mut subs = subs.clone();
+                    let n = subs.len();
+                    if last && let Some(x) = subs.pop() {
+                        subs.push(trim(x, n == 1 && first, true, depth + 1));
+                    }
+                    if first && n > 1 && !subs.is_empty() {
+                        let x = subs.remove(0);
+                        subs.insert(0, trim(x, true, false, depth + 1));
+                    }
+                    return Hir::concat(subs);
+                }
+                _ => return h,
+            }
+        }
+        h
+    }
+    if start && end {
+        return body;
+    }
+    trim(body, !start, !end, 0)
+}
+
 /// The ECMA `pattern` as a regex over the encoded string body (search semantics).
 pub(crate) fn pattern_regex(src: &str, nest: u32) -> Result<RegexAst, PatternError> {
     let text = translate(src)?;
@@ -765,6 +812,7 @@ pub(crate) fn pattern_regex(src: &str, nest: u32) -> Result<RegexAst, PatternErr
     // alternative.
     let mut groups: [Vec<RegexAst>; 4] = Default::default();
     for (start, end, body) in alts {
+        let body = trim_open_ends(body, start, end);
         groups[usize::from(start) * 2 + usize::from(end)].push(encode(&body, 0)?);
     }
     let mut out = Vec::with_capacity(4);
