@@ -51,6 +51,86 @@ pub enum RegexAst {
     Shared(Arc<RegexAst>),
 }
 
+impl RegexAst {
+    /// A hash of the tree's structure and its node count, computed on an explicit stack
+    /// (no recursion, whatever the height). Equal trees hash equal; a [`RegexAst::Shared`]
+    /// node is hashed by its contents each time it is reached (a DAG costs its expanded
+    /// size here, so callers charge the returned count).
+    pub fn structural_hash(&self) -> (u64, usize) {
+        use core::hash::{Hash, Hasher};
+        // A fixed function (a `BuildHasher`'s default may be seeded per instance, and equal
+        // trees must hash equal across calls).
+        let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+        let mut stack: Vec<&RegexAst> = alloc::vec![self];
+        let mut nodes = 0usize;
+        while let Some(e) = stack.pop() {
+            nodes += 1;
+            match e {
+                RegexAst::Nothing => 0u8.hash(&mut h),
+                RegexAst::Epsilon => 1u8.hash(&mut h),
+                RegexAst::Literal(b) => {
+                    2u8.hash(&mut h);
+                    b.hash(&mut h);
+                }
+                RegexAst::ByteSet(w) => {
+                    3u8.hash(&mut h);
+                    w.hash(&mut h);
+                }
+                RegexAst::Pattern(p, f) => {
+                    4u8.hash(&mut h);
+                    p.hash(&mut h);
+                    (
+                        f.case_insensitive,
+                        f.dot_matches_new_line,
+                        f.ignore_whitespace,
+                        f.multi_line,
+                    )
+                        .hash(&mut h);
+                }
+                RegexAst::Concat(xs) | RegexAst::Or(xs) | RegexAst::And(xs) => {
+                    let tag: u8 = match e {
+                        RegexAst::Concat(_) => 5,
+                        RegexAst::Or(_) => 6,
+                        _ => 7,
+                    };
+                    tag.hash(&mut h);
+                    xs.len().hash(&mut h);
+                    stack.extend(xs.iter().rev());
+                }
+                RegexAst::Not(x) => {
+                    8u8.hash(&mut h);
+                    stack.push(x);
+                }
+                RegexAst::Repeat(x, min, max) => {
+                    9u8.hash(&mut h);
+                    (min, max).hash(&mut h);
+                    stack.push(x);
+                }
+                RegexAst::Shared(x) => {
+                    // Hashed as its contents: a shared node equals its unshared copy.
+                    stack.push(x);
+                }
+            }
+        }
+        (h.finish(), nodes)
+    }
+}
+
+/// FNV-1a, 64 bits: a fixed hash for [`RegexAst::structural_hash`].
+struct Fnv(u64);
+
+impl core::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
 impl Drop for RegexAst {
     /// Flat drop: children that have children of their own are moved to a heap stack and
     /// emptied one at a time, so a tree of any height (or a long chain of uniquely owned
@@ -99,5 +179,27 @@ impl RegexAst {
     /// A literal string.
     pub fn literal(s: &str) -> RegexAst {
         RegexAst::Literal(s.as_bytes().to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn structural_hash_is_a_function_of_the_tree() {
+        let mk = |s: &str| {
+            RegexAst::Concat(alloc::vec![
+                RegexAst::literal(s),
+                RegexAst::Repeat(Box::new(RegexAst::ByteSet([1; 8])), 0, Some(3)),
+            ])
+        };
+        // Equal trees, built apart, hash equal (and count their nodes); others differ.
+        assert_eq!(mk("ab").structural_hash(), mk("ab").structural_hash());
+        assert_eq!(mk("ab").structural_hash().1, 4);
+        assert_ne!(mk("ab").structural_hash().0, mk("ba").structural_hash().0);
+        let or = RegexAst::Or(alloc::vec![mk("a")]);
+        let and = RegexAst::And(alloc::vec![mk("a")]);
+        assert_ne!(or.structural_hash().0, and.structural_hash().0);
     }
 }

@@ -58,8 +58,9 @@ pub(crate) const TAG_REPEAT: u32 = 8;
 const TAG_MASK: u32 = 0xff;
 const FLAG_NULLABLE: u32 = 1 << 8;
 const FLAG_AND_NOT: u32 = 1 << 9;
-/// Set when the expression has a `ByteSet`, `Repeat` or `Not` node: without one its
-/// language is a finite set of literal byte strings (see [`ExprSet::is_literal_set`]).
+/// Set when the expression has a `Repeat` or `Not` node: without one its language is a
+/// finite set of byte strings (see [`ExprSet::is_literal_set`]; byte sets are finite, so a
+/// key in every JSON spelling, `(k|\u006[bB])...`, is still a literal set).
 const FLAG_WIDE: u32 = 1 << 10;
 
 /// `Repeat` upper bound meaning "unbounded".
@@ -299,8 +300,9 @@ impl ExprSet {
         self.header(e) & FLAG_AND_NOT != 0
     }
 
-    /// Whether `e` is built from bytes, concatenation, alternation and intersection only, so
-    /// that its language is a finite set of literal strings (a list of keys or enum values).
+    /// Whether `e` is built from bytes, byte sets, concatenation, alternation and
+    /// intersection only, so that its language is a finite set of strings (a list of keys or
+    /// enum values, in any of their spellings).
     #[inline]
     pub fn is_literal_set(&self, e: ExprId) -> bool {
         self.header(e) & FLAG_WIDE == 0
@@ -380,7 +382,7 @@ impl ExprSet {
             1 => self.mk_byte(first_bit(set)),
             _ => {
                 let mut w = [0u32; 9];
-                w[0] = TAG_BYTE_SET | FLAG_WIDE;
+                w[0] = TAG_BYTE_SET;
                 w[1..].copy_from_slice(set);
                 self.intern(&w)
             }

@@ -537,7 +537,9 @@ pub(crate) struct Compiler<'a> {
     ir: GrammarIr,
     report: CoverageReport,
     reported: BTreeMap<(String, String), ()>,
-    lex_cache: BTreeMap<String, u32>,
+    /// Lexemes by the structural hash of their regex ([`RegexAst::structural_hash`]); a hit
+    /// is confirmed by comparing the trees.
+    lex_cache: BTreeMap<u64, Vec<u32>>,
     ref_nts: BTreeMap<String, u32>,
     /// Subschemas waiting for their nonterminal's rules.
     work: Vec<Job<'a>>,
@@ -867,12 +869,21 @@ impl<'a> Compiler<'a> {
     }
 
     fn lexeme(&mut self, name: &str, regex: RegexAst) -> R<u32> {
-        let key = format!("{regex:?}");
-        self.spend(1 + key.len() as u64 / 16)?;
-        if let Some(&id) = self.lex_cache.get(&key) {
-            return Ok(id);
+        let (key, nodes) = regex.structural_hash();
+        self.spend(1 + nodes as u64)?;
+        if let Some(ids) = self.lex_cache.get(&key) {
+            for &id in ids {
+                if self
+                    .ir
+                    .lexemes
+                    .get(id as usize)
+                    .is_some_and(|l| l.regex == regex)
+                {
+                    return Ok(id);
+                }
+            }
         }
-        self.charge(1 + key.len() / 16, "")?;
+        self.charge(1 + nodes, "")?;
         let id = self.ir.add_lexeme(IrLexeme {
             name: name.to_string(),
             regex,
@@ -880,7 +891,7 @@ impl<'a> Compiler<'a> {
             ignore: false,
             span: None,
         });
-        self.lex_cache.insert(key, id);
+        self.lex_cache.entry(key).or_default().push(id);
         Ok(id)
     }
 
@@ -2655,17 +2666,22 @@ impl<'a> Compiler<'a> {
             if let Some(b) = &hi {
                 plain.push(pat(numeric::le(&b.dec, b.strict)));
             }
+            if integer {
+                plain.push(pat(numeric::INTEGER_PLAIN.into()));
+            }
             let lo_b = lo.as_ref().map(|b| (&b.dec, b.strict));
             let hi_b = hi.as_ref().map(|b| (&b.dec, b.strict));
+            // Integrality is tested inside each notation's case (see
+            // `numeric::exponent_spellings`).
             parts.push(RegexAst::Or(vec![
                 RegexAst::And(plain),
-                numeric::exponent_spellings(lo_b, hi_b),
+                numeric::exponent_spellings(lo_b, hi_b, integer),
             ]));
         } else {
             parts.push(pat(NUMBER.into()));
-        }
-        if integer {
-            parts.push(pat(numeric::integer_spellings()));
+            if integer {
+                parts.push(pat(numeric::integer_spellings()));
+            }
         }
         if let Some(k) = frac_digits {
             // Plain decimal notation only (reported by `numeric::spelling_losses`).

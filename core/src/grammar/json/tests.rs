@@ -703,12 +703,17 @@ fn integer_spellings() {
 fn bounded_number_spellings() {
     use super::Direction::Subset;
     let (g, r) = build(json!({"maximum": 1000}), &python());
-    for t in [
-        "1e2", "1E3", "-5e10", "1000.0", "0.5e3", "10000e-1", "-1e300", "0e500",
-    ] {
+    // Plain notation in every spelling; exponent notation where a whole sign class is in
+    // range (every negative, zero).
+    for t in ["1000.0", "999.50", "-0", "-5e10", "-1e300", "0e500", "-0.0E1"] {
         assert!(accepts(&g, t), "{t}");
     }
     for t in ["1.1e3", "2e3", "1000.5", "10001e-1", "0.5e4"] {
+        assert!(!accepts(&g, t), "{t}");
+    }
+    // A positive in exponent notation is valid but rejected: reported
+    // (`numeric::BOUND_EXP_CASES`).
+    for t in ["1e2", "1E3", "0.5e3", "10000e-1"] {
         assert!(!accepts(&g, t), "{t}");
     }
     assert_eq!(directions(&r, "maximum"), [Subset]);
