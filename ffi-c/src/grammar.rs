@@ -31,7 +31,7 @@ pub struct sieve_grammar {
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum sieve_grammar_kind {
-    /// A Lark-style grammar (see the project's `docs/lark.md`).
+    /// A Lark-style grammar (see the project's `core/docs/lark.md`).
     Lark = 1,
     /// A regular expression the whole output must match (`regex-syntax` syntax).
     Regex = 2,

@@ -66,7 +66,7 @@
 //! AND-NOT match OR. LLVM auto-vectorizes the scalar loops to SSE2, so AVX2 can be about 2x
 //! faster at most. These kernels read two rows and write one. With rows in L2 (8k words)
 //! they run at `memcpy` speed. In L1 (4k words), two loads per store hold them to about 0.6
-//! of `memcpy`. `docs/perf.md` has the runs.
+//! of `memcpy`. `bench/perf.md` has the runs.
 //!
 //! Mask application on mostly all-disallowed ("sparse") masks is bound by stores in both
 //! versions and runs at or above `memcpy` speed (it only writes).

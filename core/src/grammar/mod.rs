@@ -66,7 +66,7 @@ impl lark::SpecialTokens for Vocabulary {
 }
 
 impl Grammar {
-    /// Compile a Lark-style grammar (see `docs/lark.md`).
+    /// Compile a Lark-style grammar (see `core/docs/lark.md`).
     pub fn from_lark(
         src: &str,
         vocab: &Arc<Vocabulary>,

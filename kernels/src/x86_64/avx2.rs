@@ -182,7 +182,7 @@ fn store16(logits: &mut [u16; 16], v: __m256i) {
 /// forward), 290 ns with aligned `dst` and shifted `src` going forward, 165 ns going backward.
 /// A 16 KB `memcpy` took 150 to 155 ns. Over 8k words (L2), for all placements tried:
 /// 1.0 to 1.5 µs before, 0.67 to 0.84 µs after, `memcpy` 0.72 to 0.81 µs. Criterion runs
-/// are in `docs/perf.md`.
+/// are in `bench/perf.md`.
 #[target_feature(enable = "avx2")]
 #[inline]
 fn binop(

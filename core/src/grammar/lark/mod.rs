@@ -1,6 +1,6 @@
 //! The Lark-style front end: grammar text → [`GrammarIr`].
 //!
-//! The dialect is LLGuidance's subset of Lark (see `docs/lark.md`): lowercase rules over
+//! The dialect is LLGuidance's subset of Lark (see `core/docs/lark.md`): lowercase rules over
 //! UPPERCASE terminals, string and `/regex/` literals, `"a".."z"` ranges, groups, `?` `*`
 //! `+` `[..]` `~ n..m` `{m,n}`, special tokens `<|name|>` / `<[id]>`, `%ignore`,
 //! `%import common...`, the `lazy` / `stop` attributes, and inline JSON Schemas
