@@ -124,7 +124,7 @@ enum sieve_grammar_kind
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
     /**
-     * A Lark-style grammar (see the project's `docs/lark.md`).
+     * A Lark-style grammar (see the project's `core/docs/lark.md`).
      */
     SIEVE_GRAMMAR_KIND_LARK = 1,
     /**

@@ -493,14 +493,12 @@ fn big_enum_and_const() {
     );
 }
 
-// NEEDS THE REGEX PART OF ISSUE 15: on this branch the front end takes 0.2 ms, then
-// `Grammar::build` spends about 25 s on the pattern (release, loaded machine). The bound is
-// asserted; un-ignore once the regex module bounds counted repetitions.
+// `^(a{1000}){1000}$` in every spelling: compiled in well under a millisecond; the first
+// masks are shown live by the regex shape rules (a string in the middle of an escape is one
+// character away from a state they decide), not by a search for a million-byte witness.
 #[test]
-#[ignore = "needs the regex module's bound on nested counted repetitions (issue 15, regex part)"]
 fn exponential_counted_pattern() {
-    // The regex module bounds this (another engineer's part of issue 15); the compile must
-    // end within the bounds, in success or a typed error.
+    // The compile and the first masks end within the bounds, in success or a typed error.
     case(
         "(a{1000}){1000}",
         r#"{"type":"string","pattern":"^(a{1000}){1000}$"}"#.into(),

@@ -521,9 +521,19 @@ impl ExprSet {
         let mut allowed = [u32::MAX; 8];
         // Lengths every `Yi{lo,hi}` conjunct allows (in repetitions of one-byte members).
         let (mut lo, mut hi) = (0u64, u64::MAX);
+        let mut steps = COVER_WALK as u32;
         for &x in xs {
             let x = ExprId(x);
             if x == p || x == ExprId::ANY_STRING {
+                continue;
+            }
+            // `y*` whose members build `p` (multi-byte members too: a JSON string's
+            // characters with their escapes, `p` a pattern in every spelling).
+            if self.is_plain_star(x)
+                && !self.has_and_not(p)
+                && p != ExprId::NOTHING
+                && self.within_star(p, x, &mut steps)
+            {
                 continue;
             }
             let Node::Repeat(y, min, max) = self.node(x) else {
@@ -689,7 +699,12 @@ impl ExprSet {
                 if d == ExprId::NOTHING || !seen.insert(d) {
                     continue;
                 }
-                if self.is_nullable(d) || !self.has_and_not(d) {
+                // A state the shape rules show non-empty ends the search too: a JSON string
+                // in the middle of an escape (`\u00`) is one character away from a state
+                // they decide, while its shortest witness may be a million bytes long.
+                if self.is_nullable(d) || !self.has_and_not(d) || self.is_surely_nonempty(d, 0) {
+                    // (Remembered, so a witness replay that reaches `d` stops there.)
+                    self.empty_cache.insert(d.0, false);
                     empty = false;
                     break;
                 }
