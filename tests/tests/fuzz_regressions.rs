@@ -40,11 +40,13 @@ fn replay(target: &str, check: Check) {
     let files = regressions(target);
     for path in &files {
         let data = std::fs::read(path).expect("reading a regression input");
+        let t = std::time::Instant::now();
         let outcome = std::thread::Builder::new()
             .stack_size(8 << 20)
             .spawn(move || check(&data))
             .expect("spawning the replay thread")
             .join();
+        eprintln!("{target}: {} in {:?}", path.display(), t.elapsed());
         match outcome {
             Ok(Ok(())) => {}
             Ok(Err(e)) => failures.push(format!("{}: {e}", path.display())),
