@@ -33,18 +33,25 @@ pub fn vocab() -> Arc<Vocabulary> {
         .clone()
 }
 
-/// SplitMix64 seeded from the input, so a replay makes the same choices.
+/// SplitMix64: small, seeded, good enough to pick tokens. The fuzz properties seed it from
+/// the input ([`Rng::from_input`]), so a replay makes the same choices; the other tests
+/// use it as `sieve_tests::Rng`.
 #[derive(Debug, Clone)]
-pub struct Choices(u64);
+pub struct Rng(u64);
 
-impl Choices {
+impl Rng {
+    /// A generator from `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
     /// A generator seeded with the FNV-1a hash of `data`.
-    pub fn from_input(data: &[u8]) -> Choices {
+    pub fn from_input(data: &[u8]) -> Rng {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for &b in data {
             h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
         }
-        Choices(h)
+        Rng(h)
     }
 
     /// The next 64 random bits.
@@ -62,7 +69,8 @@ impl Choices {
     }
 }
 
-fn bit(mask: &[u32], t: usize) -> bool {
+/// Is bit `t` set?
+pub fn bit(mask: &[u32], t: usize) -> bool {
     mask.get(t / 32).is_some_and(|w| w >> (t % 32) & 1 == 1)
 }
 
@@ -74,7 +82,7 @@ fn ids_where(mask: &[u32], n: usize, allowed: bool) -> Vec<u32> {
 }
 
 /// Up to `k` elements of `v`, chosen by `rng` (all of them when `v` is short).
-fn sample(v: &[u32], k: usize, rng: &mut Choices) -> Vec<u32> {
+fn sample(v: &[u32], k: usize, rng: &mut Rng) -> Vec<u32> {
     if v.len() <= k {
         return v.to_vec();
     }
@@ -112,7 +120,7 @@ fn check_sticky(m: &mut Matcher, err: &MatcherError, what: &str) -> Result<(), S
 
 /// Compute the mask of `m` and check it against `is_allowed` for every token id, and the
 /// allowed and refused samples against consumption. `m` is left as it was.
-pub fn check_state(m: &mut Matcher, rng: &mut Choices, what: &str) -> Result<State, String> {
+pub fn check_state(m: &mut Matcher, rng: &mut Rng, what: &str) -> Result<State, String> {
     let vocab = m.grammar().vocab().clone();
     let n = vocab.vocab_size();
     let mut mask = vec![0u32; m.mask_words()];
@@ -227,7 +235,7 @@ pub fn check_state(m: &mut Matcher, rng: &mut Choices, what: &str) -> Result<Sta
 
 /// Walk up to `steps` tokens from `m` (chosen among the allowed ones), checking every state,
 /// and that `rollback(1)` after each step gives back the previous mask.
-pub fn check_walk(m: &mut Matcher, rng: &mut Choices, steps: usize) -> Result<(), String> {
+pub fn check_walk(m: &mut Matcher, rng: &mut Rng, steps: usize) -> Result<(), String> {
     let vocab = m.grammar().vocab().clone();
     for step in 0..steps {
         let what = format!("step {step}");
@@ -276,7 +284,7 @@ pub fn check_regex(data: &[u8]) -> Result<(), String> {
     let Ok(g) = Grammar::from_regex(pattern, &vocab(), &Limits::default()) else {
         return Ok(());
     };
-    let mut rng = Choices::from_input(data);
+    let mut rng = Rng::from_input(data);
     check_walk(&mut Matcher::new(&g), &mut rng, 6)
 }
 
@@ -288,7 +296,7 @@ pub fn check_lark(data: &[u8]) -> Result<(), String> {
     let Ok(g) = Grammar::from_lark(src, &vocab(), &Limits::default()) else {
         return Ok(());
     };
-    let mut rng = Choices::from_input(data);
+    let mut rng = Rng::from_input(data);
     check_walk(&mut Matcher::new(&g), &mut rng, 6)
 }
 
@@ -309,7 +317,7 @@ pub fn check_json_schema(data: &[u8]) -> Result<(), String> {
     else {
         return Ok(());
     };
-    let mut rng = Choices::from_input(data);
+    let mut rng = Rng::from_input(data);
     check_walk(&mut Matcher::new(&g), &mut rng, 6)
 }
 
@@ -431,7 +439,7 @@ pub fn check_matcher_ops(data: &[u8]) -> Result<(), String> {
     let vocab = g.vocab().clone();
     let n = vocab.vocab_size();
     let mut m = Matcher::new(&g);
-    let mut rng = Choices::from_input(data);
+    let mut rng = Rng::from_input(data);
     let mut model = Model {
         masks: Vec::new(),
         error: None,

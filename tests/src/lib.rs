@@ -9,39 +9,11 @@ use std::sync::Arc;
 
 use sieve_core::{Grammar, Limits, Matcher, Vocabulary};
 
-/// SplitMix64: small, seeded, good enough to pick tokens.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator from `seed`.
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-}
+pub use fuzzprops::{Rng, bit};
 
 /// The synthetic test vocabulary shared by the tests.
 pub fn synthetic_vocab() -> Arc<Vocabulary> {
     Arc::new(Vocabulary::synthetic(300, 7))
-}
-
-/// Is bit `t` set?
-pub fn bit(mask: &[u32], t: usize) -> bool {
-    mask.get(t / 32).is_some_and(|w| w >> (t % 32) & 1 == 1)
 }
 
 /// Token ids whose bit is set.
