@@ -34,7 +34,12 @@ sieve_target=${CARGO_TARGET_DIR:-$repo/target}
 export RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
 
 echo "== llgbench: $n files, cpu $cpu" >&2
-/tmp/llgbench-target/release/llgbench --tokenizer "$tok" --limit "$n" --cpu "$cpu" \
+# llgbench does not report its peak RSS: the wrapper writes the child's high-water mark (KiB).
+python3 -c 'import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+open(sys.argv[1], "w").write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(rc)' "$out/llg.rss_kb" \
+    /tmp/llgbench-target/release/llgbench --tokenizer "$tok" --limit "$n" --cpu "$cpu" \
     --out "$out/llg.json" --raw-masks "$out/llg.raw.jsonl" "$data" >"$out/llg.txt"
 cat "$out/llg.txt" >&2
 
@@ -46,5 +51,6 @@ taskset -c "$cpu" "$sieve_target/release/sieve" maskbench --tokenizer "$tok" --l
 cat "$out/sieve.txt" >&2
 
 python3 "$here/side_by_side.py" --llg "$out/llg.json" --llg-raw "$out/llg.raw.jsonl" \
-    --sieve "$out/sieve.json" --sieve-raw "$out/sieve.raw.jsonl" | tee "$out/table.md"
+    --sieve "$out/sieve.json" --sieve-raw "$out/sieve.raw.jsonl" \
+    --llg-rss-kb "$(cat "$out/llg.rss_kb")" | tee "$out/table.md"
 echo "(outputs in $out)" >&2

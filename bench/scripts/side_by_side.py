@@ -66,6 +66,7 @@ def main():
     ap.add_argument("--llg-raw", required=True, help="llgbench --raw-masks JSONL")
     ap.add_argument("--sieve", required=True, help="sieve maskbench --json JSON")
     ap.add_argument("--sieve-raw", required=True, help="sieve maskbench --raw-masks JSONL")
+    ap.add_argument("--llg-rss-kb", type=int, help="llgbench's peak RSS in KiB")
     args = ap.parse_args()
 
     llg = json.load(open(args.llg))
@@ -123,14 +124,17 @@ def main():
          " / ".join(fmt(llg_sum["ttfm_us"].get(k)) for k in ["mean", "p50", "p99"]),
          " / ".join(fmt(sv["ttfm_us"].get(k)) for k in ["mean", "p50", "p99"])),
         ("wall s", llg_sum.get("wall_s"), sv.get("wall_s")),
+        ("peak RSS KiB", fmt(args.llg_rss_kb) if args.llg_rss_kb else "?",
+         fmt(sv.get("peak_rss_kb")) if sv.get("peak_rss_kb") is not None else "?"),
+        ("matcher bytes p50 / max", "",
+         f"{fmt(sv['matcher_bytes'].get('p50'))} / {fmt(sv['matcher_bytes'].get('max'))}"),
     ]
     for name, a, b in rows:
         print(f"| {name} | {a} | {b} |")
-    if sv.get("peak_rss_kb") is not None:
-        print()
-        print(f"sieve peak RSS {sv['peak_rss_kb']:,} KiB; grammar bytes mean "
-              f"{fmt(sv['grammar_bytes']['mean'])}, matcher bytes mean "
-              f"{fmt(sv['matcher_bytes']['mean'])}.")
+    print()
+    print("Peak RSS: each process's high-water mark (getrusage), tokenizer loading included. "
+          f"sieve grammar bytes mean {fmt(sv['grammar_bytes']['mean'])}, matcher bytes mean "
+          f"{fmt(sv['matcher_bytes']['mean'])}.")
 
 
 if __name__ == "__main__":

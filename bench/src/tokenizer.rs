@@ -229,8 +229,12 @@ fn tiktoken_table(bpe: &tiktoken_rs::CoreBPE) -> Result<TokenTable> {
 /// Parses a `tokenizer.json` for its byte table and builds the `tokenizers` encoder.
 fn load_hf_file(path: &Path) -> Result<(TokenizerKind, TokenTable, tokenizers::Tokenizer)> {
     let text = std::fs::read_to_string(path).context("reading the file")?;
-    let json: Value = serde_json::from_str(&text).context("parsing the JSON")?;
-    let (kind, table) = hf_table(&json)?;
+    // The parsed JSON is dropped before the `tokenizers` crate parses the text again: both
+    // at once would set the process's peak memory (about 100 MB each for a 128k vocabulary).
+    let (kind, table) = {
+        let json: Value = serde_json::from_str(&text).context("parsing the JSON")?;
+        hf_table(&json)?
+    };
     let mut tok: tokenizers::Tokenizer = text
         .parse()
         .map_err(|e| anyhow!("the tokenizers crate rejected the file: {e}"))?;
