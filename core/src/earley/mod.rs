@@ -195,6 +195,11 @@ impl Parser {
         self.stack.truncate(depth + 1);
     }
 
+    /// Drops the lexer's derivative cache (a cache: masks are unchanged).
+    pub fn clear_deriv_cache(&mut self) {
+        self.lexer.clear_deriv_cache();
+    }
+
     /// The lexer (for statistics).
     pub fn lexer(&self) -> &Lexer {
         &self.lexer

@@ -930,6 +930,11 @@ impl Lexer {
         Ok(false)
     }
 
+    /// Drops the expression store's derivative cache (a cache: transitions are unchanged).
+    pub fn clear_deriv_cache(&mut self) {
+        self.exprs.clear_deriv_cache();
+    }
+
     /// The expression store (for the slicer and diagnostics).
     pub fn exprs(&self) -> &ExprSet {
         &self.exprs

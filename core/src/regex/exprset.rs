@@ -228,10 +228,8 @@ impl ExprSet {
             + self.prefix_memo.capacity() * 9
     }
 
-    /// Drops the derivative cache and releases its buffer. A compile's emptiness and
-    /// containment checks can leave millions of entries that no mask reads (27 MB of a
-    /// 28 MB grammar in MaskBench's `Handwritten---allany16`); the lexer's transition table
-    /// is what masks reuse.
+    /// Drops the derivative cache and releases its buffer (see `Grammar::build`: the
+    /// pristine parser, kept for rebuilds, does not keep the compile's cache).
     pub fn clear_deriv_cache(&mut self) {
         self.deriv_cache = HashMap::new();
     }
