@@ -2185,6 +2185,8 @@ impl<'a> Compiler<'a> {
         let nt = self.nt(ptr)?;
         {
             let mut scalars = Vec::new();
+            // Strings spelled every way, as one prefix-sharing tree (`ecma::quoted_set_spellings`).
+            let mut strings: Vec<&str> = Vec::new();
             let mut alternatives = 0;
             // The string keywords' regex, compiled once for all string values (a long `enum`
             // under a negation would rebuild its exclusions per value).
@@ -2224,8 +2226,12 @@ impl<'a> Compiler<'a> {
                         self.rule(nt, vec![IrSymbol::Nonterminal(c)])?;
                         alternatives += 1;
                     }
+                    Value::String(text) if ecma::is_spelled(text) => strings.push(text.as_str()),
                     _ => scalars.push(self.scalar_regex(v)),
                 }
+            }
+            if !strings.is_empty() {
+                scalars.push(ecma::quoted_set_spellings(&strings));
             }
             if !scalars.is_empty() {
                 let l = self.lexeme("ENUM", RegexAst::Or(scalars))?;

@@ -613,10 +613,15 @@ fn char_spellings(c: char) -> RegexAst {
 /// Every JSON spelling of the string body (between the quotes) of `s`, or `None` when `s`
 /// has more than [`MAX_SPELLED_LITERAL`] characters.
 pub(crate) fn literal_spellings(s: &str) -> Option<RegexAst> {
-    if s.len() > MAX_SPELLED_LITERAL && s.chars().count() > MAX_SPELLED_LITERAL {
+    if !is_spelled(s) {
         return None;
     }
     Some(RegexAst::Concat(s.chars().map(char_spellings).collect()))
+}
+
+/// Is `s` short enough to be spelled every way (at most [`MAX_SPELLED_LITERAL`] characters)?
+pub(crate) fn is_spelled(s: &str) -> bool {
+    s.len() <= MAX_SPELLED_LITERAL || s.chars().count() <= MAX_SPELLED_LITERAL
 }
 
 /// Every JSON spelling (quotes included) of the string `s`, or `None` when too long.
@@ -627,6 +632,119 @@ pub(crate) fn quoted_spellings(s: &str) -> Option<RegexAst> {
         body,
         RegexAst::literal("\"")
     ]))
+}
+
+/// Every JSON spelling (quotes included) of any of `strings` (each at most
+/// [`MAX_SPELLED_LITERAL`] characters): one tree over the strings' character trie, so
+/// common prefixes are spelled once and a derivative looks only at the branches of the
+/// current trie node (a 100k-value `enum` as one flat `Or` of per-value spellings cost
+/// ~1 s and 370 MB before a size limit). Each character's spelling is built once and shared
+/// ([`RegexAst::Shared`]); chains of single-child trie nodes become flat concatenations.
+/// Built bottom-up on arrays, without recursion.
+pub(crate) fn quoted_set_spellings(strings: &[&str]) -> RegexAst {
+    use alloc::sync::Arc;
+    if strings.is_empty() {
+        return RegexAst::Nothing;
+    }
+    use hashbrown::HashMap;
+    struct TrieNode {
+        /// Children by character, sorted when emitted.
+        children: Vec<(char, u32)>,
+        terminal: bool,
+    }
+    let mut nodes = alloc::vec![TrieNode {
+        children: Vec::new(),
+        terminal: false,
+    }];
+    let mut edges: HashMap<(u32, char), u32> = HashMap::new();
+    for s in strings {
+        let mut at = 0u32;
+        for c in s.chars() {
+            at = match edges.get(&(at, c)) {
+                Some(&next) => next,
+                None => {
+                    let next = nodes.len() as u32;
+                    nodes.push(TrieNode {
+                        children: Vec::new(),
+                        terminal: false,
+                    });
+                    if let Some(n) = nodes.get_mut(at as usize) {
+                        n.children.push((c, next));
+                    }
+                    edges.insert((at, c), next);
+                    next
+                }
+            };
+        }
+        if let Some(n) = nodes.get_mut(at as usize) {
+            n.terminal = true;
+        }
+    }
+    drop(edges);
+    let mut spelled: HashMap<char, Arc<RegexAst>> = HashMap::new();
+    let mut spell = |c: char| {
+        RegexAst::Shared(Arc::clone(
+            spelled
+                .entry(c)
+                .or_insert_with(|| Arc::new(char_spellings(c))),
+        ))
+    };
+    // `seq[n]`: the concatenation matching the rest of the strings below node `n`, as a flat
+    // list. Children have larger ids than their parents, so one pass from the last id down
+    // sees every child before its parent.
+    let mut seq: Vec<Vec<RegexAst>> = (0..nodes.len()).map(|_| Vec::new()).collect();
+    for n in (0..nodes.len()).rev() {
+        let Some(node) = nodes.get_mut(n) else {
+            continue;
+        };
+        let mut children = core::mem::take(&mut node.children);
+        children.sort_unstable_by_key(|&(c, _)| c);
+        let branch = |c: char,
+                      child: u32,
+                      seq: &mut Vec<Vec<RegexAst>>,
+                      spell: &mut dyn FnMut(char) -> RegexAst| {
+            let rest = seq
+                .get_mut(child as usize)
+                .map(core::mem::take)
+                .unwrap_or_default();
+            let mut parts = Vec::with_capacity(rest.len() + 1);
+            parts.push(spell(c));
+            parts.extend(rest);
+            parts
+        };
+        let out = match (children.as_slice(), node.terminal) {
+            (&[(c, child)], false) => branch(c, child, &mut seq, &mut spell),
+            (_, terminal) => {
+                let mut alts: Vec<RegexAst> = children
+                    .iter()
+                    .map(|&(c, child)| {
+                        let parts = branch(c, child, &mut seq, &mut spell);
+                        if parts.len() == 1 {
+                            parts.into_iter().next().unwrap_or(RegexAst::Epsilon)
+                        } else {
+                            RegexAst::Concat(parts)
+                        }
+                    })
+                    .collect();
+                if terminal && !alts.is_empty() {
+                    alts.push(RegexAst::Epsilon);
+                }
+                match alts.len() {
+                    0 => Vec::new(),
+                    _ => alloc::vec![RegexAst::Or(alts)],
+                }
+            }
+        };
+        if let Some(slot) = seq.get_mut(n) {
+            *slot = out;
+        }
+    }
+    let body = seq.into_iter().next().unwrap_or_default();
+    let mut parts = Vec::with_capacity(body.len() + 2);
+    parts.push(RegexAst::literal("\""));
+    parts.extend(body);
+    parts.push(RegexAst::literal("\""));
+    RegexAst::Concat(parts)
 }
 
 /// Does `v` hold a string or an object key (at any depth) longer than

@@ -1,7 +1,7 @@
 //! Accept/reject tests per keyword family, checked byte by byte with a matcher over a small
 //! synthetic vocabulary (the same semantics as token masks).
 
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -794,4 +794,84 @@ fn two_contains_report_both_directions() {
     assert!(!accepts(&g, "[2, 3, 4, 5, 6]"));
     assert_eq!(directions(&r, "contains"), [Superset]);
     assert_eq!(directions(&r, "allOf"), [Subset]);
+}
+
+/// `enum` strings are one prefix-sharing tree (`ecma::quoted_set_spellings`): for random
+/// sets of strings that are prefixes of each other and random JSON spellings of members,
+/// near misses and extensions, the grammar accepts a text iff `serde_json` decodes it to a
+/// member (an oracle independent of the spelling code).
+#[test]
+fn enum_string_sets_match_a_json_decoder() {
+    let mut state = 0x5eed_u64;
+    let mut next = move |n: usize| {
+        // SplitMix64.
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) % n as u64) as usize
+    };
+    let alphabet = ['a', 'b', '"', '\\', '\n', '/', 'é', '😀', '\u{1}'];
+    let spell = |c: char, pick: usize| -> String {
+        let mut ways: Vec<String> = Vec::new();
+        if !(c < ' ' || c == '"' || c == '\\') {
+            ways.push(c.to_string());
+        }
+        match c {
+            '"' => ways.push("\\\"".into()),
+            '\\' => ways.push("\\\\".into()),
+            '/' => ways.push("\\/".into()),
+            '\n' => ways.push("\\n".into()),
+            _ => {}
+        }
+        let mut units = [0u16; 2];
+        let mut u = String::new();
+        for unit in c.encode_utf16(&mut units) {
+            u.push_str(&alloc::format!("\\u{unit:04x}"));
+        }
+        ways.push(u.to_uppercase().replace("\\U", "\\u"));
+        ways.push(u);
+        ways[pick % ways.len()].clone()
+    };
+    let (mut yes, mut no) = (0, 0);
+    for round in 0..12 {
+        let mut members: Vec<String> = Vec::new();
+        for _ in 0..1 + next(6) {
+            let base = members
+                .get(next(members.len() + 1))
+                .cloned()
+                .unwrap_or_default();
+            let keep = next(base.chars().count() + 1);
+            let mut s: String = base.chars().take(keep).collect();
+            for _ in 0..next(4) {
+                s.push(alphabet[next(alphabet.len())]);
+            }
+            members.push(s);
+        }
+        let (g, _) = build(json!({ "enum": members }), &JsonOptions::default());
+        for _ in 0..60 {
+            let mut target: String = members[next(members.len())].clone();
+            match next(4) {
+                0 => {
+                    target.pop();
+                }
+                1 => target.push(alphabet[next(alphabet.len())]),
+                _ => {}
+            }
+            let text: String = core::iter::once("\"".to_string())
+                .chain(target.chars().map(|c| spell(c, next(4))))
+                .chain(core::iter::once("\"".to_string()))
+                .collect();
+            let decoded: String =
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let want = members.contains(&decoded);
+            assert_eq!(
+                accepts(&g, &text),
+                want,
+                "round {round}: {text} for {members:?}"
+            );
+            if want { yes += 1 } else { no += 1 }
+        }
+    }
+    assert!(yes > 100 && no > 100, "{yes} members, {no} non-members");
 }
