@@ -248,7 +248,7 @@ impl Grammar {
         }
         *fuel_left = exprs.fuel_left();
         let lexer = Lexer::new(exprs, lexemes, slice_exprs, limits);
-        let initial = Parser::new(rules, lexer, limits)?;
+        let mut initial = Parser::new(rules, lexer, limits)?;
         // The grammar holds the pristine parser and the warm copy of it; a matcher needs a
         // copy of its own and room for a rebuild: all of it must fit the budget.
         let held = initial
@@ -267,7 +267,6 @@ impl Grammar {
         // strict `oneOf` of patterns, MaskBench's Github_easy---o65510, needs its 47 MB to
         // stay within `fuel_per_mask` on the first masks); the pristine parser is only
         // replayed after a budget error and does without (bench/perf.md).
-        let mut initial = initial;
         initial.clear_deriv_cache();
         Ok(Grammar {
             inner: Arc::new(GrammarInner {

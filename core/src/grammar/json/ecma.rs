@@ -643,14 +643,14 @@ pub(crate) fn quoted_spellings(s: &str) -> Option<RegexAst> {
 /// Built bottom-up on arrays, without recursion.
 pub(crate) fn quoted_set_spellings(strings: &[&str]) -> RegexAst {
     use alloc::sync::Arc;
-    if strings.is_empty() {
-        return RegexAst::Nothing;
-    }
     use hashbrown::HashMap;
     struct TrieNode {
         /// Children by character, sorted when emitted.
         children: Vec<(char, u32)>,
         terminal: bool,
+    }
+    if strings.is_empty() {
+        return RegexAst::Nothing;
     }
     let mut nodes = alloc::vec![TrieNode {
         children: Vec::new(),
@@ -682,13 +682,6 @@ pub(crate) fn quoted_set_spellings(strings: &[&str]) -> RegexAst {
     }
     drop(edges);
     let mut spelled: HashMap<char, Arc<RegexAst>> = HashMap::new();
-    let mut spell = |c: char| {
-        RegexAst::Shared(Arc::clone(
-            spelled
-                .entry(c)
-                .or_insert_with(|| Arc::new(char_spellings(c))),
-        ))
-    };
     // `seq[n]`: the concatenation matching the rest of the strings below node `n`, as a flat
     // list. Children have larger ids than their parents, so one pass from the last id down
     // sees every child before its parent.
@@ -697,43 +690,36 @@ pub(crate) fn quoted_set_spellings(strings: &[&str]) -> RegexAst {
         let Some(node) = nodes.get_mut(n) else {
             continue;
         };
-        let mut children = core::mem::take(&mut node.children);
-        children.sort_unstable_by_key(|&(c, _)| c);
-        let branch = |c: char,
-                      child: u32,
-                      seq: &mut Vec<Vec<RegexAst>>,
-                      spell: &mut dyn FnMut(char) -> RegexAst| {
-            let rest = seq
-                .get_mut(child as usize)
-                .map(core::mem::take)
-                .unwrap_or_default();
-            let mut parts = Vec::with_capacity(rest.len() + 1);
-            parts.push(spell(c));
-            parts.extend(rest);
-            parts
-        };
-        let out = match (children.as_slice(), node.terminal) {
-            (&[(c, child)], false) => branch(c, child, &mut seq, &mut spell),
-            (_, terminal) => {
-                let mut alts: Vec<RegexAst> = children
-                    .iter()
-                    .map(|&(c, child)| {
-                        let parts = branch(c, child, &mut seq, &mut spell);
-                        if parts.len() == 1 {
-                            parts.into_iter().next().unwrap_or(RegexAst::Epsilon)
-                        } else {
-                            RegexAst::Concat(parts)
-                        }
-                    })
-                    .collect();
-                if terminal && !alts.is_empty() {
-                    alts.push(RegexAst::Epsilon);
-                }
-                match alts.len() {
-                    0 => Vec::new(),
-                    _ => alloc::vec![RegexAst::Or(alts)],
-                }
+        node.children.sort_unstable_by_key(|&(c, _)| c);
+        // One branch per child: the child's character, then what follows the child.
+        let mut branches: Vec<Vec<RegexAst>> = node
+            .children
+            .iter()
+            .map(|&(c, child)| {
+                let spelling = spelled
+                    .entry(c)
+                    .or_insert_with(|| Arc::new(char_spellings(c)));
+                let mut parts = alloc::vec![RegexAst::Shared(Arc::clone(spelling))];
+                parts.extend(
+                    seq.get_mut(child as usize)
+                        .map(core::mem::take)
+                        .unwrap_or_default(),
+                );
+                parts
+            })
+            .collect();
+        let out = if branches.len() == 1 && !node.terminal {
+            // A chain continues: stay flat.
+            branches.pop().unwrap_or_default()
+        } else if branches.is_empty() {
+            // A leaf: the empty rest.
+            Vec::new()
+        } else {
+            let mut alts: Vec<RegexAst> = branches.into_iter().map(RegexAst::Concat).collect();
+            if node.terminal {
+                alts.push(RegexAst::Epsilon);
             }
+            alloc::vec![RegexAst::Or(alts)]
         };
         if let Some(slot) = seq.get_mut(n) {
             *slot = out;
