@@ -4,6 +4,7 @@
 pub mod fuzzprops;
 pub mod heap;
 pub mod native;
+pub mod tight;
 
 use std::sync::Arc;
 

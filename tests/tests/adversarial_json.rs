@@ -132,6 +132,12 @@ fn case_with(
                 assert!(front < MAX_TIME, "{name}: front end took {front:?}");
             }
         }
+        // The same case under a 256 KiB budget (compile and masks under one peak).
+        let tight = sieve_tests::tight::tight_run(&vocab, 5, |limits| {
+            Grammar::from_json_schema_str(&text, &JsonOptions::default(), &vocab, limits)
+                .map(|(g, _)| g)
+        });
+        let tight_failures = sieve_tests::tight::tight_failures(&name, text.len(), &tight);
         drop(text);
         let outcome: Result<&Grammar, &GrammarError> = match &r {
             Ok((g, _)) => Ok(g),
@@ -203,6 +209,7 @@ fn case_with(
                 accepted.push(sieve_tests::accepts(g, p));
             }
         }
+        assert!(tight_failures.is_empty(), "{tight_failures:#?}");
         accepted
     })
 }

@@ -15,6 +15,7 @@ use sieve_core::{
     Grammar, GrammarError, GrammarErrorKind, LimitKind, Limits, Matcher, MatcherError, Vocabulary,
 };
 use sieve_tests::heap::{Counting, counting_installed, peak_heap, with_stack};
+use sieve_tests::tight::{tight_failures, tight_run};
 use sieve_tests::{Rng, allowed_tokens, synthetic_vocab};
 
 #[global_allocator]
@@ -53,7 +54,7 @@ fn case(
     name: &str,
     heap: usize,
     want: &[Option<GrammarErrorKind>],
-    compile: impl FnOnce(&Arc<Vocabulary>) -> Result<Grammar, GrammarError>,
+    compile: impl Fn(&Arc<Vocabulary>, &Limits) -> Result<Grammar, GrammarError>,
 ) -> Option<Grammar> {
     case_within(name, SEC, heap, want, compile)
 }
@@ -64,14 +65,14 @@ fn case_within(
     max_compile: Duration,
     heap: usize,
     want: &[Option<GrammarErrorKind>],
-    compile: impl FnOnce(&Arc<Vocabulary>) -> Result<Grammar, GrammarError>,
+    compile: impl Fn(&Arc<Vocabulary>, &Limits) -> Result<Grammar, GrammarError>,
 ) -> Option<Grammar> {
     assert!(
         counting_installed(),
         "the counting allocator is not installed"
     );
     let vocab = synthetic_vocab();
-    let ((got, used), took) = timed(|| peak_heap(|| compile(&vocab)));
+    let ((got, used), took) = timed(|| peak_heap(|| compile(&vocab, &Limits::default())));
     let kind = got.as_ref().err().map(|e| e.kind.clone());
     eprintln!(
         "{name}: {:?} in {:.1} ms, peak heap {:.1} MB",
@@ -89,6 +90,10 @@ fn case_within(
         want.contains(&kind),
         "{name}: got {kind:?}, want one of {want:?}"
     );
+    // The same case under a 256 KiB budget (compile and masks under one peak).
+    let tight = tight_run(&vocab, MASKS, |limits| compile(&vocab, limits));
+    let failures = tight_failures(name, 0, &tight);
+    assert!(failures.is_empty(), "{failures:#?}");
     let g = got.ok()?;
     walk(name, &g, MASKS);
     Some(g)
@@ -134,12 +139,12 @@ fn walk(name: &str, g: &Grammar, n: usize) -> Vec<Duration> {
     times
 }
 
-fn lark(src: &str) -> impl FnOnce(&Arc<Vocabulary>) -> Result<Grammar, GrammarError> + '_ {
-    move |v| Grammar::from_lark(src, v, &Limits::default())
+fn lark(src: &str) -> impl Fn(&Arc<Vocabulary>, &Limits) -> Result<Grammar, GrammarError> + '_ {
+    move |v, l| Grammar::from_lark(src, v, l)
 }
 
-fn regex(p: &str) -> impl FnOnce(&Arc<Vocabulary>) -> Result<Grammar, GrammarError> + '_ {
-    move |v| Grammar::from_regex(p, v, &Limits::default())
+fn regex(p: &str) -> impl Fn(&Arc<Vocabulary>, &Limits) -> Result<Grammar, GrammarError> + '_ {
+    move |v, l| Grammar::from_regex(p, v, l)
 }
 
 /// `T0: "a"`, `T_i: T_{i-1} T_{i-1}` up to `T_n`.
@@ -387,9 +392,8 @@ fn counted_repetitions() {
         // (`a` or `\u0061`), the shape rule that proves `X{lo,hi} & P` non-empty no longer
         // applies and the emptiness search takes about 5 s (release) before its result;
         // bounded, not yet under 1 s, and it peaks near 360 MB (so 512 MB here, not 256).
-        case_within(schema, 20 * SEC, 512 * MB, &json_typed, |v| {
-            Grammar::from_json_schema_str(schema, &JsonOptions::default(), v, &Limits::default())
-                .map(|(g, _)| g)
+        case_within(schema, 20 * SEC, 512 * MB, &json_typed, |v, l| {
+            Grammar::from_json_schema_str(schema, &JsonOptions::default(), v, l).map(|(g, _)| g)
         });
     }
     // Not asserted here (reported): unanchored, the pattern is `any* P any*` over the JSON

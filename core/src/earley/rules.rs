@@ -142,10 +142,16 @@ impl Rules {
         self.by_lhs.get(a..b).unwrap_or(&[])
     }
 
-    /// Bytes held.
+    /// Heap bytes held, buffers by capacity, the nonterminal names included.
     pub fn bytes_used(&self) -> usize {
-        (self.rhs.len() + self.lhs_at.len() + self.by_lhs.len() + self.by_lhs_start.len()) * 4
-            + self.nullable.len()
+        use crate::lexer::vec_bytes;
+        vec_bytes(&self.rhs)
+            + vec_bytes(&self.lhs_at)
+            + vec_bytes(&self.by_lhs)
+            + vec_bytes(&self.by_lhs_start)
+            + vec_bytes(&self.nullable)
+            + vec_bytes(&self.names)
+            + self.names.iter().map(String::capacity).sum::<usize>()
     }
 }
 

@@ -863,9 +863,12 @@ impl<'a> Compiler<'a> {
         Ok(())
     }
 
+    /// A new nonterminal. Its name (for messages) is cut to [`MAX_NAME`] bytes, keeping both
+    /// ends: names carry JSON pointers, and a pointer per nonterminal would make the names
+    /// of a deep schema quadratic in its depth.
     fn nt(&mut self, name: &str) -> R<u32> {
         self.charge(1, "")?;
-        Ok(self.ir.add_nonterminal(name, None))
+        Ok(self.ir.add_nonterminal(short_name(name), None))
     }
 
     fn lexeme(&mut self, name: &str, regex: RegexAst) -> R<u32> {
@@ -3677,4 +3680,28 @@ impl<'a> Compiler<'a> {
         }
         Ok(start)
     }
+}
+
+/// The longest nonterminal name kept whole (see `Compiler::nt`).
+const MAX_NAME: usize = 64;
+
+/// `name`, or its first and last bytes (on character boundaries) around `…` when it is
+/// longer than [`MAX_NAME`].
+fn short_name(name: &str) -> String {
+    if name.len() <= MAX_NAME {
+        return name.to_string();
+    }
+    let mut head = 24;
+    while !name.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = name.len() - (MAX_NAME - 24 - 3);
+    while !name.is_char_boundary(tail) {
+        tail += 1;
+    }
+    let mut out = String::with_capacity(MAX_NAME);
+    out.push_str(&name[..head]);
+    out.push('…');
+    out.push_str(&name[tail..]);
+    out
 }

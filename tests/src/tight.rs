@@ -1,0 +1,227 @@
+//! The adversarial suite under a small memory budget: every case compiled again with
+//! `max_memory_bytes` = [`TIGHT_BUDGET`] and walked a few masks, all under one
+//! [`crate::heap::peak_heap`]. The run must end in success or a typed error, each step within
+//! [`STEP`], and the peak heap within the budget plus [`SLACK`] (the constant documented on
+//! `Limits::max_memory_bytes`) plus what the front end may hold for the source text itself
+//! ([`source_allowance`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sieve_core::{
+    Grammar, GrammarError, GrammarErrorKind, Limits, Matcher, MatcherError, Vocabulary,
+};
+
+use crate::heap::{peak_heap, thread_cpu_time};
+use crate::{Rng, allowed_tokens};
+
+/// The small budget of the acceptance list (issue 15): 256 KiB.
+pub const TIGHT_BUDGET: usize = 256 << 10;
+/// The heap not charged to the budget (see `Limits::max_memory_bytes`).
+pub const SLACK: usize = 64 << 10;
+/// The bound on compiling and on each mask or token.
+pub const STEP: Duration = Duration::from_secs(1);
+
+/// Heap a front end may hold beyond the budget for a source of `len` bytes: none (the
+/// cases that need some are [`KNOWN_GAPS`]).
+pub fn source_allowance(len: usize) -> usize {
+    len.saturating_mul(0)
+}
+
+/// KNOWN GAP (issue 15 stays open): cases whose peak heap under the 256 KiB budget exceeds
+/// the bound, each with the ceiling (KiB, measured peak + 25%) it must stay under. Every one
+/// of them is the compile's *front end*: `Limits::max_memory_bytes` does not charge a front
+/// end's transient structures (parsed schema values and their rewrites, Lark tokens and rule
+/// IR, regex ASTs), only the grammar it builds and the matchers. All but the four that
+/// compile end in a typed error; the compiled ones then stay within the budget. A case that
+/// now fits the bound fails the test until it is taken off this list.
+pub const KNOWN_GAPS: &[(&str, usize)] = &[
+    // The JSON compiler's IR of deep or wide schemas, and schema rewriting (if/then/else
+    // merging, negation) before compile fuel or the nesting limit stops it.
+    ("63 items", 656),
+    ("31 nested properties", 496),
+    ("31 nested oneOf", 736),
+    ("50 patterns", 464),
+    ("7 nested if-in-if", 34000),
+    ("10 nested if-in-if", 73328),
+    ("recursive not/oneOf", 2928),
+    // Parsed values of megabyte sources (the source itself is the caller's).
+    ("100k enum", 50048),
+    ("1 MB const", 3856),
+    // Lark's token list and regex-syntax's AST, built before the nesting limit stops them.
+    ("Lark 10k ( )", 2928),
+    ("Lark 10k [ ]", 2928),
+    ("Lark terminal 10k ( )*", 2928),
+    ("regex 10k ( )", 6608),
+    ("regex 10k [ ]", 8560),
+    ("Lark /10k ( )/", 7280),
+    ("Lark 10k +", 1456),
+    ("\"a\" + 10k *", 1456),
+    ("A: \"a\" + 10k *", 1456),
+    ("\"a\" + 10k mixed ?*+", 1456),
+    ("regex a + 10k *", 1856),
+    ("regex (?:a*) nested 10k", 8576),
+    // Rule IR of large Lark sources and of counted repetitions of rules.
+    ("60k chained rules", 107072),
+    ("10k rules", 20096),
+    ("Lark 1 MB string", 7696),
+    ("Lark 1 MB terminal", 5216),
+    ("Lark 1 MB /regex/", 56400),
+    ("regex 1 MB", 8976),
+    ("Lark 1 MB source", 28992),
+    ("start: \"a\"{10000}", 416),
+    ("start: \"a\"{0,10000}", 7392),
+    ("start: \"a\"~10000", 416),
+    ("start: (\"a\" \"b\"){1,10000}", 7440),
+];
+
+/// What [`tight_run`] saw.
+#[derive(Debug)]
+pub struct TightRun {
+    /// Peak heap of compile, matcher and masks.
+    pub peak: usize,
+    /// The slowest of compile and each step (this thread's CPU time where available).
+    pub slowest: Duration,
+    /// How it ended: `compiled, N masks`, or the typed error.
+    pub outcome: String,
+    /// A matcher error that is not a budget error (a bug).
+    pub untyped: Option<String>,
+}
+
+fn now() -> (Option<Duration>, std::time::Instant) {
+    (thread_cpu_time(), std::time::Instant::now())
+}
+
+fn since(t: (Option<Duration>, std::time::Instant)) -> Duration {
+    match (t.0, thread_cpu_time()) {
+        (Some(a), Some(b)) => b.saturating_sub(a),
+        _ => t.1.elapsed(),
+    }
+}
+
+/// Compile with `max_memory_bytes` = [`TIGHT_BUDGET`] and walk up to `masks` masks, each
+/// followed by a seeded random allowed text token; all measured by one `peak_heap`.
+pub fn tight_run(
+    vocab: &Arc<Vocabulary>,
+    masks: usize,
+    compile: impl FnOnce(&Limits) -> Result<Grammar, GrammarError>,
+) -> TightRun {
+    let limits = Limits {
+        max_memory_bytes: TIGHT_BUDGET,
+        ..Limits::default()
+    };
+    let (run, used) = peak_heap(|| {
+        let t = now();
+        let g = compile(&limits);
+        let mut slowest = since(t);
+        let g = match g {
+            Ok(g) => g,
+            Err(e) => {
+                return TightRun {
+                    peak: 0,
+                    slowest,
+                    outcome: format!("{:?}", e.kind),
+                    untyped: None,
+                };
+            }
+        };
+        let mut m = Matcher::new(&g);
+        let mut mask = vec![0u32; m.mask_words()];
+        let mut rng = Rng::new(11);
+        let mut outcome = format!("compiled, {masks} masks");
+        let mut untyped = None;
+        for step in 0..masks {
+            let t = now();
+            let r = m.compute_mask(&mut mask);
+            slowest = slowest.max(since(t));
+            if let Err(e) = r {
+                outcome = format!("mask {step}: {e}");
+                untyped = (!matches!(e, MatcherError::Limit(_))).then(|| format!("{e:?}"));
+                break;
+            }
+            let text: Vec<u32> = allowed_tokens(&mask)
+                .into_iter()
+                .filter(|&t| !vocab.is_special(t))
+                .collect();
+            if text.is_empty() {
+                outcome = format!("compiled, ended after {step} masks");
+                break;
+            }
+            let tok = text[rng.below(text.len())];
+            let t = now();
+            let r = m.consume_token(tok);
+            slowest = slowest.max(since(t));
+            if let Err(e) = r {
+                outcome = format!("token {step}: {e}");
+                untyped = Some(format!("consuming allowed token {tok}: {e:?}"));
+                break;
+            }
+        }
+        drop(m);
+        drop(g);
+        TightRun {
+            peak: 0,
+            slowest,
+            outcome,
+            untyped,
+        }
+    });
+    TightRun {
+        peak: used.peak,
+        ..run
+    }
+}
+
+/// Whether `kind` is a typed outcome of a tight run: any grammar error is typed, but a
+/// syntax error must be expected by the caller.
+pub fn is_limit(kind: &GrammarErrorKind) -> bool {
+    matches!(kind, GrammarErrorKind::Limit(_))
+}
+
+/// The failures of `run` (empty when it holds): a heap over the bound, a slow step in an
+/// optimized build, an untyped matcher error.
+pub fn tight_failures(name: &str, source_len: usize, run: &TightRun) -> Vec<String> {
+    let bound = TIGHT_BUDGET + SLACK + source_allowance(source_len);
+    eprintln!(
+        "{name} [256 KiB]: {}, peak heap {} KiB (bound {} KiB), slowest step {:?}",
+        run.outcome,
+        run.peak >> 10,
+        bound >> 10,
+        run.slowest
+    );
+    let mut out = Vec::new();
+    let gap = KNOWN_GAPS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, kib)| kib);
+    match gap {
+        None if run.peak > bound => out.push(format!(
+            "{name} [256 KiB]: peak heap {} KiB > {} KiB ({})",
+            run.peak >> 10,
+            bound >> 10,
+            run.outcome
+        )),
+        None => {}
+        Some(_) if run.peak <= bound => out.push(format!(
+            "{name} [256 KiB]: now within the bound ({} KiB): take it off KNOWN_GAPS",
+            run.peak >> 10
+        )),
+        Some(ceiling) if run.peak > ceiling << 10 => out.push(format!(
+            "{name} [256 KiB]: known gap grew: peak heap {} KiB > its ceiling {ceiling} KiB",
+            run.peak >> 10
+        )),
+        Some(ceiling) => eprintln!(
+            "KNOWN GAP: {name} [256 KiB]: peak heap {} KiB (bound {} KiB, ceiling {ceiling} KiB): \
+             a front end's transient heap is not charged to max_memory_bytes",
+            run.peak >> 10,
+            bound >> 10
+        ),
+    }
+    if !cfg!(debug_assertions) && run.slowest >= STEP {
+        out.push(format!("{name} [256 KiB]: a step took {:?}", run.slowest));
+    }
+    if let Some(u) = &run.untyped {
+        out.push(format!("{name} [256 KiB]: untyped error {u}"));
+    }
+    out
+}
