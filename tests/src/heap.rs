@@ -127,6 +127,22 @@ pub fn with_stack<R: Send + 'static>(bytes: usize, f: impl FnOnce() -> R + Send 
     }
 }
 
+/// The heap not charged to `max_memory_bytes`: the constant documented on
+/// `Limits::max_memory_bytes` (the structs themselves, per-call scratch, lexeme names).
+pub const SLACK: usize = 64 << 10;
+
+/// Run `f`, returning its result and the time it took: this thread's CPU time where
+/// available ([`thread_cpu_time`]), else wall time.
+pub fn cpu_timed<R>(f: impl FnOnce() -> R) -> (R, std::time::Duration) {
+    let (cpu, wall) = (thread_cpu_time(), std::time::Instant::now());
+    let r = f();
+    let took = match (cpu, thread_cpu_time()) {
+        (Some(a), Some(b)) => b.saturating_sub(a),
+        _ => wall.elapsed(),
+    };
+    (r, took)
+}
+
 /// This thread's CPU time (user + system, 10 ms ticks) on Linux, `None` elsewhere. Bounds on
 /// work measured with it hold on a loaded machine, where wall time does not.
 pub fn thread_cpu_time() -> Option<std::time::Duration> {

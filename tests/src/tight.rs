@@ -2,31 +2,21 @@
 //! `max_memory_bytes` = [`TIGHT_BUDGET`] and walked a few masks, all under one
 //! [`crate::heap::peak_heap`]. The run must end in success or a typed error, each step within
 //! [`STEP`], and the peak heap within the budget plus [`SLACK`] (the constant documented on
-//! `Limits::max_memory_bytes`) plus what the front end may hold for the source text itself
-//! ([`source_allowance`]).
+//! `Limits::max_memory_bytes`), except the [`KNOWN_GAPS`], held to ceilings.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use sieve_core::{
-    Grammar, GrammarError, GrammarErrorKind, Limits, Matcher, MatcherError, Vocabulary,
-};
+use sieve_core::{Grammar, GrammarError, Limits, Matcher, MatcherError, Vocabulary};
 
-use crate::heap::{peak_heap, thread_cpu_time};
+pub use crate::heap::SLACK;
+use crate::heap::{cpu_timed, peak_heap};
 use crate::{Rng, allowed_tokens};
 
 /// The small budget of the acceptance list (issue 15): 256 KiB.
 pub const TIGHT_BUDGET: usize = 256 << 10;
-/// The heap not charged to the budget (see `Limits::max_memory_bytes`).
-pub const SLACK: usize = 64 << 10;
 /// The bound on compiling and on each mask or token.
 pub const STEP: Duration = Duration::from_secs(1);
-
-/// Heap a front end may hold beyond the budget for a source of `len` bytes: none (the
-/// cases that need some are [`KNOWN_GAPS`]).
-pub fn source_allowance(len: usize) -> usize {
-    len.saturating_mul(0)
-}
 
 /// KNOWN GAP (issue 15 stays open): cases whose peak heap under the 256 KiB budget exceeds
 /// the bound, each with the ceiling (KiB, measured peak + 25%) it must stay under. Every one
@@ -88,17 +78,6 @@ pub struct TightRun {
     pub untyped: Option<String>,
 }
 
-fn now() -> (Option<Duration>, std::time::Instant) {
-    (thread_cpu_time(), std::time::Instant::now())
-}
-
-fn since(t: (Option<Duration>, std::time::Instant)) -> Duration {
-    match (t.0, thread_cpu_time()) {
-        (Some(a), Some(b)) => b.saturating_sub(a),
-        _ => t.1.elapsed(),
-    }
-}
-
 /// Compile with `max_memory_bytes` = [`TIGHT_BUDGET`] and walk up to `masks` masks, each
 /// followed by a seeded random allowed text token; all measured by one `peak_heap`.
 pub fn tight_run(
@@ -111,9 +90,7 @@ pub fn tight_run(
         ..Limits::default()
     };
     let (run, used) = peak_heap(|| {
-        let t = now();
-        let g = compile(&limits);
-        let mut slowest = since(t);
+        let (g, mut slowest) = cpu_timed(|| compile(&limits));
         let g = match g {
             Ok(g) => g,
             Err(e) => {
@@ -131,9 +108,8 @@ pub fn tight_run(
         let mut outcome = format!("compiled, {masks} masks");
         let mut untyped = None;
         for step in 0..masks {
-            let t = now();
-            let r = m.compute_mask(&mut mask);
-            slowest = slowest.max(since(t));
+            let (r, took) = cpu_timed(|| m.compute_mask(&mut mask));
+            slowest = slowest.max(took);
             if let Err(e) = r {
                 outcome = format!("mask {step}: {e}");
                 untyped = (!matches!(e, MatcherError::Limit(_))).then(|| format!("{e:?}"));
@@ -148,9 +124,8 @@ pub fn tight_run(
                 break;
             }
             let tok = text[rng.below(text.len())];
-            let t = now();
-            let r = m.consume_token(tok);
-            slowest = slowest.max(since(t));
+            let (r, took) = cpu_timed(|| m.consume_token(tok));
+            slowest = slowest.max(took);
             if let Err(e) = r {
                 outcome = format!("token {step}: {e}");
                 untyped = Some(format!("consuming allowed token {tok}: {e:?}"));
@@ -172,16 +147,10 @@ pub fn tight_run(
     }
 }
 
-/// Whether `kind` is a typed outcome of a tight run: any grammar error is typed, but a
-/// syntax error must be expected by the caller.
-pub fn is_limit(kind: &GrammarErrorKind) -> bool {
-    matches!(kind, GrammarErrorKind::Limit(_))
-}
-
 /// The failures of `run` (empty when it holds): a heap over the bound, a slow step in an
 /// optimized build, an untyped matcher error.
-pub fn tight_failures(name: &str, source_len: usize, run: &TightRun) -> Vec<String> {
-    let bound = TIGHT_BUDGET + SLACK + source_allowance(source_len);
+pub fn tight_failures(name: &str, run: &TightRun) -> Vec<String> {
+    let bound = TIGHT_BUDGET + SLACK;
     eprintln!(
         "{name} [256 KiB]: {}, peak heap {} KiB (bound {} KiB), slowest step {:?}",
         run.outcome,

@@ -7,13 +7,14 @@
 //! them), elsewhere wall time.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use sieve_core::grammar::json::JsonOptions;
 use sieve_core::vocab::VocabError;
 use sieve_core::{
     Grammar, GrammarError, GrammarErrorKind, LimitKind, Limits, Matcher, MatcherError, Vocabulary,
 };
+use sieve_tests::heap::cpu_timed as timed;
 use sieve_tests::heap::{Counting, counting_installed, peak_heap, with_stack};
 use sieve_tests::tight::{tight_failures, tight_run};
 use sieve_tests::{Rng, allowed_tokens, synthetic_vocab};
@@ -25,24 +26,6 @@ const SEC: Duration = Duration::from_secs(1);
 const MB: usize = 1 << 20;
 /// Masks computed for each grammar that compiles.
 const MASKS: usize = 4;
-
-/// CPU time used by this thread, from `/proc/thread-self/stat` (10 ms ticks); `None` where
-/// that file does not exist.
-fn thread_cpu() -> Option<Duration> {
-    sieve_tests::heap::thread_cpu_time()
-}
-
-/// Run `f`, returning its result and the time it took: this thread's CPU time where
-/// available, else wall time.
-fn timed<R>(f: impl FnOnce() -> R) -> (R, Duration) {
-    let (cpu, wall) = (thread_cpu(), Instant::now());
-    let r = f();
-    let took = match (cpu, thread_cpu()) {
-        (Some(a), Some(b)) => b.saturating_sub(a),
-        _ => wall.elapsed(),
-    };
-    (r, took)
-}
 
 fn limit(kind: LimitKind) -> Option<GrammarErrorKind> {
     Some(GrammarErrorKind::Limit(kind))
@@ -92,7 +75,7 @@ fn case_within(
     );
     // The same case under a 256 KiB budget (compile and masks under one peak).
     let tight = tight_run(&vocab, MASKS, |limits| compile(&vocab, limits));
-    let failures = tight_failures(name, 0, &tight);
+    let failures = tight_failures(name, &tight);
     assert!(failures.is_empty(), "{failures:#?}");
     let g = got.ok()?;
     walk(name, &g, MASKS);

@@ -21,8 +21,7 @@ const STEP: Duration = Duration::from_secs(1);
 /// Sizes are cut by ten in unoptimized builds (where step times are not checked either).
 const SCALE: usize = if cfg!(debug_assertions) { 10 } else { 1 };
 
-/// The heap not charged to `max_memory_bytes` (see `Limits::max_memory_bytes`).
-const SLACK: usize = 64 << 10;
+use sieve_tests::heap::SLACK;
 
 fn shared_dir() -> PathBuf {
     match std::env::var_os("SIEVE_SHARED") {

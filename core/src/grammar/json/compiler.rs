@@ -3684,6 +3684,8 @@ impl<'a> Compiler<'a> {
 
 /// The longest nonterminal name kept whole (see `Compiler::nt`).
 const MAX_NAME: usize = 64;
+/// Bytes of a cut name kept from its start; the end fills the rest, after `…`.
+const NAME_HEAD: usize = 24;
 
 /// `name`, or its first and last bytes (on character boundaries) around `…` when it is
 /// longer than [`MAX_NAME`].
@@ -3691,17 +3693,7 @@ fn short_name(name: &str) -> String {
     if name.len() <= MAX_NAME {
         return name.to_string();
     }
-    let mut head = 24;
-    while !name.is_char_boundary(head) {
-        head -= 1;
-    }
-    let mut tail = name.len() - (MAX_NAME - 24 - 3);
-    while !name.is_char_boundary(tail) {
-        tail += 1;
-    }
-    let mut out = String::with_capacity(MAX_NAME);
-    out.push_str(&name[..head]);
-    out.push('…');
-    out.push_str(&name[tail..]);
-    out
+    let head = name.floor_char_boundary(NAME_HEAD);
+    let tail = name.ceil_char_boundary(name.len() - (MAX_NAME - NAME_HEAD - '…'.len_utf8()));
+    alloc::format!("{}…{}", &name[..head], &name[tail..])
 }
