@@ -84,16 +84,33 @@ impl Default for Limits {
 /// grammar (front-end parsing and rewriting, schema merging and negation, terminal
 /// expansion, regex interning and emptiness checks). It starts at [`Limits::compile_fuel`];
 /// running out is [`LimitKind::CompileFuel`], whichever stage spent the last unit.
+///
+/// It also counts the bytes a front end allocates for its own structures (a parsed schema and
+/// its rewrites, Lark tokens and rule trees, regex syntax trees, the grammar IR): every
+/// allocation is charged when made and never refunded, up to [`CompileBudget::FRONT_END_SHARE`]
+/// of [`Limits::max_memory_bytes`]; beyond it is [`LimitKind::Memory`]. Since nothing is
+/// refunded, the front end's peak heap is within that share whatever it frees on the way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompileBudget {
     left: u64,
+    /// Front-end bytes charged so far.
+    bytes: usize,
+    /// Most front-end bytes: `max_memory_bytes / FRONT_END_SHARE`.
+    max_bytes: usize,
 }
 
 impl CompileBudget {
+    /// The front end may allocate `1 / FRONT_END_SHARE` of `max_memory_bytes` in all: the
+    /// rest holds the expression store (a third), the grammar and its parsers while they are
+    /// built.
+    pub const FRONT_END_SHARE: usize = 4;
+
     /// A full budget for one compile under `limits`.
     pub fn new(limits: &Limits) -> CompileBudget {
         CompileBudget {
             left: limits.compile_fuel,
+            bytes: 0,
+            max_bytes: limits.max_memory_bytes / Self::FRONT_END_SHARE,
         }
     }
 
@@ -117,5 +134,30 @@ impl CompileBudget {
     /// whose fuel was started at [`CompileBudget::left`]); never raises the budget.
     pub fn settle(&mut self, left: u64) {
         self.left = self.left.min(left);
+    }
+
+    /// Charge `bytes` a front end is about to allocate; `Err(Memory)` (and the charge kept)
+    /// when the front end's share cannot hold them. Charge before allocating.
+    pub fn charge(&mut self, bytes: usize) -> Result<(), LimitKind> {
+        self.bytes = self.bytes.saturating_add(bytes);
+        if self.bytes > self.max_bytes {
+            return Err(LimitKind::Memory);
+        }
+        Ok(())
+    }
+
+    /// Charge `n` values of `T` (see [`CompileBudget::charge`]).
+    pub fn charge_for<T>(&mut self, n: usize) -> Result<(), LimitKind> {
+        self.charge(n.saturating_mul(core::mem::size_of::<T>()))
+    }
+
+    /// Front-end bytes that may still be charged.
+    pub fn bytes_left(&self) -> usize {
+        self.max_bytes.saturating_sub(self.bytes)
+    }
+
+    /// Front-end bytes charged so far.
+    pub fn bytes_charged(&self) -> usize {
+        self.bytes
     }
 }
