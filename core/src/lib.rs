@@ -41,6 +41,7 @@ pub mod lexer;
 pub mod limits;
 pub mod matcher;
 pub mod regex;
+mod roomy;
 pub mod slicer;
 pub mod toktrie;
 pub mod vocab;

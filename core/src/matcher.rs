@@ -102,7 +102,17 @@ impl Matcher {
         m.charge_outside();
         if m.parser.free_bytes() == 0 {
             m.error = Some(MatcherError::Limit(LimitKind::Memory));
+            return m;
         }
+        // The room the last matcher handed back needed, and the mask copy: reserved (and
+        // charged) now so that the first masks do not allocate. Without the room it is
+        // reserved again, under the budget, by the step that needs it.
+        let (bytes, tokens) = m.parser.output_room;
+        let _ = m.reserve_mask_copy(m.mask_words());
+        let _ = crate::lexer::reserve(&mut m.bytes, bytes, m.parser.free_bytes());
+        m.charge_outside();
+        let _ = crate::lexer::reserve(&mut m.consumed, tokens, m.parser.free_bytes());
+        m.charge_outside();
         m
     }
 
@@ -630,6 +640,7 @@ impl Drop for Matcher {
         }
         if let Some(warm) = &mut *warm {
             self.parser.reset_to_start();
+            self.parser.output_room = (self.bytes.capacity(), self.consumed.capacity());
             core::mem::swap(warm, &mut self.parser);
         }
     }

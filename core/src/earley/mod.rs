@@ -32,6 +32,7 @@ use hashbrown::HashSet;
 use crate::error::LimitKind;
 use crate::lexer::{Lexer, SLOW_BIT, StateId, reserve, table_bytes, vec_bytes};
 use crate::limits::Limits;
+use crate::roomy::Roomy;
 use crate::toktrie::{FastStep, Recognizer, Stepper, StopWalk};
 
 /// One input byte's parser state: the row the current lexeme started after, and the lexer
@@ -80,11 +81,11 @@ pub struct Parser {
     rules: Arc<Rules>,
     lexer: Lexer,
     ignore: Vec<u32>,
-    rows: Vec<Row>,
-    items: Vec<u64>,
-    stack: Vec<Entry>,
+    rows: Roomy<Row>,
+    items: Roomy<u64>,
+    stack: Roomy<Entry>,
     seen: HashSet<u64>,
-    lexeme_scratch: Vec<u32>,
+    lexeme_scratch: Roomy<u32>,
     max_items_per_row: usize,
     max_items_per_mask: usize,
     items_this_step: usize,
@@ -95,6 +96,10 @@ pub struct Parser {
     max_bytes: usize,
     /// Bytes charged outside the parser (see [`Parser::set_outside`]).
     outside: usize,
+    /// Capacities (bytes, tokens) of the output buffers of the matcher that handed this
+    /// parser back to its grammar: a new matcher copying it reserves as much up front, so
+    /// its first masks do not regrow them (see [`crate::roomy`]).
+    pub(crate) output_room: (usize, usize),
 }
 
 impl Parser {
@@ -112,11 +117,11 @@ impl Parser {
             rules,
             lexer,
             ignore,
-            rows: Vec::new(),
-            items: Vec::new(),
-            stack: Vec::new(),
+            rows: Roomy::default(),
+            items: Roomy::default(),
+            stack: Roomy::default(),
             seen: HashSet::new(),
-            lexeme_scratch: Vec::new(),
+            lexeme_scratch: Roomy::default(),
             max_items_per_row: limits.max_items_per_row,
             max_items_per_mask: limits.max_items_per_mask,
             items_this_step: 0,
@@ -125,6 +130,7 @@ impl Parser {
             state_masks: statemask::StateMasks::new(limits.max_memory_bytes),
             max_bytes: limits.max_memory_bytes,
             outside: rules_size,
+            output_room: (0, 0),
         };
         p.sync_lexer_budget();
         p.start_step();
@@ -584,12 +590,12 @@ impl Stepper for Parser {
             // Pushes fail once a budget ran out: lend an empty stack.
             return Vec::new();
         }
-        core::mem::take(&mut self.stack)
+        core::mem::take(&mut self.stack.0)
     }
 
     fn return_stack(&mut self, stack: Vec<Entry>) {
         if !stack.is_empty() {
-            self.stack = stack;
+            self.stack.0 = stack;
         }
     }
 

@@ -27,6 +27,7 @@ use hashbrown::{DefaultHashBuilder, HashMap, HashSet, HashTable};
 use crate::error::LimitKind;
 use crate::limits::Limits;
 use crate::regex::{ByteClasses, ExprId, ExprSet};
+use crate::roomy::Roomy;
 
 /// A lexer state. `StateId::DEAD` (0) matches nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -223,8 +224,8 @@ pub struct Lexer {
     /// Allowed-lexeme sets seen so far, and their start states.
     initial_sets: Interner<u32>,
     initial_states: Vec<StateId>,
-    scratch: Vec<(u32, ExprId)>,
-    accept_scratch: Vec<u32>,
+    scratch: Roomy<(u32, ExprId)>,
+    accept_scratch: Roomy<u32>,
     max_states: usize,
     max_bytes: usize,
     fuel_per_step: u64,
@@ -240,10 +241,10 @@ pub struct Lexer {
     fallback_misses: u32,
     /// Scratch of `partition_row`: the leaves found, the nodes seen, the traversal stack,
     /// and the blocks (class sets).
-    leaves: Vec<ExprId>,
+    leaves: Roomy<ExprId>,
     leaf_seen: HashSet<u32>,
-    leaf_stack: Vec<ExprId>,
-    blocks: Vec<[u64; 4]>,
+    leaf_stack: Roomy<ExprId>,
+    blocks: Roomy<[u64; 4]>,
     /// Leaf node → the classes it matches (see `leaf_classes`).
     leaf_class_sets: HashMap<u32, [u64; 4]>,
 }
@@ -315,8 +316,8 @@ impl Lexer {
             accept_sets: Interner::new(),
             initial_sets: Interner::new(),
             initial_states: Vec::new(),
-            scratch: Vec::new(),
-            accept_scratch: Vec::new(),
+            scratch: Roomy::default(),
+            accept_scratch: Roomy::default(),
             max_states: limits.max_lexer_states.max(2),
             max_bytes: limits.max_memory_bytes,
             fuel_per_step: limits.fuel_per_mask,
@@ -325,10 +326,10 @@ impl Lexer {
             slice_shapes: Vec::new(),
             units: Vec::new(),
             fallback_misses: 0,
-            leaves: Vec::new(),
+            leaves: Roomy::default(),
             leaf_seen: HashSet::new(),
-            leaf_stack: Vec::new(),
-            blocks: Vec::new(),
+            leaf_stack: Roomy::default(),
+            blocks: Roomy::default(),
             leaf_class_sets: HashMap::new(),
         };
         let (units, shapes) = slice::shapes(&lexer);

@@ -23,6 +23,7 @@ use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 
 use crate::error::LimitKind;
 use crate::limits::Limits;
+use crate::roomy::Roomy;
 
 /// An interned expression. Reserved ids: [`ExprId::NOTHING`], [`ExprId::EPSILON`],
 /// [`ExprId::ANY_STRING`] (all byte strings; `Not(NOTHING)`).
@@ -103,12 +104,12 @@ pub struct ExprSet {
     /// derivative computations).
     pub(crate) work: u64,
     /// Scratch buffers of [`ExprSet::derivative`].
-    pub(crate) scratch_stack: Vec<ExprId>,
-    pub(crate) scratch_missing: Vec<ExprId>,
-    pub(crate) scratch_ds: Vec<ExprId>,
+    pub(crate) scratch_stack: Roomy<ExprId>,
+    pub(crate) scratch_missing: Roomy<ExprId>,
+    pub(crate) scratch_ds: Roomy<ExprId>,
     /// Scratch buffers of [`ExprSet::is_empty_language_with`].
     pub(crate) empty_seen: hashbrown::HashSet<ExprId>,
-    pub(crate) empty_stack: Vec<(ExprId, usize)>,
+    pub(crate) empty_stack: Roomy<(ExprId, usize)>,
     /// Short witnesses of recent non-emptiness proofs, most recent first (see
     /// [`ExprSet::is_empty_language_with`]); fixed size, so replaying them never allocates.
     pub(crate) witnesses: [Witness; WITNESSES],
@@ -116,12 +117,12 @@ pub struct ExprSet {
     /// check's scratch buffers.
     pub(crate) prefix_memo: hashbrown::HashSet<(u32, u32)>,
     pub(crate) prefix_seen: hashbrown::HashSet<(u32, u32)>,
-    pub(crate) prefix_stack: Vec<(ExprId, ExprId)>,
+    pub(crate) prefix_stack: Roomy<(ExprId, ExprId)>,
     /// Scratch of [`ExprSet::class_blocks`]: leaves, nodes seen, traversal stack, blocks.
-    pub(crate) block_leaves: Vec<ExprId>,
+    pub(crate) block_leaves: Roomy<ExprId>,
     pub(crate) block_seen: hashbrown::HashSet<u32>,
-    pub(crate) block_stack: Vec<ExprId>,
-    pub(crate) prefix_blocks: Vec<[u64; 4]>,
+    pub(crate) block_stack: Roomy<ExprId>,
+    pub(crate) prefix_blocks: Roomy<[u64; 4]>,
     pub(crate) max_nodes: usize,
     pub(crate) max_repeat: u32,
     pub(crate) max_nesting_depth: usize,
@@ -183,19 +184,19 @@ impl ExprSet {
             deriv_cache: HashMap::new(),
             empty_cache: HashMap::new(),
             star_forms: HashMap::new(),
-            scratch_stack: Vec::new(),
-            scratch_missing: Vec::new(),
-            scratch_ds: Vec::new(),
+            scratch_stack: Roomy::default(),
+            scratch_missing: Roomy::default(),
+            scratch_ds: Roomy::default(),
             empty_seen: hashbrown::HashSet::new(),
-            empty_stack: Vec::new(),
+            empty_stack: Roomy::default(),
             witnesses: [Witness::EMPTY; WITNESSES],
             prefix_memo: hashbrown::HashSet::new(),
             prefix_seen: hashbrown::HashSet::new(),
-            prefix_stack: Vec::new(),
-            block_leaves: Vec::new(),
+            prefix_stack: Roomy::default(),
+            block_leaves: Roomy::default(),
             block_seen: hashbrown::HashSet::new(),
-            block_stack: Vec::new(),
-            prefix_blocks: Vec::new(),
+            block_stack: Roomy::default(),
+            prefix_blocks: Roomy::default(),
             fuel: limits.compile_fuel,
             work: 0,
             max_nodes: limits.max_expr_nodes.max(3),

@@ -194,6 +194,8 @@ pub struct TokTrie {
     /// `(primary, duplicate)`: `duplicate` has the same bytes as `primary`, the lowest such id
     /// (the one stored in the trie). Sorted by primary, then duplicate.
     dups: Vec<(u32, u32)>,
+    /// The longest token's length in bytes: the deepest a walk goes.
+    max_len: usize,
 }
 
 impl fmt::Debug for TokTrie {
@@ -303,11 +305,13 @@ impl TokTrie {
             nodes[p].meta |= pops - 1;
         }
 
+        let max_len = tokens.iter().map(|t| t.len()).max().unwrap_or(0);
         Ok(TokTrie {
             nodes,
             bytes,
             offsets,
             dups,
+            max_len,
         })
     }
 
@@ -321,7 +325,14 @@ impl TokTrie {
             bytes: Vec::new(),
             offsets: alloc::vec![0],
             dups: Vec::new(),
+            max_len: 0,
         }
+    }
+
+    /// The longest token's length in bytes (at most [`TokTrie::MAX_TOKEN_LEN`]): a walk
+    /// pushes at most this many entries on its stack.
+    pub fn max_token_len(&self) -> usize {
+        self.max_len
     }
 
     /// Number of token ids (`tokens.len()` at construction), used or not.

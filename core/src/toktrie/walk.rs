@@ -43,7 +43,9 @@ impl TokTrie {
         if !stack.is_empty() {
             // Room for the deepest token, so the loop's pushes never reallocate (the stack
             // is the recognizer's and keeps this capacity from walk to walk).
-            stack.reserve(TokTrie::MAX_TOKEN_LEN + 1);
+            // The owner reserved room for a walk (see `Stepper::take_stack`); this only
+            // grows a stack lent without it.
+            stack.reserve(self.max_len + 1);
             let end = self.nodes.len();
             self.with_dups(mask, |mask| {
                 self.walk_nodes_stepper(rec, &mut stack, 1, end, mask)
@@ -109,7 +111,9 @@ impl TokTrie {
         set_bit_checked(mask, n.token());
         let end = p + n.subtree_size();
         if end > p + 1 && end <= self.nodes.len() {
-            stack.reserve(TokTrie::MAX_TOKEN_LEN + 1);
+            // The owner reserved room for a walk (see `Stepper::take_stack`); this only
+            // grows a stack lent without it.
+            stack.reserve(self.max_len + 1);
             stack.push(entry);
             self.walk_nodes_stepper(rec, stack, p + 1, end, mask);
             stack.pop();
