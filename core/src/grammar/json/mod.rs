@@ -41,8 +41,8 @@
 //!   the compile budget's front-end bytes (`CompileBudget::charge`, a quarter of
 //!   `Limits::max_memory_bytes`, cumulative, never refunded) before it is built, at an
 //!   estimate meant to bound its heap: the parsed values ([`parse_schema_within`]), every
-//!   copied, merged, rewritten or negated schema value (its strings, [`ELEMENT_BYTES`] per
-//!   array element, [`MEMBER_BYTES`] plus the key per object member), memo keys and queued
+//!   copied, merged, rewritten or negated schema value (its strings, `ELEMENT_BYTES` per
+//!   array element, `MEMBER_BYTES` plus the key per object member), memo keys and queued
 //!   jobs, `$id` walk pointers, coverage entries, `enum`/`const` spellings and the
 //!   [`GrammarIr`] emitted (rules, nonterminal names, lexemes with their regex trees). Beyond
 //!   it is `Limit(Memory)`. The regex store the compiler checks patterns with keeps its own
@@ -328,7 +328,7 @@ pub fn parse_schema(text: &str) -> Result<Value, GrammarError> {
 
 /// [`parse_schema`], charging the values it builds to `budget`'s front-end bytes before
 /// building them (each string and key at twice its spelling, each array element and object
-/// member at [`ELEMENT_BYTES`] and [`MEMBER_BYTES`]): beyond the budget's share it stops with
+/// member at `ELEMENT_BYTES` and `MEMBER_BYTES`): beyond the budget's share it stops with
 /// [`GrammarErrorKind::Limit`]`(`[`LimitKind::Memory`]`)`. The text itself is the caller's.
 pub fn parse_schema_within(text: &str, budget: &mut CompileBudget) -> Result<Value, GrammarError> {
     parse_value(text, budget).map_err(|e| {
