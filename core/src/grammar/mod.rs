@@ -105,12 +105,26 @@ impl Grammar {
         vocab: &Arc<Vocabulary>,
         limits: &Limits,
     ) -> Result<(Grammar, json::CoverageReport), GrammarError> {
-        let mut budget = CompileBudget::new(limits);
-        let (ir, report) = json::compile(schema, opts, limits, &mut budget)?;
-        Ok((
-            Grammar::build(&ir, vocab, limits, false, &mut budget)?,
-            report,
-        ))
+        Grammar::from_json_schema_within(
+            schema,
+            opts,
+            vocab,
+            limits,
+            &mut CompileBudget::new(limits),
+        )
+    }
+
+    /// [`Grammar::from_json_schema`] paid from `budget` (which may already hold what parsing
+    /// the schema text charged).
+    fn from_json_schema_within(
+        schema: &serde_json::Value,
+        opts: &json::JsonOptions,
+        vocab: &Arc<Vocabulary>,
+        limits: &Limits,
+        budget: &mut CompileBudget,
+    ) -> Result<(Grammar, json::CoverageReport), GrammarError> {
+        let (ir, report) = json::compile(schema, opts, limits, budget)?;
+        Ok((Grammar::build(&ir, vocab, limits, false, budget)?, report))
     }
 
     /// [`Grammar::from_json_schema`] on schema text; invalid JSON is a
@@ -121,8 +135,9 @@ impl Grammar {
         vocab: &Arc<Vocabulary>,
         limits: &Limits,
     ) -> Result<(Grammar, json::CoverageReport), GrammarError> {
-        let value = json::parse_schema(schema)?;
-        Grammar::from_json_schema(&value, opts, vocab, limits)
+        let mut budget = CompileBudget::new(limits);
+        let value = json::parse_schema_within(schema, &mut budget)?;
+        Grammar::from_json_schema_within(&value, opts, vocab, limits, &mut budget)
     }
 
     /// Compile a grammar in IR form.

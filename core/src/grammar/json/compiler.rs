@@ -15,7 +15,11 @@
 //! **Budgeted.** All work is paid from the compile budget (`compile_fuel`): one unit per job,
 //! flattened node, merged keyword, negated node, emitted const node and reference lookup,
 //! plus the size of every memo key and cloned subtree. Grammar growth is charged to
-//! `limits.max_grammar_size` as rules and lexemes are added.
+//! `limits.max_grammar_size` as rules and lexemes are added. The bytes of every copied or
+//! built value, memo key, job, report entry, rule, nonterminal and lexeme are charged to the
+//! budget's front-end bytes ([`Compiler::alloc`]) before they are allocated (a regex tree
+//! when it becomes a lexeme, or per value for `enum` spellings); a walk that only moves its
+//! operands (merging) pays fuel, not bytes.
 //!
 //! The compiler's private keywords (the number and string exclusions of pushed-down
 //! negations, the first counted `contains` position) are spelled with a prefix that no key of
@@ -27,6 +31,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
+use core::mem::size_of;
 
 use serde_json::{Map, Value};
 
@@ -34,6 +39,7 @@ use super::ecma::{self, PatternError};
 use super::formats;
 use super::numeric::{self, Decimal};
 use super::{CoverageEntry, CoverageReport, CoverageStatus, Direction, JsonOptions};
+use super::{ELEMENT_BYTES, MEMBER_BYTES, OBJECT_BYTES};
 use super::{PropertyOrder, Whitespace};
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
 use crate::grammar::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
@@ -325,22 +331,59 @@ enum Members<'v> {
 const NODE_COST: u64 = 16;
 
 /// Nodes of `v` (objects, arrays and scalars) times [`NODE_COST`], counted up to `cap` (then
-/// more than `cap`).
-fn weight(v: &Value, cap: u64) -> u64 {
+/// more than `cap`), and the estimated heap bytes of a copy of `v` (counted as far as the weight):
+/// each string's characters, [`ELEMENT_BYTES`] per array element, [`MEMBER_BYTES`] plus the
+/// key per object member, [`OBJECT_BYTES`] per object.
+fn weigh(v: &Value, cap: u64) -> (u64, usize) {
     let mut n = 0u64;
+    let mut bytes = 0usize;
     let mut stack = vec![v];
     while let Some(x) = stack.pop() {
         n += NODE_COST;
         if n > cap {
-            return n;
+            return (n, bytes);
         }
+        bytes = bytes.saturating_add(match x {
+            Value::Object(m) => {
+                stack.extend(m.values());
+                m.keys().fold(OBJECT_BYTES, |b, k| {
+                    b.saturating_add(MEMBER_BYTES + k.len())
+                })
+            }
+            Value::Array(a) => {
+                stack.extend(a.iter());
+                a.len().saturating_mul(ELEMENT_BYTES)
+            }
+            Value::String(t) => t.len(),
+            _ => 0,
+        });
+    }
+    (n, bytes)
+}
+
+/// Estimated heap bytes of one character of a string spelled by `ecma::quoted_set_spellings`:
+/// its trie node, child entry and edge, and its tree nodes.
+const SET_CHAR_BYTES: usize = 2 * size_of::<RegexAst>() + 48;
+
+/// Estimated heap bytes of a regex tree: each node's slot (doubled for the growth room of
+/// the vectors holding it) plus its literal bytes and pattern text.
+pub(super) fn regex_bytes(r: &RegexAst) -> usize {
+    let mut bytes = 0usize;
+    let mut stack = vec![r];
+    while let Some(x) = stack.pop() {
+        bytes = bytes.saturating_add(2 * size_of::<RegexAst>());
         match x {
-            Value::Object(m) => stack.extend(m.values()),
-            Value::Array(a) => stack.extend(a.iter()),
-            _ => {}
+            RegexAst::Literal(b) => bytes = bytes.saturating_add(b.len()),
+            RegexAst::Pattern(p, _) => bytes = bytes.saturating_add(p.len()),
+            RegexAst::Concat(v) | RegexAst::Or(v) | RegexAst::And(v) => stack.extend(v.iter()),
+            RegexAst::Not(b) | RegexAst::Repeat(b, _, _) => stack.push(b),
+            // Shared subtrees (one spelling per character of a string set) are counted
+            // where they are built, not at every use.
+            RegexAst::Shared(_) => {}
+            RegexAst::Nothing | RegexAst::Epsilon | RegexAst::ByteSet(_) => {}
         }
     }
-    n
+    bytes
 }
 
 /// A non-negative integer keyword value (`2` or `2.0`).
@@ -580,6 +623,9 @@ impl<'a> Compiler<'a> {
         budget: &'a mut CompileBudget,
     ) -> Self {
         let mut exprs = ExprSet::new(limits);
+        // As in `Grammar::build`: the store gets a third of the memory budget. It is dropped
+        // with the compiler, before the grammar's own store is built.
+        exprs.max_memory = limits.max_memory_bytes / 3;
         exprs.set_fuel(budget.left());
         let draft = root
             .get("$schema")
@@ -698,11 +744,16 @@ impl<'a> Compiler<'a> {
             SubSrc::Borrowed(_) => self.lookup(ptr).filter(|v| core::ptr::eq(*v, s)),
             SubSrc::Owned(_) => None,
         };
+        // The memo key (kept), the job's pointer and base (kept while queued).
+        self.alloc(2 * (base.len() + ptr.len() + 24) + 2 * size_of::<Job<'_>>())?;
         let key = match located {
             Some(_) => format!("L{}:{base}{ptr}", base.len()),
             None => {
+                // The text is not known before it is printed: charged after, as its
+                // printing costs about as much as the value itself (already charged).
                 let text = s.to_string();
                 self.spend(text.len() as u64 / 8)?;
+                self.alloc(3 * text.len())?;
                 format!("O{}:{base}{text}", base.len())
             }
         };
@@ -745,18 +796,43 @@ impl<'a> Compiler<'a> {
             .map_err(|_| self.limit_error(LimitKind::CompileFuel, ""))
     }
 
-    /// Pay for cloning (or walking) `v`: its node count.
+    /// Pay for cloning (or walking) `v`: its node count, and its estimated bytes
+    /// ([`weigh`]) charged to the front end's memory (a walk is charged as a copy).
     fn spend_on(&mut self, v: &Value) -> R<()> {
+        self.spend_on_times(v, 1)
+    }
+
+    /// Pay for walking `v` (its node count) without copying it.
+    fn spend_walk(&mut self, v: &Value) -> R<()> {
         let left = self.exprs.fuel_left();
-        let w = weight(v, left);
+        let w = weigh(v, left).0;
         self.spend(w)
+    }
+
+    /// [`Self::spend_on`] for `times` copies of `v`.
+    fn spend_on_times(&mut self, v: &Value, times: usize) -> R<()> {
+        let left = self.exprs.fuel_left();
+        let (w, bytes) = weigh(v, left);
+        self.spend(w.saturating_mul(times as u64))?;
+        self.alloc(bytes.saturating_mul(times))
     }
 
     /// Pay for cloning the schema object `m`.
     fn spend_on_map(&mut self, m: &Map<String, Value>) -> R<()> {
         self.spend(NODE_COST)?;
-        for v in m.values() {
+        self.alloc(OBJECT_BYTES)?;
+        for (k, v) in m {
+            self.alloc(MEMBER_BYTES + k.len())?;
             self.spend_on(v)?;
+        }
+        Ok(())
+    }
+
+    /// Charge `bytes` the front end is about to allocate to the budget's front-end share
+    /// (`CompileBudget::charge`); beyond it, `Limit(Memory)`.
+    fn alloc(&mut self, bytes: usize) -> R<()> {
+        if self.budget.charge(bytes).is_err() {
+            return Err(self.limit_error(LimitKind::Memory, &self.job_ptr));
         }
         Ok(())
     }
@@ -801,6 +877,12 @@ impl<'a> Compiler<'a> {
             ptr.to_string(),
             format!("{keyword}{}", if subset { "/-" } else { "" }),
         );
+        self.alloc(
+            3 * (ptr.len() + keyword.len() + 8)
+                + 2 * size_of::<CoverageEntry>()
+                + 4 * size_of::<String>()
+                + 64,
+        )?;
         if self.reported.insert(key, ()).is_none() {
             self.report.entries.push(CoverageEntry {
                 pointer: ptr.to_string(),
@@ -859,6 +941,9 @@ impl<'a> Compiler<'a> {
 
     fn rule(&mut self, lhs: u32, rhs: Vec<IrSymbol>) -> R<()> {
         self.charge(rhs.len() + 1, "")?;
+        self.alloc(
+            2 * size_of::<crate::grammar::ir::IrRule>() + rhs.len() * size_of::<IrSymbol>(),
+        )?;
         self.ir.add_rule(lhs, rhs);
         Ok(())
     }
@@ -868,6 +953,9 @@ impl<'a> Compiler<'a> {
     /// of a deep schema quadratic in its depth.
     fn nt(&mut self, name: &str) -> R<u32> {
         self.charge(1, "")?;
+        self.alloc(
+            2 * size_of::<crate::grammar::ir::IrNonterminal>() + name.len().min(2 * MAX_NAME),
+        )?;
         Ok(self.ir.add_nonterminal(short_name(name), None))
     }
 
@@ -887,6 +975,11 @@ impl<'a> Compiler<'a> {
             }
         }
         self.charge(1 + nodes, "")?;
+        // The tree is kept by the IR (its bytes were allocated by the caller, charged here
+        // at the latest) and the cache entry.
+        self.alloc(
+            regex_bytes(&regex) + name.len() + 2 * size_of::<IrLexeme>() + 4 * size_of::<u64>(),
+        )?;
         let id = self.ir.add_lexeme(IrLexeme {
             name: name.to_string(),
             regex,
@@ -1073,6 +1166,19 @@ impl<'a> Compiler<'a> {
         while let Some((v, ptr, base)) = stack.pop() {
             visited += 1;
             self.spend(1 + ptr.len() as u64 / 16)?;
+            // Its children's pointers and bases (pushed below), and its resource or anchor.
+            if let Value::Object(m) = v {
+                let n = m.len()
+                    + m.values()
+                        .map(|x| x.as_array().map_or(0, Vec::len))
+                        .sum::<usize>();
+                self.alloc(
+                    n.saturating_mul(
+                        2 * (ptr.len() + base.len() + 48) + size_of::<(&Value, String, String)>(),
+                    )
+                    .saturating_add(4 * (ptr.len() + base.len() + 64)),
+                )?;
+            }
             if visited > self.limits.max_grammar_size {
                 return Err(self.limit_error(LimitKind::GrammarSize, &ptr));
             }
@@ -1358,6 +1464,9 @@ impl<'a> Compiler<'a> {
             // Popped from the end: the `$ref` target first, then `allOf` in order.
             let mut kids = Vec::new();
             if let Some(Value::Array(subs)) = m.get("allOf") {
+                self.alloc(subs.len().saturating_mul(
+                    2 * (ptr.len() + base.len() + 16) + size_of::<(&Value, String, String)>(),
+                ))?;
                 for (i, sub) in subs.iter().enumerate().rev() {
                     kids.push((sub, format!("{ptr}/allOf/{i}"), base.clone(), None));
                 }
@@ -1413,9 +1522,11 @@ impl<'a> Compiler<'a> {
 
     /// Intersection of two flattened schemas.
     fn merge(&mut self, a: Value, b: Value, ptr: &str) -> R<Value> {
-        // Merging walks, clones and drops its operands: paid by their node counts.
-        self.spend_on(&a)?;
-        self.spend_on(&b)?;
+        // Merging walks, clones and drops its operands: paid by their node counts. Their
+        // bytes were charged where they were built; merging moves them, and what it copies
+        // is charged below.
+        self.spend_walk(&a)?;
+        self.spend_walk(&b)?;
         // Constructed schemas (negations, rewrites) may still hold a `$ref` or `allOf`.
         let unflat = |v: &Value| matches!(v, Value::Object(m) if m.contains_key("$ref") || m.contains_key("allOf"));
         let a = if unflat(&a) {
@@ -1435,18 +1546,57 @@ impl<'a> Compiler<'a> {
             (x, _) => return Ok(x),
         };
         self.spend((1 + am.len() + bm.len()) as u64)?;
+        // Each of `b`'s keywords moved into `a`, and per keyword of both a new
+        // `allOf`/`anyOf` wrapper or merged list.
+        let both = bm.keys().filter(|k| am.contains_key(*k)).count();
+        self.alloc(
+            bm.len().saturating_mul(MEMBER_BYTES)
+                + both.saturating_mul(OBJECT_BYTES + MEMBER_BYTES + 2 * ELEMENT_BYTES),
+        )?;
         const_to_enum(&mut am);
         const_to_enum(&mut bm);
+        // `merge_positions` copies each side's schema for later items into every tuple
+        // position of the other side.
+        let tuple_len = |m: &Map<String, Value>| match (m.get("prefixItems"), m.get("items")) {
+            (Some(Value::Array(p)), _) | (None, Some(Value::Array(p))) => p.len(),
+            _ => 0,
+        };
+        let n = tuple_len(&am).max(tuple_len(&bm));
+        if n > 0 {
+            for m in [&am, &bm] {
+                let rest = m.get("items").filter(|v| !v.is_array());
+                if let Some(r) = rest.or_else(|| m.get("additionalItems")) {
+                    self.spend_on_times(r, n)?;
+                }
+            }
+            self.alloc(n.saturating_mul(2 * ELEMENT_BYTES + OBJECT_BYTES + MEMBER_BYTES))?;
+        }
         Self::merge_positions(&mut am, &mut bm);
         // `additionalProperties` of one side constrains the other side's extra properties.
-        let a_add = am.get("additionalProperties").cloned();
-        let b_add = bm.get("additionalProperties").cloned();
-        let a_props = am.get("properties").cloned();
-        let b_props = bm.get("properties").cloned();
-        let b_extra =
-            self.cross_additional(&b_props, &a_props, &a_add, am.get("patternProperties"), ptr)?;
-        let a_extra =
-            self.cross_additional(&a_props, &b_props, &b_add, bm.get("patternProperties"), ptr)?;
+        // Only then are both sides' `properties` copied (and charged).
+        let restricts = |m: &Map<String, Value>| matches!(m.get("additionalProperties"), Some(v) if *v != Value::Bool(true));
+        let (b_extra, a_extra) = if restricts(&am) || restricts(&bm) {
+            for m in [&am, &bm] {
+                for k in ["properties", "additionalProperties"] {
+                    if let Some(v) = m.get(k) {
+                        let bytes = weigh(v, u64::MAX).1;
+                        self.alloc(bytes)?;
+                    }
+                }
+            }
+            let a_add = am.get("additionalProperties").cloned();
+            let b_add = bm.get("additionalProperties").cloned();
+            let a_props = am.get("properties").cloned();
+            let b_props = bm.get("properties").cloned();
+            let a_pat = am.get("patternProperties");
+            let b_pat = bm.get("patternProperties");
+            (
+                self.cross_additional(&b_props, &a_props, &a_add, a_pat, ptr)?,
+                self.cross_additional(&a_props, &b_props, &b_add, b_pat, ptr)?,
+            )
+        } else {
+            (Map::new(), Map::new())
+        };
         if let Some(Value::Object(pm)) = am.get_mut("properties") {
             for (k, v) in a_extra {
                 pm.insert(k, v);
@@ -1572,6 +1722,9 @@ impl<'a> Compiler<'a> {
                 }
             }
             if !matched {
+                self.spend_on(v)?;
+                self.spend_on(add)?;
+                self.alloc(MEMBER_BYTES + k.len() + OBJECT_BYTES + 2 * ELEMENT_BYTES)?;
                 extra.insert(k.clone(), Self::all_of(v.clone(), add.clone()));
             }
         }
@@ -1793,12 +1946,10 @@ impl<'a> Compiler<'a> {
                     let mut out = Vec::with_capacity(a.len() * b.len());
                     // Every branch is cloned once per branch of the other side.
                     for x in &a {
-                        let w = weight(x, self.exprs.fuel_left());
-                        self.spend(w.saturating_mul(b.len() as u64))?;
+                        self.spend_on_times(x, b.len())?;
                     }
                     for y in &b {
-                        let w = weight(y, self.exprs.fuel_left());
-                        self.spend(w.saturating_mul(a.len() as u64))?;
+                        self.spend_on_times(y, a.len())?;
                     }
                     for x in &a {
                         for y in &b {
@@ -1913,6 +2064,10 @@ impl<'a> Compiler<'a> {
                     MAX_ONE_OF_REWRITE_DEFAULT
                 };
                 if branches.len() <= most {
+                    // Each branch is copied once per branch.
+                    for b in branches {
+                        self.spend_on_times(b, branches.len())?;
+                    }
                     rewritten = negate::exactly_one(branches);
                     branches = &rewritten;
                 } else {
@@ -2162,12 +2317,17 @@ impl<'a> Compiler<'a> {
         }
         let mut values: Option<Vec<Value>> = None;
         if let Some(c) = m.get("const") {
+            self.spend_on(c)?;
             values = Some(vec![c.clone()]);
         }
         if let Some(e) = m.get("enum") {
             let Value::Array(e) = e else {
                 return Err(self.error(GrammarErrorKind::Syntax, ptr, "enum must be an array"));
             };
+            self.alloc(e.len().saturating_mul(ELEMENT_BYTES))?;
+            for x in e {
+                self.spend_on(x)?;
+            }
             values = Some(match values {
                 Some(c) => c.into_iter().filter(|x| e.contains(x)).collect(),
                 None => e.clone(),
@@ -2229,8 +2389,19 @@ impl<'a> Compiler<'a> {
                         self.rule(nt, vec![IrSymbol::Nonterminal(c)])?;
                         alternatives += 1;
                     }
-                    Value::String(text) if ecma::is_spelled(text) => strings.push(text.as_str()),
-                    _ => scalars.push(self.scalar_regex(v)),
+                    Value::String(text) if ecma::is_spelled(text) => {
+                        // Its entry here and its characters' trie nodes and spelling nodes in
+                        // `ecma::quoted_set_spellings`.
+                        self.alloc(
+                            size_of::<&str>() + (text.len() + 1).saturating_mul(SET_CHAR_BYTES),
+                        )?;
+                        strings.push(text.as_str());
+                    }
+                    _ => {
+                        let r = self.scalar_regex(v);
+                        self.alloc(regex_bytes(&r))?;
+                        scalars.push(r);
+                    }
                 }
             }
             if !strings.is_empty() {

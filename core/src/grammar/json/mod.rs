@@ -37,6 +37,17 @@
 //!   interning after the front end (`Grammar::build`) has its own costs: 1 MB `const` about
 //!   2.5 s, 100k-value `enum` about 0.8 s, `Handwritten---string4` 13-19 s, `^(a{1000}){1000}$`
 //!   25 s (the regex part of issue 15).
+//! - **Memory.** Everything the front end builds that grows with the input is charged to
+//!   the compile budget's front-end bytes (`CompileBudget::charge`, a quarter of
+//!   `Limits::max_memory_bytes`, cumulative, never refunded) before it is built, at an
+//!   estimate meant to bound its heap: the parsed values ([`parse_schema_within`]), every
+//!   copied, merged, rewritten or negated schema value (its strings, `ELEMENT_BYTES` per
+//!   array element, `MEMBER_BYTES` plus the key per object member), memo keys and queued
+//!   jobs, `$id` walk pointers, coverage entries, `enum`/`const` spellings and the
+//!   [`GrammarIr`] emitted (rules, nonterminal names, lexemes with their regex trees). Beyond
+//!   it is `Limit(Memory)`. The regex store the compiler checks patterns with keeps its own
+//!   bound, a third of `max_memory_bytes`, and is dropped before `Grammar::build` makes its
+//!   own.
 //! - **Depth.** Structural nesting (a subschema below its parent, reset at each `$ref`) is
 //!   refused beyond `Limits::max_nesting_depth` with `Limit(NestingDepth)`.
 //!
@@ -99,6 +110,7 @@ mod tests;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
+use core::mem::size_of;
 
 /// The `serde_json` this module takes schemas from (re-exported so callers use the same
 /// version).
@@ -106,7 +118,7 @@ pub use serde_json;
 use serde_json::{Map, Value};
 
 use super::ir::GrammarIr;
-use crate::error::{GrammarError, GrammarErrorKind, Position, Span};
+use crate::error::{GrammarError, GrammarErrorKind, LimitKind, Position, Span};
 use crate::limits::{CompileBudget, Limits};
 
 /// Whitespace allowed between tokens.
@@ -308,9 +320,37 @@ const MAX_TEXT_DEPTH: usize = 65;
 /// and column. Arrays and objects are parsed on an explicit stack (serde_json's parser
 /// recurses, about 0.5 KiB of stack per level in release builds); scalars are parsed by
 /// serde_json, so the values are the ones it would build. Nesting deeper than 64 is a
-/// syntax error (serde_json's own limit is 127; see `MAX_TEXT_DEPTH`).
+/// syntax error (serde_json's own limit is 127; see `MAX_TEXT_DEPTH`). The values are
+/// charged to a budget of the default [`Limits`] ([`parse_schema_within`]).
 pub fn parse_schema(text: &str) -> Result<Value, GrammarError> {
-    parse_value(text).map_err(|(offset, msg)| {
+    parse_schema_within(text, &mut CompileBudget::new(&Limits::default()))
+}
+
+/// [`parse_schema`], charging the values it builds to `budget`'s front-end bytes before
+/// building them (each string and key at twice its spelling, each array element and object
+/// member at `ELEMENT_BYTES` and `MEMBER_BYTES`): beyond the budget's share it stops with
+/// [`GrammarErrorKind::Limit`]`(`[`LimitKind::Memory`]`)`. The text itself is the caller's.
+pub fn parse_schema_within(text: &str, budget: &mut CompileBudget) -> Result<Value, GrammarError> {
+    parse_value(text, budget).map_err(|e| {
+        let (offset, msg) = match e {
+            ParseError::Syntax(offset, msg) => (offset, msg),
+            ParseError::Memory(offset) => {
+                let pos = offset_position(text, offset);
+                return GrammarError::new(
+                    GrammarErrorKind::Limit(LimitKind::Memory),
+                    alloc::format!(
+                        "JSON schema text: {} exceeded at line {} column {}",
+                        LimitKind::Memory,
+                        pos.line,
+                        pos.column
+                    ),
+                )
+                .with_span(Span {
+                    start: pos,
+                    end: pos,
+                });
+            }
+        };
         let pos = offset_position(text, offset);
         GrammarError::new(
             GrammarErrorKind::Syntax,
@@ -327,6 +367,20 @@ pub fn parse_schema(text: &str) -> Result<Value, GrammarError> {
     })
 }
 
+/// Estimated heap bytes of one array element, charged by the parser and the compiler: its
+/// slot in the array's buffer, doubled for the buffer's growth room.
+pub(crate) const ELEMENT_BYTES: usize = 2 * size_of::<Value>();
+
+/// Estimated heap bytes of one object member besides its key's characters (an
+/// `IndexMap` entry: hash, key and value, plus its index slot and control byte), doubled for
+/// growth room.
+pub(crate) const MEMBER_BYTES: usize =
+    2 * (2 * size_of::<usize>() + size_of::<String>() + size_of::<Value>() + 1);
+
+/// Estimated heap bytes of the `Open` frames and bookkeeping of one object (its index table's
+/// control group).
+pub(crate) const OBJECT_BYTES: usize = 2 * size_of::<usize>() + 16;
+
 /// An array or object being parsed: its members so far (and, for an object, the key of the
 /// member whose value comes next).
 enum Open {
@@ -334,13 +388,17 @@ enum Open {
     Object(Map<String, Value>, String),
 }
 
-type ParseError = (usize, String);
+/// Why parsing stopped: a syntax error (offset, message) or the memory budget (offset).
+enum ParseError {
+    Syntax(usize, String),
+    Memory(usize),
+}
 
-fn parse_value(text: &str) -> Result<Value, ParseError> {
+fn parse_value(text: &str, budget: &mut CompileBudget) -> Result<Value, ParseError> {
     let b = text.as_bytes();
     let mut i = 0usize;
     let mut stack: Vec<Open> = Vec::new();
-    let err = |i: usize, m: &str| -> ParseError { (i, String::from(m)) };
+    let err = |i: usize, m: &str| -> ParseError { ParseError::Syntax(i, String::from(m)) };
     loop {
         // A value.
         skip_ws(b, &mut i);
@@ -350,6 +408,9 @@ fn parse_value(text: &str) -> Result<Value, ParseError> {
                     return Err(err(i, "recursion limit exceeded"));
                 }
                 let object = b.get(i) == Some(&b'{');
+                budget
+                    .charge(2 * size_of::<Open>() + OBJECT_BYTES)
+                    .map_err(|_| ParseError::Memory(i))?;
                 i += 1;
                 skip_ws(b, &mut i);
                 match (object, b.get(i)) {
@@ -362,7 +423,7 @@ fn parse_value(text: &str) -> Result<Value, ParseError> {
                         Value::Array(Vec::new())
                     }
                     (true, _) => {
-                        let k = parse_key(text, &mut i)?;
+                        let k = parse_key(text, &mut i, budget)?;
                         stack.push(Open::Object(Map::new(), k));
                         continue;
                     }
@@ -372,7 +433,7 @@ fn parse_value(text: &str) -> Result<Value, ParseError> {
                     }
                 }
             }
-            Some(b'"') => Value::String(parse_string(text, &mut i)?),
+            Some(b'"') => Value::String(parse_string(text, &mut i, budget)?),
             Some(b't') | Some(b'f') | Some(b'n') => {
                 let rest = b.get(i..).unwrap_or(&[]);
                 let (lit, v) = if rest.starts_with(b"true") {
@@ -396,8 +457,12 @@ fn parse_value(text: &str) -> Result<Value, ParseError> {
                     i += 1;
                 }
                 let t = text.get(start..i).unwrap_or("");
-                let n: serde_json::Number =
-                    serde_json::from_str(t).map_err(|e| (start, alloc::format!("{e}")))?;
+                // serde_json's scratch while parsing the number (a `Number` holds no heap).
+                budget
+                    .charge(t.len())
+                    .map_err(|_| ParseError::Memory(start))?;
+                let n: serde_json::Number = serde_json::from_str(t)
+                    .map_err(|e| ParseError::Syntax(start, alloc::format!("{e}")))?;
                 Value::Number(n)
             }
             None => return Err(err(i, "EOF while parsing a value")),
@@ -415,6 +480,9 @@ fn parse_value(text: &str) -> Result<Value, ParseError> {
             // Another member (back to the outer loop for its value), or the closing bracket.
             match top {
                 Open::Array(items) => {
+                    budget
+                        .charge(ELEMENT_BYTES)
+                        .map_err(|_| ParseError::Memory(i))?;
                     items.push(v);
                     match b.get(i) {
                         Some(b',') => {
@@ -426,12 +494,15 @@ fn parse_value(text: &str) -> Result<Value, ParseError> {
                     }
                 }
                 Open::Object(members, key) => {
+                    budget
+                        .charge(MEMBER_BYTES)
+                        .map_err(|_| ParseError::Memory(i))?;
                     members.insert(core::mem::take(key), v);
                     match b.get(i) {
                         Some(b',') => {
                             i += 1;
                             skip_ws(b, &mut i);
-                            *key = parse_key(text, &mut i)?;
+                            *key = parse_key(text, &mut i, budget)?;
                             break;
                         }
                         Some(b'}') => {}
@@ -455,14 +526,24 @@ fn skip_ws(b: &[u8], i: &mut usize) {
     }
 }
 
-/// A JSON string at `*i` (its escapes decoded by serde_json).
-fn parse_string(text: &str, i: &mut usize) -> Result<String, ParseError> {
+/// A JSON string at `*i` (its escapes decoded by serde_json), charged to `budget` at twice
+/// its spelling (serde_json's scratch buffer and the string) before it is decoded.
+fn parse_string(
+    text: &str,
+    i: &mut usize,
+    budget: &mut CompileBudget,
+) -> Result<String, ParseError> {
     let b = text.as_bytes();
     let start = *i;
     let mut j = start + 1;
     loop {
         match b.get(j) {
-            None => return Err((j, String::from("EOF while parsing a string"))),
+            None => {
+                return Err(ParseError::Syntax(
+                    j,
+                    String::from("EOF while parsing a string"),
+                ));
+            }
             Some(b'"') => break,
             Some(b'\\') => j += 2,
             Some(_) => j += 1,
@@ -470,21 +551,24 @@ fn parse_string(text: &str, i: &mut usize) -> Result<String, ParseError> {
     }
     *i = j + 1;
     let Some(t) = text.get(start..j + 1) else {
-        return Err((start, String::from("invalid escape")));
+        return Err(ParseError::Syntax(start, String::from("invalid escape")));
     };
-    serde_json::from_str(t).map_err(|e| (start, alloc::format!("{e}")))
+    budget
+        .charge(2 * t.len())
+        .map_err(|_| ParseError::Memory(start))?;
+    serde_json::from_str(t).map_err(|e| ParseError::Syntax(start, alloc::format!("{e}")))
 }
 
 /// An object key and its colon.
-fn parse_key(text: &str, i: &mut usize) -> Result<String, ParseError> {
+fn parse_key(text: &str, i: &mut usize, budget: &mut CompileBudget) -> Result<String, ParseError> {
     let b = text.as_bytes();
     if b.get(*i) != Some(&b'"') {
-        return Err((*i, String::from("key must be a string")));
+        return Err(ParseError::Syntax(*i, String::from("key must be a string")));
     }
-    let k = parse_string(text, i)?;
+    let k = parse_string(text, i, budget)?;
     skip_ws(b, i);
     if b.get(*i) != Some(&b':') {
-        return Err((*i, String::from("expected `:`")));
+        return Err(ParseError::Syntax(*i, String::from("expected `:`")));
     }
     *i += 1;
     Ok(k)

@@ -22,6 +22,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
+use core::mem::size_of;
 
 use serde_json::{Map, Value};
 
@@ -214,8 +215,11 @@ impl Compiler<'_> {
     fn negate_open(&mut self, s: &Value, ptr: String, base: &str, path: &[NegFrame]) -> R<NegOpen> {
         let key = format!("{}:{base}|{s}", base.len());
         self.spend(1 + key.len() as u64 / 8)?;
-        // The alternatives clone parts of the flattened schema (the `oneOf` pairs twice).
-        self.spend_on(s)?;
+        // The key is kept by the frame; printing it cost about as much as `s` itself.
+        self.alloc(3 * key.len() + size_of::<NegFrame>())?;
+        // The alternatives clone parts of the flattened schema (the `oneOf` pairs twice; the
+        // flattened copy once more).
+        self.spend_on_times(s, 3)?;
         if path.iter().any(|f| f.key == key) {
             return Ok(NegOpen::Unsupported);
         }
@@ -484,6 +488,8 @@ impl Compiler<'_> {
                 .chain(&["unevaluatedItems", "$ref", "allOf", "anyOf", "oneOf"])
                 .any(|k| i.get(*k).is_some());
             if t != Value::Bool(true) || e != Value::Bool(true) || evaluates {
+                // `if` is copied once (the rest is moved).
+                self.spend_on(&i)?;
                 extra.push(any_of(vec![
                     obj(vec![("allOf", Value::Array(vec![i.clone(), t]))]),
                     obj(vec![("allOf", Value::Array(vec![not_of(i), e]))]),
