@@ -38,31 +38,6 @@ pub const KNOWN_GAPS: &[(&str, usize)] = &[
     // Parsed values of megabyte sources (the source itself is the caller's).
     ("100k enum", 50048),
     ("1 MB const", 3856),
-    // Lark's token list and regex-syntax's AST, built before the nesting limit stops them.
-    ("Lark 10k ( )", 2928),
-    ("Lark 10k [ ]", 2928),
-    ("Lark terminal 10k ( )*", 2928),
-    ("regex 10k ( )", 6608),
-    ("regex 10k [ ]", 8560),
-    ("Lark /10k ( )/", 7280),
-    ("Lark 10k +", 1456),
-    ("\"a\" + 10k *", 1456),
-    ("A: \"a\" + 10k *", 1456),
-    ("\"a\" + 10k mixed ?*+", 1456),
-    ("regex a + 10k *", 1856),
-    ("regex (?:a*) nested 10k", 8576),
-    // Rule IR of large Lark sources and of counted repetitions of rules.
-    ("60k chained rules", 107072),
-    ("10k rules", 20096),
-    ("Lark 1 MB string", 7696),
-    ("Lark 1 MB terminal", 5216),
-    ("Lark 1 MB /regex/", 56400),
-    ("regex 1 MB", 8976),
-    ("Lark 1 MB source", 28992),
-    ("start: \"a\"{10000}", 416),
-    ("start: \"a\"{0,10000}", 7392),
-    ("start: \"a\"~10000", 416),
-    ("start: (\"a\" \"b\"){1,10000}", 7440),
 ];
 
 /// What [`tight_run`] saw.

@@ -31,6 +31,7 @@ use crate::grammar::ir::GrammarIr;
 
 mod ast;
 mod common;
+mod heap;
 mod lower;
 mod parser;
 mod schema;
@@ -88,8 +89,8 @@ pub fn parse(
     limits: &crate::Limits,
     budget: &mut crate::CompileBudget,
 ) -> Result<GrammarIr, GrammarError> {
-    let lines = span::LineIndex::new(src);
-    let toks = token::tokenize(src, &lines)?;
-    let items = parser::Parser::new(src, toks, &lines, limits).parse_items()?;
+    let lines = span::LineIndex::new(src, budget).map_err(crate::GrammarError::limit)?;
+    let toks = token::tokenize(src, &lines, budget)?;
+    let items = parser::Parser::new(src, toks, &lines, limits, budget).parse_items()?;
     lower::lower(&items, &lines, specials, limits, budget)
 }
