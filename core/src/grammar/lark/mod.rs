@@ -23,6 +23,13 @@
 //! grammar (a lexeme at its expanded size, what interning it may cost) and paid from the
 //! [`crate::CompileBudget`]. Cost is linear in the source size plus the size of the lowered
 //! grammar.
+//!
+//! Heap: every buffer that grows with the input is charged to the [`crate::CompileBudget`]'s
+//! byte counter before it grows (`heap`): the line index, the token list and literal text,
+//! the node arena and copied names, and in lowering estimates per regex node, rule symbol,
+//! helper, definition and lexeme plus the literal text copied. A `/regex/` is checked before
+//! regex-syntax parses it: its estimated tree must fit what is left. So under a small
+//! `max_memory_bytes` a large or deep source ends in `Limit(Memory)` before it allocates.
 
 use alloc::vec::Vec;
 
