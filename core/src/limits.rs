@@ -50,11 +50,17 @@ pub struct Limits {
     /// expression store is given a third of the budget, and the grammar is refused if its
     /// parser does not fit four times (pristine, warm, a matcher's copy, a rebuild's copy).
     ///
+    /// While compiling, each front end charges its transient structures to a quarter of the
+    /// budget ([`CompileBudget::charge`], cumulative, never refunded): the JSON front end its
+    /// parsed schema values, rewrites (merging, negation), memo keys and IR; the Lark front end
+    /// its line index, tokens and rule IR; regex parsing its syntax tree (checked before it is
+    /// built). The charges are estimates on the high side, so a tight budget may refuse a
+    /// grammar a little before the real heap would reach it.
+    ///
     /// Not counted: the [`crate::Vocabulary`] (trie, slices, token tables) belongs to the host
-    /// and is shared by every grammar; the caller's mask buffers; a front end's transient
-    /// IR while compiling (the adversarial suites compile every case again under a 256 KiB
-    /// budget; the cases where that IR exceeds it are listed, with ceilings, in
-    /// `tests/src/tight.rs`). Peak heap of compile + one matcher + its masks stays within
+    /// and is shared by every grammar; the caller's mask buffers and source text. The
+    /// adversarial suites compile every case again under a 256 KiB budget
+    /// (`tests/src/tight.rs`) and hold each to the bound below. Peak heap of compile + one matcher + its masks stays within
     /// `max_memory_bytes + 64 KiB` (the structs themselves, per-call scratch, lexeme names);
     /// `tests/tests/memory_budget.rs` checks it with a counting allocator for budgets from
     /// 256 KiB to 16 MiB. A single derivative that adds more than a quarter of a table's size

@@ -2,7 +2,8 @@
 //! `max_memory_bytes` = [`TIGHT_BUDGET`] and walked a few masks, all under one
 //! [`crate::heap::peak_heap`]. The run must end in success or a typed error, each step within
 //! [`STEP`], and the peak heap within the budget plus [`SLACK`] (the constant documented on
-//! `Limits::max_memory_bytes`), except the [`KNOWN_GAPS`], held to ceilings.
+//! `Limits::max_memory_bytes`). There are no exceptions: every front end charges its
+//! transient structures to the budget (see `CompileBudget::charge`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,41 +18,6 @@ use crate::{Rng, allowed_tokens};
 pub const TIGHT_BUDGET: usize = 256 << 10;
 /// The bound on compiling and on each mask or token.
 pub const STEP: Duration = Duration::from_secs(1);
-
-/// KNOWN GAP (issue 15 stays open): cases whose peak heap under the 256 KiB budget exceeds
-/// the bound, each with the ceiling (KiB, measured peak + 25%) it must stay under. Every one
-/// of them is the compile's *front end*: `Limits::max_memory_bytes` does not charge a front
-/// end's transient structures (Lark tokens and rule IR, regex ASTs), only the grammar it
-/// builds and the matchers. All but the four that
-/// compile end in a typed error; the compiled ones then stay within the budget. A case that
-/// now fits the bound fails the test until it is taken off this list.
-pub const KNOWN_GAPS: &[(&str, usize)] = &[
-    // Lark's token list and regex-syntax's AST, built before the nesting limit stops them.
-    ("Lark 10k ( )", 2928),
-    ("Lark 10k [ ]", 2928),
-    ("Lark terminal 10k ( )*", 2928),
-    ("regex 10k ( )", 6608),
-    ("regex 10k [ ]", 8560),
-    ("Lark /10k ( )/", 7280),
-    ("Lark 10k +", 1456),
-    ("\"a\" + 10k *", 1456),
-    ("A: \"a\" + 10k *", 1456),
-    ("\"a\" + 10k mixed ?*+", 1456),
-    ("regex a + 10k *", 1856),
-    ("regex (?:a*) nested 10k", 8576),
-    // Rule IR of large Lark sources and of counted repetitions of rules.
-    ("60k chained rules", 107072),
-    ("10k rules", 20096),
-    ("Lark 1 MB string", 7696),
-    ("Lark 1 MB terminal", 5216),
-    ("Lark 1 MB /regex/", 56400),
-    ("regex 1 MB", 8976),
-    ("Lark 1 MB source", 28992),
-    ("start: \"a\"{10000}", 416),
-    ("start: \"a\"{0,10000}", 7392),
-    ("start: \"a\"~10000", 416),
-    ("start: (\"a\" \"b\"){1,10000}", 7440),
-];
 
 /// What [`tight_run`] saw.
 #[derive(Debug)]
@@ -147,32 +113,13 @@ pub fn tight_failures(name: &str, run: &TightRun) -> Vec<String> {
         run.slowest
     );
     let mut out = Vec::new();
-    let gap = KNOWN_GAPS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|&(_, kib)| kib);
-    match gap {
-        None if run.peak > bound => out.push(format!(
+    if run.peak > bound {
+        out.push(format!(
             "{name} [256 KiB]: peak heap {} KiB > {} KiB ({})",
             run.peak >> 10,
             bound >> 10,
             run.outcome
-        )),
-        None => {}
-        Some(_) if run.peak <= bound => out.push(format!(
-            "{name} [256 KiB]: now within the bound ({} KiB): take it off KNOWN_GAPS",
-            run.peak >> 10
-        )),
-        Some(ceiling) if run.peak > ceiling << 10 => out.push(format!(
-            "{name} [256 KiB]: known gap grew: peak heap {} KiB > its ceiling {ceiling} KiB",
-            run.peak >> 10
-        )),
-        Some(ceiling) => eprintln!(
-            "KNOWN GAP: {name} [256 KiB]: peak heap {} KiB (bound {} KiB, ceiling {ceiling} KiB): \
-             a front end's transient heap is not charged to max_memory_bytes",
-            run.peak >> 10,
-            bound >> 10
-        ),
+        ));
     }
     if !cfg!(debug_assertions) && run.slowest >= STEP {
         out.push(format!("{name} [256 KiB]: a step took {:?}", run.slowest));

@@ -102,6 +102,29 @@ impl GrammarIr {
         self.rules.push(IrRule { lhs, rhs });
     }
 
+    /// An estimate of the heap a copy of this grammar takes: its vectors at their lengths,
+    /// each name, and each lexeme's regex counted as long as its name (front ends name a
+    /// lexeme after its source text; a `RegexAst` holds no more text than that).
+    pub fn heap_bytes(&self) -> usize {
+        use core::mem::size_of;
+        let rules: usize = self
+            .rules
+            .iter()
+            .map(|r| size_of::<IrRule>() + r.rhs.len() * size_of::<IrSymbol>())
+            .sum();
+        let nonterminals: usize = self
+            .nonterminals
+            .iter()
+            .map(|n| size_of::<IrNonterminal>() + n.name.len())
+            .sum();
+        let lexemes: usize = self
+            .lexemes
+            .iter()
+            .map(|l| size_of::<IrLexeme>() + 2 * l.name.len())
+            .sum();
+        rules.saturating_add(nonterminals).saturating_add(lexemes)
+    }
+
     /// Append `other` (a sub-grammar, such as a compiled JSON Schema) to this grammar and
     /// return `other`'s start nonterminal in this grammar's numbering.
     ///

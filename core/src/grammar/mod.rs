@@ -83,6 +83,11 @@ impl Grammar {
         vocab: &Arc<Vocabulary>,
         limits: &Limits,
     ) -> Result<Grammar, GrammarError> {
+        let mut budget = CompileBudget::new(limits);
+        // Two copies of the pattern: the lexeme's name and its regex.
+        budget
+            .charge(pattern.len().saturating_add(2).saturating_mul(2))
+            .map_err(GrammarError::limit)?;
         let mut ir = GrammarIr::default();
         let start = ir.add_nonterminal("start", None);
         ir.start = start;
@@ -94,7 +99,7 @@ impl Grammar {
             span: None,
         });
         ir.add_rule(start, vec![IrSymbol::Lexeme(lex)]);
-        Grammar::build(&ir, vocab, limits, true, &mut CompileBudget::new(limits))
+        Grammar::build(&ir, vocab, limits, true, &mut budget)
     }
 
     /// Compile a JSON Schema (see [`json`] for the keywords covered and the options). The
@@ -151,7 +156,9 @@ impl Grammar {
 
     /// `allow_empty_lexemes`: a lexeme matching the empty string is split into an optional
     /// non-empty lexeme instead of being an error (used for bare regexes). Regex work is
-    /// paid from what the front end left of `budget`.
+    /// paid from what the front end left of `budget`; so is the copy of `ir` that such a
+    /// split needs (the only copy made: [`GrammarIr::heap_bytes`] must fit what the front
+    /// end left of its share of `max_memory_bytes`).
     fn build(
         ir: &GrammarIr,
         vocab: &Arc<Vocabulary>,
@@ -167,6 +174,7 @@ impl Grammar {
             allow_empty_lexemes,
             budget.left(),
             &mut fuel_left,
+            budget.bytes_left(),
         )
         .map_err(compile_fuel_error);
         budget.settle(fuel_left);
@@ -180,13 +188,13 @@ impl Grammar {
         allow_empty_lexemes: bool,
         fuel: u64,
         fuel_left: &mut u64,
+        bytes_left: usize,
     ) -> Result<Grammar, GrammarError> {
         let mut exprs = ExprSet::new(limits);
         exprs.set_fuel(fuel);
         // The store checks its size before it adds a node, and a table that doubles holds
         // two buffers at once: a third of the budget keeps its peak within the budget.
         exprs.max_memory = limits.max_memory_bytes / 3;
-        let mut ir = ir.clone();
         let mut lexemes = Vec::with_capacity(ir.lexemes.len());
         let mut productive = Vec::with_capacity(ir.lexemes.len());
         let mut nullable_lexemes = Vec::new();
@@ -217,8 +225,15 @@ impl Grammar {
             });
         }
         // A nullable lexeme L becomes an optional occurrence: every use of L gets an
-        // alternative without it.
-        if !nullable_lexemes.is_empty() {
+        // alternative without it (in a copy of the IR, charged).
+        let extended;
+        let ir = if nullable_lexemes.is_empty() {
+            ir
+        } else {
+            if ir.heap_bytes().saturating_mul(2) > bytes_left {
+                return Err(GrammarError::limit(LimitKind::Memory));
+            }
+            let mut ir = ir.clone();
             let mut extra = Vec::new();
             for r in &ir.rules {
                 let uses: Vec<usize> = r
@@ -249,17 +264,18 @@ impl Grammar {
                 }
             }
             ir.rules.extend(extra);
-        }
-        let rules = Arc::new(Rules::build(&ir, &productive, limits)?);
+            extended = ir;
+            &extended
+        };
+        let rules = Arc::new(Rules::build(ir, &productive, limits)?);
         let rules_bytes = core::mem::size_of::<Rules>() + rules.bytes_used();
         let mut slice_exprs = Vec::with_capacity(vocab.slices().len());
         for slice in vocab.slices() {
             let ast = RegexAst::Pattern(slice.pattern().into(), Default::default());
-            slice_exprs.push(
-                exprs
-                    .compile(&ast)
-                    .map_err(|e| GrammarError::new(GrammarErrorKind::InvalidRegex, e.message))?,
-            );
+            slice_exprs.push(exprs.compile(&ast).map_err(|e| match e.kind {
+                RegexCompileErrorKind::Limit(k) => GrammarError::limit(k),
+                _ => GrammarError::new(GrammarErrorKind::InvalidRegex, e.message),
+            })?);
         }
         *fuel_left = exprs.fuel_left();
         let lexer = Lexer::new(exprs, lexemes, slice_exprs, limits);

@@ -112,15 +112,65 @@ pub fn check_pattern(pattern: &str, flags: PatternFlags) -> Result<(), RegexSynt
 }
 
 /// [`check_pattern`] under `limits`, keeping the error's kind: exceeding
-/// `max_nesting_depth` or `max_repeat` is [`RegexCompileErrorKind::Limit`].
+/// `max_nesting_depth` or `max_repeat` is [`RegexCompileErrorKind::Limit`], and a pattern
+/// whose syntax tree may not fit in `room` bytes ([`parse_cost`]) is [`LimitKind::Memory`]
+/// before it is parsed.
 pub(crate) fn check_pattern_within(
     pattern: &str,
     flags: PatternFlags,
     limits: &Limits,
+    room: usize,
 ) -> Result<(), RegexCompileError> {
     check_pattern_len(pattern, limits.max_expr_nodes)?;
+    check_parse_cost(pattern, room)?;
     let hir = parse_hir(pattern, flags, limits.max_nesting_depth)?;
     validate_hir(&hir, limits.max_repeat)
+}
+
+/// Peak heap of regex-syntax's AST and HIR per pattern byte, rounded up from the worst
+/// shapes measured (release build, 2026-11-24; bytes per pattern byte): 10k-deep `[[..]]` 260,
+/// `.` 324, `((..))` 198, `a|a|..` 175, `(a)*` 216, `a**..` 150, literals 90.
+const PARSE_BYTES_PER_BYTE: usize = 400;
+
+/// Extra peak heap per Unicode class escape, whose class regex-syntax expands in the HIR
+/// (measured, same build: `\W` 25.8 KB, `\w` 6.7 KB, `\pL` 5.8 KB, `\d` 0.9 KB, `\s`
+/// 0.4 KB per occurrence); rounded up, a negated class (`\W`, `\P`) the most.
+fn class_escape_cost(letter: u8) -> usize {
+    match letter {
+        b'W' | b'P' => 32 << 10,
+        b'w' | b'p' => 12 << 10,
+        b'd' | b'D' | b's' | b'S' => 2 << 10,
+        _ => 0,
+    }
+}
+
+/// An upper-bound estimate of the heap regex-syntax takes to parse `pattern` (its AST and
+/// HIR, which we cannot instrument): [`PARSE_BYTES_PER_BYTE`] per byte plus
+/// [`class_escape_cost`] per Unicode class escape.
+pub(crate) fn parse_cost(pattern: &str) -> usize {
+    let bytes = pattern.as_bytes();
+    let mut escapes = 0usize;
+    let mut i = 0;
+    while i + 1 < bytes.len() {
+        if bytes[i] == b'\\' {
+            escapes = escapes.saturating_add(class_escape_cost(bytes[i + 1]));
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    pattern
+        .len()
+        .saturating_mul(PARSE_BYTES_PER_BYTE)
+        .saturating_add(escapes)
+}
+
+/// [`LimitKind::Memory`] when parsing `pattern` may take more than `room` bytes.
+fn check_parse_cost(pattern: &str, room: usize) -> Result<(), RegexCompileError> {
+    if parse_cost(pattern) > room {
+        return Err(LimitKind::Memory.into());
+    }
+    Ok(())
 }
 
 /// A pattern longer than `max_nodes` bytes is [`LimitKind::ExprNodes`] before it is parsed:
@@ -322,6 +372,8 @@ impl ExprSet {
         flags: PatternFlags,
     ) -> Result<ExprId, RegexCompileError> {
         check_pattern_len(pattern, self.max_nodes)?;
+        // regex-syntax's tree is transient: it must fit beside the store, within its budget.
+        check_parse_cost(pattern, self.max_memory.saturating_sub(self.bytes_used()))?;
         let hir = parse_hir(pattern, flags, self.max_nesting_depth)?;
         validate_hir(&hir, self.max_repeat)?;
         self.lower_hir(&hir)

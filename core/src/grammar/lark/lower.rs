@@ -55,15 +55,44 @@ pub(super) struct TermRegex {
 /// larger ones are shared.
 const INLINE_TERMINAL: usize = 16;
 
+/// Heap bytes charged per terminal regex node (a `RegexAst` in a doubling `Vec`, its
+/// `TermRegex` on the value stack), before the literal text it holds.
+const REGEX_NODE_BYTES: usize = 128;
+/// Heap bytes charged per rule symbol or rule: the symbol in a doubling `Vec`, its copies
+/// in value stacks and helper keys, a rule's `IrRule`.
+const SYMBOL_BYTES: usize = 32;
+/// Heap bytes charged per helper nonterminal beyond its key's symbols and its name: its
+/// `IrNonterminal` (in a doubling `Vec`), its entries in the helper map and the name set.
+const HELPER_BYTES: usize = 384;
+/// Heap bytes charged per definition beyond its name's copies: its entries in the maps
+/// and lists of definitions, terminals and rule names, and its nonterminal.
+const DEF_BYTES: usize = 256;
+/// How many copies of a definition's name the lowering keeps (maps, lists, name set).
+const DEF_NAME_COPIES: usize = 6;
+
 /// The grammar-size and compile budgets of one Lark compile: every regex node, rule
 /// symbol and lexeme (at its expanded size) of the whole grammar is counted once against
-/// [`Limits::max_grammar_size`] and paid from the [`crate::CompileBudget`].
+/// [`Limits::max_grammar_size`] and paid from the [`crate::CompileBudget`], which is also
+/// charged the heap bytes the lowering allocates (estimates per node, symbol, helper and
+/// definition, plus the literal text copied).
 pub(super) struct Account<'b> {
     pub(super) size: usize,
     pub(super) budget: &'b mut crate::CompileBudget,
 }
 
 impl Account<'_> {
+    /// Charge `bytes` of heap to the compile budget ([`LimitKind::Memory`] at `span`).
+    fn charge_bytes(
+        &mut self,
+        lines: &LineIndex<'_>,
+        bytes: usize,
+        span: (usize, usize),
+    ) -> LResult<()> {
+        self.budget
+            .charge(bytes)
+            .map_err(|k| GrammarError::limit(k).with_span(lines.span(span.0, span.1)))
+    }
+
     fn charge(
         &mut self,
         limits: &Limits,
@@ -124,6 +153,16 @@ enum HelperKey {
     Plus(Vec<IrSymbol>),
     /// Up to `n` more copies.
     Tail(Vec<IrSymbol>, u32),
+}
+
+impl HelperKey {
+    /// Symbols held by the key.
+    fn symbols(&self) -> usize {
+        match self {
+            HelperKey::Alts(alts) => alts.iter().map(|a| a.len() + 1).sum(),
+            HelperKey::Star(s) | HelperKey::Plus(s) | HelperKey::Tail(s, _) => s.len(),
+        }
+    }
 }
 
 fn flag_bits(f: PatternFlags) -> u8 {
@@ -242,8 +281,10 @@ impl<'a, 's> Terminals<'a, 's> {
         Ok(out)
     }
 
+    /// Pay for `n` regex nodes: grammar size, fuel and [`REGEX_NODE_BYTES`] each.
     fn charge(&self, acct: &mut Account<'_>, n: usize, span: (usize, usize)) -> LResult<()> {
-        acct.charge(self.limits, self.lines, n, span)
+        acct.charge(self.limits, self.lines, n, span)?;
+        acct.charge_bytes(self.lines, n.saturating_mul(REGEX_NODE_BYTES), span)
     }
 
     /// The regex of the terminal expression at `root`; referenced terminals must be
@@ -266,14 +307,19 @@ impl<'a, 's> Terminals<'a, 's> {
                         return Err(self.err(GrammarErrorKind::Syntax, span, msg));
                     };
                     self.charge(budget, 1, span)?;
+                    // A small terminal is copied (a large one is shared).
+                    let copied = r.size.min(INLINE_TERMINAL + 1);
+                    budget.charge_bytes(self.lines, copied * REGEX_NODE_BYTES, span)?;
                     r.clone()
                 }
                 NodeKind::Str(s, ci) => {
                     self.charge(budget, 1, span)?;
+                    budget.charge_bytes(self.lines, literal_bytes(s, *ci), span)?;
                     leaf(literal_regex(s, *ci))
                 }
                 NodeKind::Regex(lit) => {
                     self.charge(budget, 1, span)?;
+                    budget.charge_bytes(self.lines, lit.pattern.len(), span)?;
                     leaf(RegexAst::Pattern(lit.pattern.clone(), lit.flags))
                 }
                 NodeKind::Range(a, b) => {
@@ -392,6 +438,16 @@ fn check_repeat(
     Ok(())
 }
 
+/// Heap bytes of [`literal_regex`]`(s, ci)` beyond its node (a case-insensitive literal is a
+/// pattern with its metacharacters escaped, built in a doubling buffer).
+fn literal_bytes(s: &str, ci: bool) -> usize {
+    if ci {
+        s.len().saturating_mul(4)
+    } else {
+        s.len()
+    }
+}
+
 /// A literal, case-insensitive through an escaped pattern.
 fn literal_regex(s: &str, ci: bool) -> RegexAst {
     if ci {
@@ -414,9 +470,12 @@ fn range_regex(a: char, b: char) -> RegexAst {
 /// Compute the terminals of the `common` module.
 fn common_terminals(limits: &Limits) -> LResult<BTreeMap<String, TermRegex>> {
     let src = super::common::COMMON;
-    let lines = LineIndex::new(src);
-    let toks = super::token::tokenize(src, &lines)?;
-    let parsed = super::parser::Parser::new(src, toks, &lines, limits).parse_items()?;
+    // The module is fixed text: its own budget (at `limits`), not the user's.
+    let mut budget = crate::CompileBudget::new(limits);
+    let lines = LineIndex::new(src, &mut budget).map_err(GrammarError::limit)?;
+    let toks = super::token::tokenize(src, &lines, &mut budget)?;
+    let parsed =
+        super::parser::Parser::new(src, toks, &lines, limits, &mut budget).parse_items()?;
     let no_rules = BTreeMap::new();
     let mut terms = Terminals {
         lines: &lines,
@@ -435,8 +494,6 @@ fn common_terminals(limits: &Limits) -> LResult<BTreeMap<String, TermRegex>> {
             terms.names.push(def.name.clone());
         }
     }
-    // The module is fixed text: its own small budget, not the user's.
-    let mut budget = crate::CompileBudget::new(limits);
     terms.compute_all(&mut Account {
         size: 0,
         budget: &mut budget,
@@ -475,9 +532,16 @@ pub(super) fn lower(
         e.aux_span = Some(lines.span(first.0, first.1));
         e
     };
+    let def_bytes = |name: &str| DEF_BYTES.saturating_add(name.len() * DEF_NAME_COPIES);
+    let charge_def = |budget: &mut crate::CompileBudget, name: &str, span: (usize, usize)| {
+        budget
+            .charge(def_bytes(name))
+            .map_err(|k| GrammarError::limit(k).with_span(lines.span(span.0, span.1)))
+    };
     for item in &parsed.items {
         match item {
             Item::Rule(def) => {
+                charge_def(budget, &def.name, def.name_span)?;
                 if let Some((i, _)) = rules.get(&def.name) {
                     return Err(duplicate(
                         &def.name,
@@ -489,6 +553,7 @@ pub(super) fn lower(
                 rule_order.push(def);
             }
             Item::Term(def) => {
+                charge_def(budget, &def.name, def.name_span)?;
                 if let Some(&first) = term_spans.get(&def.name) {
                     return Err(duplicate(&def.name, def.name_span, first));
                 }
@@ -498,6 +563,7 @@ pub(super) fn lower(
             Item::Ignore(e) => ignores.push(*e),
             Item::Import(names) => {
                 for n in names {
+                    charge_def(budget, &n.local, n.span)?;
                     if let Some(&first) = term_spans.get(&n.local) {
                         return Err(duplicate(&n.local, n.span, first));
                     }
@@ -630,8 +696,10 @@ pub(super) fn lower(
                 names.push(lines.text(start, n.end).to_string());
             }
         }
-        // The lexeme at its expanded size, as `add_lexeme` charges.
-        lw.charge(size, first_span)?;
+        // The lexeme at its expanded size, as `add_lexeme` charges, and its name.
+        lw.charge_units(size, first_span)?;
+        let name_bytes = names.iter().map(|n| n.len() + 3).sum::<usize>();
+        lw.charge_bytes(name_bytes.saturating_mul(2), first_span)?;
         let regex = if parts.len() == 1 {
             parts.pop().unwrap_or(RegexAst::Nothing)
         } else {
@@ -688,8 +756,21 @@ impl Lowerer<'_, '_> {
         self.lines.span(s.0, s.1)
     }
 
+    /// Pay for `n` rule symbols: grammar size, fuel and [`SYMBOL_BYTES`] each.
     fn charge(&mut self, n: usize, span: (usize, usize)) -> LResult<()> {
+        self.charge_units(n, span)?;
+        self.charge_bytes(n.saturating_mul(SYMBOL_BYTES), span)
+    }
+
+    /// Count `n` against the grammar size and pay its fuel (no heap: a lexeme at its
+    /// expanded size).
+    fn charge_units(&mut self, n: usize, span: (usize, usize)) -> LResult<()> {
         self.acct.charge(self.limits, self.lines, n, span)
+    }
+
+    /// Charge `bytes` of heap.
+    fn charge_bytes(&mut self, bytes: usize, span: (usize, usize)) -> LResult<()> {
+        self.acct.charge_bytes(self.lines, bytes, span)
     }
 
     fn add_rule(&mut self, lhs: u32, rhs: Vec<IrSymbol>, span: (usize, usize)) -> LResult<()> {
@@ -705,7 +786,9 @@ impl Lowerer<'_, '_> {
         mode: LexemeMode,
         span: (usize, usize),
     ) -> LResult<u32> {
-        self.charge(r.size, span)?;
+        self.charge_units(r.size, span)?;
+        let bytes = 2 * core::mem::size_of::<IrLexeme>() + name.len();
+        self.charge_bytes(bytes, span)?;
         let sp = Some(self.span(span));
         Ok(self.ir.add_lexeme(IrLexeme {
             name,
@@ -762,7 +845,10 @@ impl Lowerer<'_, '_> {
             size: 1,
             height: 1,
         };
-        let name = self.lines.text(span.0, span.1).to_string();
+        let text = self.lines.text(span.0, span.1);
+        // The key (a copy of the literal) kept in `anon`, and the name.
+        self.charge_bytes(text.len().saturating_mul(2), span)?;
+        let name = text.to_string();
         let id = self.add_lexeme(name, r, LexemeMode::Greedy, span)?;
         self.anon.insert(key, id);
         Ok(id)
@@ -973,6 +1059,13 @@ impl Lowerer<'_, '_> {
         if let Some(&id) = self.helpers.get(&key) {
             return Ok(id);
         }
+        let key_bytes = key
+            .symbols()
+            .saturating_mul(2 * core::mem::size_of::<IrSymbol>());
+        let bytes = HELPER_BYTES
+            .saturating_add(key_bytes)
+            .saturating_add(base.len().saturating_add(kind.len()).saturating_mul(3));
+        self.charge_bytes(bytes, span)?;
         let name = self.helper_name(base, kind);
         let sp = Some(self.span(span));
         let id = self.ir.add_nonterminal(name, sp);
@@ -1014,11 +1107,15 @@ impl Lowerer<'_, '_> {
                     self.leaf(sym, span)?
                 }
                 NodeKind::Str(s, ci) => {
+                    // The key and the regex: copies of the literal, made for every use.
+                    let bytes = s.len().saturating_add(literal_bytes(s, *ci));
+                    self.charge_bytes(bytes, span)?;
                     let key = AnonKey::Str(s.clone(), *ci);
                     let id = self.anon_lexeme(key, literal_regex(s, *ci), span)?;
                     self.leaf(IrSymbol::Lexeme(id), span)?
                 }
                 NodeKind::Regex(lit) => {
+                    self.charge_bytes(lit.pattern.len().saturating_mul(2), span)?;
                     let key = AnonKey::Regex(lit.pattern.clone(), flag_bits(lit.flags));
                     let ast = RegexAst::Pattern(lit.pattern.clone(), lit.flags);
                     let id = self.anon_lexeme(key, ast, span)?;

@@ -23,6 +23,13 @@
 //! grammar (a lexeme at its expanded size, what interning it may cost) and paid from the
 //! [`crate::CompileBudget`]. Cost is linear in the source size plus the size of the lowered
 //! grammar.
+//!
+//! Heap: every buffer that grows with the input is charged to the [`crate::CompileBudget`]'s
+//! byte counter before it grows (`heap`): the line index, the token list and literal text,
+//! the node arena and copied names, and in lowering estimates per regex node, rule symbol,
+//! helper, definition and lexeme plus the literal text copied. A `/regex/` is checked before
+//! regex-syntax parses it: its estimated tree must fit what is left. So under a small
+//! `max_memory_bytes` a large or deep source ends in `Limit(Memory)` before it allocates.
 
 use alloc::vec::Vec;
 
@@ -31,6 +38,7 @@ use crate::grammar::ir::GrammarIr;
 
 mod ast;
 mod common;
+mod heap;
 mod lower;
 mod parser;
 mod schema;
@@ -88,8 +96,8 @@ pub fn parse(
     limits: &crate::Limits,
     budget: &mut crate::CompileBudget,
 ) -> Result<GrammarIr, GrammarError> {
-    let lines = span::LineIndex::new(src);
-    let toks = token::tokenize(src, &lines)?;
-    let items = parser::Parser::new(src, toks, &lines, limits).parse_items()?;
+    let lines = span::LineIndex::new(src, budget).map_err(crate::GrammarError::limit)?;
+    let toks = token::tokenize(src, &lines, budget)?;
+    let items = parser::Parser::new(src, toks, &lines, limits, budget).parse_items()?;
     lower::lower(&items, &lines, specials, limits, budget)
 }

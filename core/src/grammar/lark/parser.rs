@@ -13,11 +13,12 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use super::ast::{Attrs, Def, ImportName, Item, JsonLit, Node, NodeKind, Parsed, is_terminal_name};
+use super::heap;
 use super::span::LineIndex;
 use super::token::{RegexLit, TokKind, Token};
-use crate::Limits;
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
 use crate::regex::RegexCompileErrorKind;
+use crate::{CompileBudget, Limits};
 
 /// The tallest terminal regex tree a limit allows (regex trees are cloned and compared
 /// recursively by derived impls, so their height is bounded; dropping is iterative).
@@ -62,6 +63,8 @@ pub(super) struct Parser<'s, 'i> {
     pos: usize,
     lines: &'i LineIndex<'s>,
     limits: &'i Limits,
+    /// Charged for the node arena, the items, the open-group stack and copied names.
+    budget: &'i mut CompileBudget,
     /// Current group nesting (line breaks are insignificant when > 0).
     depth: usize,
     nodes: Vec<Node>,
@@ -75,6 +78,7 @@ impl<'s, 'i> Parser<'s, 'i> {
         toks: Vec<Token>,
         lines: &'i LineIndex<'s>,
         limits: &'i Limits,
+        budget: &'i mut CompileBudget,
     ) -> Self {
         Parser {
             src,
@@ -82,6 +86,7 @@ impl<'s, 'i> Parser<'s, 'i> {
             pos: 0,
             lines,
             limits,
+            budget,
             depth: 0,
             nodes: Vec::new(),
         }
@@ -102,6 +107,10 @@ impl<'s, 'i> Parser<'s, 'i> {
                     });
                 }
                 TokKind::Directive => self.directive(&mut items)?,
+                TokKind::Ident => {
+                    let item = self.definition()?;
+                    self.push_item(&mut items, item)?;
+                }
                 TokKind::Json(_) => {
                     let t = self.tok();
                     return Err(self.lines.syntax(
@@ -110,7 +119,6 @@ impl<'s, 'i> Parser<'s, 'i> {
                         "`%json { ... }` must be (part of) a rule body, as in `name: %json {...}`",
                     ));
                 }
-                TokKind::Ident => items.push(self.definition()?),
                 _ => return Err(self.unexpected("a rule, a terminal or a directive")),
             }
             self.end_of_statement()?;
@@ -133,12 +141,63 @@ impl<'s, 'i> Parser<'s, 'i> {
         self.src.get(tok.start..tok.end).unwrap_or("")
     }
 
+    /// The current token without the text of a string or regex literal (copying that
+    /// could double a megabyte literal; [`Parser::take_literal`] moves it out instead).
+    fn peek(&self) -> Token {
+        let t = self.tok();
+        let kind = match &t.kind {
+            TokKind::Str(_, ci) => TokKind::Str(String::new(), *ci),
+            TokKind::Regex(_) => TokKind::Regex(RegexLit::default()),
+            k => k.clone(),
+        };
+        Token {
+            kind,
+            start: t.start,
+            end: t.end,
+        }
+    }
+
+    /// Move past the current token (never past `Eof`); returns it as [`Parser::peek`] does.
     fn bump(&mut self) -> Token {
-        let t = self.tok().clone();
+        let t = self.peek();
         if t.kind != TokKind::Eof {
             self.pos += 1;
         }
         t
+    }
+
+    /// Move past the current token, taking its kind with the literal's text (the token is
+    /// left without it: tokens behind the cursor are only read for their offsets).
+    fn take_literal(&mut self) -> TokKind {
+        let last = self.toks.len().saturating_sub(1);
+        let pos = self.pos.min(last);
+        let kind = match self.toks.get_mut(pos).map(|t| &mut t.kind) {
+            Some(TokKind::Str(s, ci)) => TokKind::Str(core::mem::take(s), *ci),
+            Some(TokKind::Regex(lit)) => TokKind::Regex(core::mem::take(lit)),
+            Some(k) => k.clone(),
+            None => TokKind::Eof,
+        };
+        if kind != TokKind::Eof {
+            self.pos += 1;
+        }
+        kind
+    }
+
+    /// A [`LimitKind::Memory`] (or other limit) error at the current token.
+    fn charge_error(&self, kind: LimitKind) -> GrammarError {
+        let t = self.tok();
+        self.limit(kind, t.start, t.end)
+    }
+
+    /// Push `item`, charged.
+    fn push_item(&mut self, items: &mut Vec<Item>, item: Item) -> PResult<()> {
+        heap::push(items, item, self.budget).map_err(|k| self.charge_error(k))
+    }
+
+    /// The source text of `t`, copied and charged.
+    fn copy_text(&mut self, t: &Token) -> PResult<String> {
+        let text = self.text(t);
+        heap::copy_str(text, self.budget).map_err(|k| self.limit(k, t.start, t.end))
     }
 
     /// Skip line breaks that do not end the construct: all of them inside a group, and at
@@ -203,9 +262,12 @@ impl<'s, 'i> Parser<'s, 'i> {
         match self.text(&t) {
             "%ignore" => {
                 let e = self.expression()?;
-                items.push(Item::Ignore(e));
+                self.push_item(items, Item::Ignore(e))?;
             }
-            "%import" => items.push(Item::Import(self.import()?)),
+            "%import" => {
+                let names = self.import()?;
+                self.push_item(items, Item::Import(names))?;
+            }
             "%llguidance" => {
                 if self.kind() == &TokKind::Raw {
                     self.bump();
@@ -240,7 +302,9 @@ impl<'s, 'i> Parser<'s, 'i> {
         }
         loop {
             let t = self.expect(&TokKind::Ident, "a module or name")?;
-            path.push((self.text(&t).to_string(), t.start, t.end));
+            let text = self.copy_text(&t)?;
+            heap::push(&mut path, (text, t.start, t.end), self.budget)
+                .map_err(|k| self.limit(k, t.start, t.end))?;
             if self.kind() == &TokKind::Dot {
                 self.bump();
             } else {
@@ -257,12 +321,14 @@ impl<'s, 'i> Parser<'s, 'i> {
                     self.bump();
                 }
                 let t = self.expect(&TokKind::Ident, "a name to import")?;
-                let name = self.text(&t).to_string();
-                names.push(ImportName {
-                    local: name.clone(),
+                let name = self.copy_text(&t)?;
+                let import = ImportName {
+                    local: self.copy_text(&t)?,
                     name,
                     span: (t.start, t.end),
-                });
+                };
+                heap::push(&mut names, import, self.budget)
+                    .map_err(|k| self.limit(k, t.start, t.end))?;
                 while self.kind() == &TokKind::Newline {
                     self.bump();
                 }
@@ -284,12 +350,13 @@ impl<'s, 'i> Parser<'s, 'i> {
                 return Err(self.lines.syntax(start, end, "expected `module.NAME`"));
             }
             module_end = path.last().map_or(path_start, |p| p.2);
-            let mut local = name.clone();
+            let mut local =
+                heap::copy_str(&name, self.budget).map_err(|k| self.limit(k, start, end))?;
             let mut span_end = end;
             if self.kind() == &TokKind::Arrow {
                 self.bump();
                 let t = self.expect(&TokKind::Ident, "an alias name")?;
-                local = self.text(&t).to_string();
+                local = self.copy_text(&t)?;
                 span_end = t.end;
             }
             names.push(ImportName {
@@ -314,7 +381,8 @@ impl<'s, 'i> Parser<'s, 'i> {
         let t = self.bump();
         let raw = self.text(&t);
         let marked = raw.starts_with('?') || raw.starts_with('!');
-        let name = raw.trim_start_matches(['?', '!']).to_string();
+        let name = heap::copy_str(raw.trim_start_matches(['?', '!']), self.budget)
+            .map_err(|k| self.limit(k, t.start, t.end))?;
         let name_span = (t.start, t.end);
         if !name.bytes().any(|b| b.is_ascii_alphabetic()) {
             return Err(self.lines.syntax(t.start, t.end, "a name needs a letter"));
@@ -425,47 +493,50 @@ impl<'s, 'i> Parser<'s, 'i> {
 
     // ----- expressions -----
 
-    fn emit(&mut self, kind: NodeKind, start: usize, end: usize, first: usize) -> usize {
-        self.nodes.push(Node {
+    /// Append a node to the arena (charged); returns its index.
+    fn emit(&mut self, kind: NodeKind, start: usize, end: usize, first: usize) -> PResult<usize> {
+        let node = Node {
             kind,
             start,
             end,
             first,
-        });
-        self.nodes.len() - 1
+        };
+        heap::push(&mut self.nodes, node, self.budget).map_err(|k| self.limit(k, start, end))?;
+        Ok(self.nodes.len() - 1)
     }
 
     /// Close the current alternative of `f` (emitting its `Seq` node if needed).
-    fn finish_seq(&mut self, f: &mut Frame) {
+    fn finish_seq(&mut self, f: &mut Frame) -> PResult<()> {
         let at = self.tok().start;
         match f.items {
             0 => {
                 let idx = self.nodes.len();
-                self.emit(NodeKind::Seq(0), at, at, idx);
+                self.emit(NodeKind::Seq(0), at, at, idx)?;
             }
             1 => {}
             k => {
                 let end = self.nodes.last().map_or(at, |n| n.end);
-                self.emit(NodeKind::Seq(k), f.seq_start, end, f.seq_first);
+                self.emit(NodeKind::Seq(k), f.seq_start, end, f.seq_first)?;
             }
         }
         f.alts += 1;
         f.items = 0;
         f.seq_first = self.nodes.len();
+        Ok(())
     }
 
     /// Close `f`; returns the root of its expression.
-    fn finish_frame(&mut self, mut f: Frame) -> usize {
-        self.finish_seq(&mut f);
+    fn finish_frame(&mut self, mut f: Frame) -> PResult<usize> {
+        self.finish_seq(&mut f)?;
         if f.alts >= 2 {
             let start = self
                 .nodes
                 .get(f.first_node)
                 .map_or(f.open_start, |n| n.start);
             let end = self.nodes.last().map_or(start, |n| n.end);
-            self.emit(NodeKind::Alt(f.alts), start, end, f.first_node);
+            self.emit(NodeKind::Alt(f.alts), start, end, f.first_node)?;
         }
-        self.nodes.len() - 1
+        Ok(self.nodes.len() - 1)
     }
 
     /// An expression: alternatives of sequences of postfixed atoms and groups.
@@ -476,7 +547,7 @@ impl<'s, 'i> Parser<'s, 'i> {
         loop {
             self.depth = stack.len() - 1;
             self.skip_soft_newlines();
-            let t = self.tok().clone();
+            let t = self.peek();
             let open_groups = stack.len() - 1;
             let Some(top) = stack.last_mut() else {
                 return Err(self.unexpected("an expression"));
@@ -495,11 +566,13 @@ impl<'s, 'i> Parser<'s, 'i> {
                     } else {
                         (TokKind::RBracket, true)
                     };
-                    stack.push(Frame::new(Some(close), t.start, self.nodes.len()));
+                    let frame = Frame::new(Some(close), t.start, self.nodes.len());
+                    heap::push(&mut stack, frame, self.budget)
+                        .map_err(|k| self.limit(k, t.start, t.end))?;
                 }
                 TokKind::Pipe => {
                     self.bump();
-                    self.finish_seq(top);
+                    self.finish_seq(top)?;
                 }
                 TokKind::Arrow => {
                     // Lark tree-shaping alias: no effect on the language.
@@ -512,7 +585,7 @@ impl<'s, 'i> Parser<'s, 'i> {
                     };
                     let Some((close, optional)) = f.close.clone() else {
                         // Top level: the caller checks what follows.
-                        return Ok(self.finish_frame(f));
+                        return self.finish_frame(f);
                     };
                     if t.kind != close {
                         let what = if optional { "`]`" } else { "`)`" };
@@ -521,9 +594,9 @@ impl<'s, 'i> Parser<'s, 'i> {
                     self.bump();
                     let group_first = f.first_node;
                     let open_start = f.open_start;
-                    self.finish_frame(f);
+                    self.finish_frame(f)?;
                     if optional {
-                        self.emit(NodeKind::Repeat(0, Some(1)), open_start, t.end, group_first);
+                        self.emit(NodeKind::Repeat(0, Some(1)), open_start, t.end, group_first)?;
                     }
                     // The group and the operators on it count as one level.
                     self.postfix(group_first, open_start, stack.len().saturating_sub(1))?;
@@ -547,7 +620,7 @@ impl<'s, 'i> Parser<'s, 'i> {
     }
 
     fn count(&mut self) -> PResult<u32> {
-        let t = self.tok().clone();
+        let t = self.peek();
         match t.kind {
             TokKind::Number(n) => {
                 self.bump();
@@ -572,7 +645,7 @@ impl<'s, 'i> Parser<'s, 'i> {
     fn postfix(&mut self, first: usize, start: usize, groups: usize) -> PResult<()> {
         let mut depth = groups;
         loop {
-            let t = self.tok().clone();
+            let t = self.peek();
             let (min, max) = match t.kind {
                 TokKind::Question => {
                     self.bump();
@@ -639,7 +712,7 @@ impl<'s, 'i> Parser<'s, 'i> {
                 last.end = end;
                 continue;
             }
-            self.emit(NodeKind::Repeat(min, max), start, end, first);
+            self.emit(NodeKind::Repeat(min, max), start, end, first)?;
         }
     }
 
@@ -659,20 +732,25 @@ impl<'s, 'i> Parser<'s, 'i> {
 
     /// A leaf: string, range, regex, special token or name. Returns its node.
     fn leaf(&mut self) -> PResult<usize> {
-        let t = self.tok().clone();
+        let t = self.peek();
         let idx = self.nodes.len();
-        match t.kind {
+        let kind = match &t.kind {
+            TokKind::Str(..) | TokKind::Regex(_) => self.take_literal(),
+            k => k.clone(),
+        };
+        match kind {
             TokKind::Str(value, ci) => {
-                self.bump();
                 if self.kind() != &TokKind::DotDot {
-                    return Ok(self.emit(NodeKind::Str(value, ci), t.start, t.end, idx));
+                    return self.emit(NodeKind::Str(value, ci), t.start, t.end, idx);
                 }
                 self.bump();
-                let hi_tok = self.tok().clone();
-                let TokKind::Str(hi, _) = hi_tok.kind else {
+                let hi_tok = self.peek();
+                if !matches!(hi_tok.kind, TokKind::Str(..)) {
+                    return Err(self.unexpected("a string after `..`"));
+                }
+                let TokKind::Str(hi, _) = self.take_literal() else {
                     return Err(self.unexpected("a string after `..`"));
                 };
-                self.bump();
                 let single = |s: &str| {
                     let mut it = s.chars();
                     match (it.next(), it.next()) {
@@ -682,7 +760,7 @@ impl<'s, 'i> Parser<'s, 'i> {
                 };
                 match (single(&value), single(&hi)) {
                     (Some(a), Some(b)) if a <= b => {
-                        Ok(self.emit(NodeKind::Range(a, b), t.start, hi_tok.end, idx))
+                        self.emit(NodeKind::Range(a, b), t.start, hi_tok.end, idx)
                     }
                     (Some(_), Some(_)) => {
                         Err(self
@@ -697,9 +775,10 @@ impl<'s, 'i> Parser<'s, 'i> {
                 }
             }
             TokKind::Regex(lit) => {
-                self.bump();
+                // regex-syntax's transient tree must fit what is left of the budget.
+                let room = self.budget.bytes_left();
                 if let Err(err) =
-                    crate::regex::check_pattern_within(&lit.pattern, lit.flags, self.limits)
+                    crate::regex::check_pattern_within(&lit.pattern, lit.flags, self.limits, room)
                 {
                     let (start, end) = match err.kind {
                         RegexCompileErrorKind::Syntax { start, end } => {
@@ -717,27 +796,27 @@ impl<'s, 'i> Parser<'s, 'i> {
                         err.message,
                     ));
                 }
-                Ok(self.emit(NodeKind::Regex(lit), t.start, t.end, idx))
+                self.emit(NodeKind::Regex(lit), t.start, t.end, idx)
             }
             TokKind::Special => {
                 self.bump();
-                let text = self.text(&t).to_string();
-                Ok(self.emit(NodeKind::Special(text), t.start, t.end, idx))
+                let text = self.copy_text(&t)?;
+                self.emit(NodeKind::Special(text), t.start, t.end, idx)
             }
             TokKind::Ident => {
                 self.bump();
-                let text = self.text(&t);
-                if !text.bytes().any(|b| b.is_ascii_alphabetic()) {
+                if !self.text(&t).bytes().any(|b| b.is_ascii_alphabetic()) {
                     return Err(self.lines.syntax(t.start, t.end, "a name needs a letter"));
                 }
-                Ok(self.emit(NodeKind::Name(text.to_string()), t.start, t.end, idx))
+                let text = self.copy_text(&t)?;
+                self.emit(NodeKind::Name(text), t.start, t.end, idx)
             }
             TokKind::Json(open) => {
                 self.bump();
                 let text = (open, t.end);
                 let value = super::schema::parse(self.lines, text)?;
                 let lit = Box::new(JsonLit { value, text });
-                Ok(self.emit(NodeKind::Json(lit), t.start, t.end, idx))
+                self.emit(NodeKind::Json(lit), t.start, t.end, idx)
             }
             TokKind::Directive => Err(self.unsupported(
                 t.start,

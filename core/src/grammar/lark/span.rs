@@ -5,7 +5,8 @@
 
 use alloc::vec::Vec;
 
-use crate::error::{GrammarError, GrammarErrorKind, Position, Span};
+use crate::CompileBudget;
+use crate::error::{GrammarError, GrammarErrorKind, LimitKind, Position, Span};
 
 /// Bytes between character-count checkpoints.
 const BLOCK: usize = 256;
@@ -24,10 +25,15 @@ fn is_char_start(b: u8) -> bool {
 }
 
 impl<'a> LineIndex<'a> {
-    pub(super) fn new(src: &'a str) -> Self {
-        let mut starts = Vec::new();
+    /// The index of `src`, its two tables charged to `budget` first (a line start per line
+    /// and a count per [`BLOCK`] bytes: one word per 32 bytes of text, plus one per line).
+    pub(super) fn new(src: &'a str, budget: &mut CompileBudget) -> Result<Self, LimitKind> {
+        let lines = src.bytes().filter(|&b| b == b'\n').count() + 1;
+        let blocks = src.len() / BLOCK + 2;
+        budget.charge_for::<usize>(lines.saturating_add(blocks))?;
+        let mut starts = Vec::with_capacity(lines);
         starts.push(0);
-        let mut chars = Vec::with_capacity(src.len() / BLOCK + 1);
+        let mut chars = Vec::with_capacity(blocks);
         let mut count = 0;
         for (i, b) in src.bytes().enumerate() {
             if i % BLOCK == 0 {
@@ -39,7 +45,20 @@ impl<'a> LineIndex<'a> {
             count += usize::from(is_char_start(b));
         }
         chars.push(count);
-        LineIndex { src, starts, chars }
+        Ok(LineIndex { src, starts, chars })
+    }
+
+    /// A [`LineIndex`] under an unbounded budget (for tests).
+    #[cfg(test)]
+    pub(super) fn unbounded(src: &'a str) -> Self {
+        let limits = crate::Limits {
+            max_memory_bytes: usize::MAX,
+            ..crate::Limits::default()
+        };
+        match LineIndex::new(src, &mut CompileBudget::new(&limits)) {
+            Ok(idx) => idx,
+            Err(_) => unreachable!("an unbounded budget"),
+        }
     }
 
     /// Characters in `src[..offset]` (`offset` on a char boundary).
@@ -116,7 +135,7 @@ mod tests {
     #[test]
     fn matches_span_at() {
         let src = "ab\nc\u{e9}d\n\nxyz";
-        let idx = LineIndex::new(src);
+        let idx = LineIndex::unbounded(src);
         for off in 0..=src.len() + 2 {
             assert_eq!(idx.position(off), Position::at(src, off), "offset {off}");
         }
@@ -126,7 +145,7 @@ mod tests {
             "\u{e9}a\u{1F600}".repeat(300),
             "b\u{e9}".repeat(400)
         );
-        let idx = LineIndex::new(&src);
+        let idx = LineIndex::unbounded(&src);
         for off in 0..=src.len() + 2 {
             assert_eq!(idx.position(off), Position::at(&src, off), "offset {off}");
         }

@@ -701,8 +701,9 @@ fn regex_error_offsets_map_into_source() {
     use super::span::LineIndex;
     use super::token::{TokKind, tokenize};
     let src = "start: x\nx: /a\\/b(c/i";
-    let lines = LineIndex::new(src);
-    let toks = match tokenize(src, &lines) {
+    let lines = LineIndex::unbounded(src);
+    let limits = crate::Limits::default();
+    let toks = match tokenize(src, &lines, &mut crate::CompileBudget::new(&limits)) {
         Ok(t) => t,
         Err(e) => panic!("{e}"),
     };

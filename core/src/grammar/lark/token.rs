@@ -12,12 +12,14 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::heap;
 use super::span::LineIndex;
-use crate::error::GrammarError;
+use crate::CompileBudget;
+use crate::error::{GrammarError, LimitKind};
 use crate::regex::PatternFlags;
 
 /// A `/regex/flags` literal.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(super) struct RegexLit {
     /// The pattern with `\/` unescaped to `/`.
     pub(super) pattern: String,
@@ -91,18 +93,25 @@ struct Tokenizer<'s, 'i> {
     bytes: &'s [u8],
     pos: usize,
     lines: &'i LineIndex<'s>,
+    budget: &'i mut CompileBudget,
     out: Vec<Token>,
     /// Only whitespace since the last newline (names may then start with `?` or `!`).
     at_line_start: bool,
 }
 
-/// Tokenize `src`.
-pub(super) fn tokenize(src: &str, lines: &LineIndex<'_>) -> Result<Vec<Token>, GrammarError> {
+/// Tokenize `src`. The token list and the literals' text are charged to `budget` as they
+/// grow ([`LimitKind::Memory`] at the offending token).
+pub(super) fn tokenize(
+    src: &str,
+    lines: &LineIndex<'_>,
+    budget: &mut CompileBudget,
+) -> Result<Vec<Token>, GrammarError> {
     let mut t = Tokenizer {
         src,
         bytes: src.as_bytes(),
         pos: 0,
         lines,
+        budget,
         out: Vec::new(),
         at_line_start: true,
     };
@@ -120,9 +129,27 @@ impl Tokenizer<'_, '_> {
         self.src.get(pos..).and_then(|s| s.chars().next())
     }
 
-    fn push(&mut self, kind: TokKind, start: usize, end: usize) {
-        self.out.push(Token { kind, start, end });
+    fn push(&mut self, kind: TokKind, start: usize, end: usize) -> Result<(), GrammarError> {
+        heap::push(&mut self.out, Token { kind, start, end }, self.budget)
+            .map_err(|k| self.limit(k, start))?;
         self.pos = end;
+        Ok(())
+    }
+
+    /// A limit error at the char starting at `at`.
+    fn limit(&self, kind: LimitKind, at: usize) -> GrammarError {
+        let len = self.char_at(at).map_or(0, char::len_utf8);
+        GrammarError::limit(kind).with_span(self.lines.span(at, at + len))
+    }
+
+    /// Room for `additional` more bytes in `s`, charged; a limit error at `at`.
+    fn reserve_str(
+        &mut self,
+        s: &mut String,
+        additional: usize,
+        at: usize,
+    ) -> Result<(), GrammarError> {
+        heap::reserve_str(s, additional, self.budget).map_err(|k| self.limit(k, at))
     }
 
     fn run(&mut self) -> Result<(), GrammarError> {
@@ -134,7 +161,7 @@ impl Tokenizer<'_, '_> {
                     continue;
                 }
                 b'\n' => {
-                    self.push(TokKind::Newline, start, start + 1);
+                    self.push(TokKind::Newline, start, start + 1)?;
                     self.at_line_start = true;
                     continue;
                 }
@@ -181,17 +208,17 @@ impl Tokenizer<'_, '_> {
                 _ => None,
             };
             if let Some((kind, len)) = simple {
-                self.push(kind, start, start + len);
+                self.push(kind, start, start + len)?;
                 continue;
             }
             match b {
                 b'?' | b'!' => {
                     let end = self.ident_end(start + 1);
-                    self.push(TokKind::Ident, start, end);
+                    self.push(TokKind::Ident, start, end)?;
                 }
                 _ if is_ident_start(b) => {
                     let end = self.ident_end(start);
-                    self.push(TokKind::Ident, start, end);
+                    self.push(TokKind::Ident, start, end)?;
                 }
                 b'0'..=b'9' => self.number(start)?,
                 b'"' => self.string(start)?,
@@ -210,12 +237,7 @@ impl Tokenizer<'_, '_> {
             }
         }
         let end = self.src.len();
-        self.out.push(Token {
-            kind: TokKind::Eof,
-            start: end,
-            end,
-        });
-        Ok(())
+        self.push(TokKind::Eof, end, end)
     }
 
     fn skip_comment(&mut self) {
@@ -256,8 +278,7 @@ impl Tokenizer<'_, '_> {
         if overflow {
             return Err(self.lines.syntax(start, i, "number too large"));
         }
-        self.push(TokKind::Number(value), start, i);
-        Ok(())
+        self.push(TokKind::Number(value), start, i)
     }
 
     /// A `"..."` literal with Python-style escapes, optionally followed by `i`.
@@ -276,10 +297,12 @@ impl Tokenizer<'_, '_> {
                 '\n' => return Err(self.unterminated(start, "string")),
                 '\\' => {
                     let (ch, len) = self.escape(i)?;
+                    self.reserve_str(&mut value, ch.len_utf8(), i)?;
                     value.push(ch);
                     i += len;
                 }
                 _ => {
+                    self.reserve_str(&mut value, c.len_utf8(), i)?;
                     value.push(c);
                     i += c.len_utf8();
                 }
@@ -287,8 +310,7 @@ impl Tokenizer<'_, '_> {
         }
         let ci = self.peek_at(i) == Some(b'i') && !self.peek_at(i + 1).is_some_and(is_ident_byte);
         let end = if ci { i + 1 } else { i };
-        self.push(TokKind::Str(value, ci), start, end);
-        Ok(())
+        self.push(TokKind::Str(value, ci), start, end)
     }
 
     fn unterminated(&self, start: usize, what: &str) -> GrammarError {
@@ -357,16 +379,19 @@ impl Tokenizer<'_, '_> {
                 }
                 '\\' if self.peek_at(i + 1) == Some(b'/') => {
                     // `\/` is a slash in the pattern.
+                    self.reserve_regex(&mut pattern, &mut offsets, 1, i)?;
                     offsets.push(i + 1);
                     pattern.push('/');
                     i += 2;
                 }
                 '\\' if self.peek_at(i + 1) == Some(b'\\') => {
+                    self.reserve_regex(&mut pattern, &mut offsets, 2, i)?;
                     offsets.extend([i, i + 1]);
                     pattern.push_str("\\\\");
                     i += 2;
                 }
                 _ => {
+                    self.reserve_regex(&mut pattern, &mut offsets, c.len_utf8(), i)?;
                     for k in 0..c.len_utf8() {
                         offsets.push(i + k);
                     }
@@ -375,6 +400,7 @@ impl Tokenizer<'_, '_> {
                 }
             }
         }
+        heap::reserve(&mut offsets, 1, self.budget).map_err(|k| self.limit(k, start))?;
         offsets.push(i - 1);
         let mut flags = PatternFlags::default();
         while let Some(b) = self.peek_at(i).filter(u8::is_ascii_alphabetic) {
@@ -399,8 +425,19 @@ impl Tokenizer<'_, '_> {
             flags,
             offsets,
         };
-        self.push(TokKind::Regex(lit), start, i);
-        Ok(())
+        self.push(TokKind::Regex(lit), start, i)
+    }
+
+    /// Room for `n` more pattern bytes and their offsets, charged; a limit error at `at`.
+    fn reserve_regex(
+        &mut self,
+        pattern: &mut String,
+        offsets: &mut Vec<usize>,
+        n: usize,
+        at: usize,
+    ) -> Result<(), GrammarError> {
+        self.reserve_str(pattern, n, at)?;
+        heap::reserve(offsets, n, self.budget).map_err(|k| self.limit(k, at))
     }
 
     /// `<|name|>` or `<[...]>`, on one line.
@@ -415,8 +452,7 @@ impl Tokenizer<'_, '_> {
             match self.peek_at(i) {
                 None | Some(b'\n') => return Err(self.unterminated(start, "special token")),
                 Some(_) if self.bytes.get(i..i + 2) == Some(close) => {
-                    self.push(TokKind::Special, start, i + 2);
-                    return Ok(());
+                    return self.push(TokKind::Special, start, i + 2);
                 }
                 Some(_) => i += 1,
             }
@@ -434,10 +470,10 @@ impl Tokenizer<'_, '_> {
         }
         match self.src.get(start..end) {
             Some("%llguidance") => {
-                self.push(TokKind::Directive, start, end);
+                self.push(TokKind::Directive, start, end)?;
                 if let Some(open) = self.object_after(end) {
                     let close = self.balanced_object(open, "`%llguidance` options")?;
-                    self.push(TokKind::Raw, open, close);
+                    self.push(TokKind::Raw, open, close)?;
                 }
             }
             Some("%json") => {
@@ -449,9 +485,9 @@ impl Tokenizer<'_, '_> {
                     ));
                 };
                 let close = self.balanced_object(open, "`%json` schema")?;
-                self.push(TokKind::Json(open), start, close);
+                self.push(TokKind::Json(open), start, close)?;
             }
-            _ => self.push(TokKind::Directive, start, end),
+            _ => self.push(TokKind::Directive, start, end)?,
         }
         Ok(())
     }
