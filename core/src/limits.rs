@@ -19,7 +19,11 @@ pub struct Limits {
     /// unit per item a completion or a scan reads). Ambiguous grammars, whose rows grow with
     /// the output, end in [`LimitKind::Fuel`] instead of slowing down without bound.
     pub fuel_per_mask: u64,
-    /// Regex work allowed while compiling a grammar (emptiness checks, lowering).
+    /// Work allowed for compiling one grammar, every stage together (see [`CompileBudget`]):
+    /// front-end rewriting, and regex work (emptiness checks, lowering) at
+    /// [`crate::regex::COMPILE_REGEX_WEIGHT`] units a step. The default, 20,000,000, ends
+    /// the slowest inputs known within about half a second on the development machine (a
+    /// 2-core x86-64): measured cases are listed in `grammar::json`'s module documentation.
     pub compile_fuel: u64,
     /// Most Earley items in one row.
     pub max_items_per_row: usize,

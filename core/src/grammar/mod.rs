@@ -192,6 +192,7 @@ impl Grammar {
     ) -> Result<Grammar, GrammarError> {
         let mut exprs = ExprSet::new(limits);
         exprs.set_fuel(fuel);
+        exprs.set_weight(crate::regex::COMPILE_REGEX_WEIGHT);
         // The store checks its size before it adds a node, and a table that doubles holds
         // two buffers at once: a third of the budget keeps its peak within the budget.
         exprs.max_memory = limits.max_memory_bytes / 3;

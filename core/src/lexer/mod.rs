@@ -291,7 +291,7 @@ impl Lexer {
     /// A lexer over `lexemes`, whose expressions (and the slice regexes `slice_exprs`) live
     /// in `exprs`.
     pub fn new(
-        exprs: ExprSet,
+        mut exprs: ExprSet,
         lexemes: Vec<LexemeInfo>,
         slice_exprs: Vec<ExprId>,
         limits: &Limits,
@@ -303,6 +303,8 @@ impl Lexer {
             .chain(slice_exprs.iter().copied())
             .collect();
         let classes = exprs.byte_classes(&roots);
+        // Mask work: `fuel_per_mask` counts regex units as they are.
+        exprs.set_weight(1);
         let num_classes = classes.num_classes();
         let mut lexer = Lexer {
             exprs,
@@ -495,7 +497,7 @@ impl Lexer {
     /// share the regex fuel of [`Limits::fuel_per_mask`]).
     #[inline]
     pub fn spend(&mut self, units: u64) -> Result<(), LimitKind> {
-        self.exprs.spend(units)
+        self.exprs.spend_fuel(units)
     }
 
     /// The flags ([`Lexer::START`], [`Lexer::ACCEPT`], [`Lexer::LAZY`]) of `s`.

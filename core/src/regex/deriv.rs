@@ -37,6 +37,72 @@ const FLOATING: u8 = 1;
 const PREFIX: u8 = 2;
 const SUFFIX: u8 = 4;
 
+/// Byte lengths an expression's strings may have, `(min, max)` with `u64::MAX` for
+/// unbounded; `None` when the language is empty.
+type Lengths = Option<(u64, u64)>;
+/// Nodes [`ExprSet::length_bounds`] visits (the DAG is walked as a tree) and how deep it
+/// nests before it gives up. Its stack lives in the function's frame: no heap.
+const LENGTH_VISITS: usize = 1024;
+const LENGTH_DEPTH: usize = 48;
+
+/// The lengths of a node that needs no child's, or `None` when it does.
+fn leaf_lengths(node: &Node<'_>) -> Option<Lengths> {
+    match node {
+        Node::Nothing => Some(None),
+        Node::Epsilon => Some(Some((0, 0))),
+        Node::Byte(_) | Node::ByteSet(_) => Some(Some((1, 1))),
+        // A complement (`ANY_STRING` among them) may hold strings of any length.
+        Node::Not(_) => Some(Some((0, u64::MAX))),
+        Node::Concat(..) | Node::Or(_) | Node::And(_) | Node::Repeat(..) => None,
+    }
+}
+
+/// The value a compound node's lengths start from, before its children are folded in.
+fn start_lengths(node: &Node<'_>) -> Lengths {
+    match node {
+        Node::Or(_) => None,
+        Node::And(_) => Some((0, u64::MAX)),
+        _ => Some((0, 0)),
+    }
+}
+
+/// The `i`-th child of a compound node.
+fn length_child(node: &Node<'_>, i: usize) -> Option<ExprId> {
+    match *node {
+        Node::Concat(a, b) => [a, b].get(i).copied(),
+        Node::Or(xs) | Node::And(xs) => xs.get(i).map(|&x| ExprId(x)),
+        Node::Repeat(x, _, _) => (i == 0).then_some(x),
+        _ => None,
+    }
+}
+
+/// Fold a child's lengths `v` into its parent's `acc`.
+fn fold_lengths(node: &Node<'_>, acc: Lengths, v: Lengths) -> Lengths {
+    match (*node, acc, v) {
+        (Node::Concat(..), Some(a), Some(b)) => {
+            Some((a.0.saturating_add(b.0), a.1.saturating_add(b.1)))
+        }
+        (Node::Or(_), None, v) | (Node::Or(_), v, None) => v,
+        (Node::Or(_), Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
+        (Node::And(_), Some(a), Some(b)) => {
+            let (lo, hi) = (a.0.max(b.0), a.1.min(b.1));
+            (lo <= hi).then_some((lo, hi))
+        }
+        (Node::Repeat(_, lo, _), _, None) => (lo == 0).then_some((0, 0)),
+        (Node::Repeat(_, lo, hi), _, Some(b)) => {
+            let max = if b.1 == 0 {
+                0
+            } else if hi == REPEAT_INF {
+                u64::MAX
+            } else {
+                b.1.saturating_mul(u64::from(hi))
+            };
+            Some((b.0.saturating_mul(u64::from(lo)), max))
+        }
+        _ => None,
+    }
+}
+
 /// The shape of a node, detached from the store's borrow.
 #[derive(Clone, Copy)]
 enum Kind {
@@ -287,6 +353,45 @@ impl ExprSet {
     /// derivatives are explored depth-first, spending fuel (`Err(Fuel)` when it runs out).
     pub fn is_empty_language(&mut self, e: ExprId) -> Result<bool, LimitKind> {
         self.is_empty_language_with(e, None)
+    }
+
+    /// Bounds on the byte lengths of `e`'s strings, from its structure: `Some(None)` when
+    /// they show the language empty (an intersection whose parts' lengths cannot meet, such
+    /// as a pattern that needs 10^6 characters under a `maxLength` of 10,000), `None` when
+    /// the walk gives up (more than [`LENGTH_VISITS`] nodes or [`LENGTH_DEPTH`] levels).
+    /// Sound: every string of `e` has a length within the bounds.
+    pub(crate) fn length_bounds(&self, e: ExprId) -> Option<Lengths> {
+        let root = self.node(e);
+        if let Some(v) = leaf_lengths(&root) {
+            return Some(v);
+        }
+        let mut frames = [(ExprId::NOTHING, 0usize, None::<(u64, u64)>); LENGTH_DEPTH];
+        frames[0] = (e, 0, start_lengths(&root));
+        let mut depth = 1;
+        for _ in 0..LENGTH_VISITS {
+            let (x, i, acc) = frames[depth - 1];
+            let node = self.node(x);
+            if let Some(c) = length_child(&node, i) {
+                frames[depth - 1].1 += 1;
+                let child = self.node(c);
+                if let Some(v) = leaf_lengths(&child) {
+                    frames[depth - 1].2 = fold_lengths(&node, acc, v);
+                } else if depth == LENGTH_DEPTH {
+                    return None;
+                } else {
+                    frames[depth] = (c, 0, start_lengths(&child));
+                    depth += 1;
+                }
+                continue;
+            }
+            depth -= 1;
+            if depth == 0 {
+                return Some(acc);
+            }
+            let (parent, _, parent_acc) = frames[depth - 1];
+            frames[depth - 1].2 = fold_lengths(&self.node(parent), parent_acc, acc);
+        }
+        None
     }
 
     /// Whether the shape of `e` shows it non-empty, without derivatives: a concatenation of
@@ -643,6 +748,10 @@ impl ExprSet {
         if self.replay_witnesses(e)? {
             self.empty_cache.insert(e.0, false);
             return Ok(false);
+        }
+        if self.length_bounds(e) == Some(None) {
+            self.empty_cache.insert(e.0, true);
+            return Ok(true);
         }
         let computed;
         let classes = match classes {

@@ -46,6 +46,14 @@ impl ExprId {
     }
 }
 
+/// Fuel units of `Limits::compile_fuel` one unit of regex work costs while a grammar is
+/// compiled (a derivative node computed, an emptiness-search step, constructor work). The
+/// JSON compiler's rewriting costs 16 units per cloned node for the same reason: the
+/// whole default budget (20,000,000) must end in well under a second. Unweighted, regex
+/// work ran 300-350 ns a unit on intersected patterns whose tables outgrow the caches
+/// (MaskBench `Handwritten---allany17`: 7 s on this machine before `CompileFuel`).
+pub const COMPILE_REGEX_WEIGHT: u64 = 8;
+
 pub(crate) const TAG_NOTHING: u32 = 0;
 pub(crate) const TAG_EPSILON: u32 = 1;
 pub(crate) const TAG_BYTE: u32 = 2;
@@ -100,6 +108,9 @@ pub struct ExprSet {
     /// (bounded: cleared when it grows past a few thousand entries).
     pub(crate) star_forms: HashMap<(u32, u32), u8>,
     pub(crate) fuel: u64,
+    /// Fuel units one unit of regex work costs: [`COMPILE_REGEX_WEIGHT`] while a grammar is
+    /// compiled, 1 while masks are computed (see [`ExprSet::set_weight`]).
+    pub(crate) weight: u64,
     /// Work done by `Or`/`And` constructors since the last reset (charged as fuel by
     /// derivative computations).
     pub(crate) work: u64,
@@ -198,6 +209,7 @@ impl ExprSet {
             block_stack: Roomy::default(),
             prefix_blocks: Roomy::default(),
             fuel: limits.compile_fuel,
+            weight: 1,
             work: 0,
             max_nodes: limits.max_expr_nodes.max(3),
             max_repeat: limits.max_repeat,
@@ -245,9 +257,22 @@ impl ExprSet {
         self.fuel
     }
 
-    /// Spend `n` units of fuel; `Err(Fuel)` when the budget is exhausted.
+    /// Charge each unit of regex work `weight` units of fuel from now on (1 unless set).
+    pub fn set_weight(&mut self, weight: u64) {
+        self.weight = weight.max(1);
+    }
+
+    /// Spend `n` units of regex work (`n` times the weight in fuel); `Err(Fuel)` when the
+    /// budget is exhausted.
     #[inline]
     pub(crate) fn spend(&mut self, n: u64) -> Result<(), LimitKind> {
+        self.spend_fuel(n.saturating_mul(self.weight))
+    }
+
+    /// Spend `n` units of fuel as they are (work that is not regex work: the JSON compiler's
+    /// rewriting, Earley steps).
+    #[inline]
+    pub(crate) fn spend_fuel(&mut self, n: u64) -> Result<(), LimitKind> {
         if self.fuel < n {
             self.fuel = 0;
             return Err(LimitKind::Fuel);

@@ -627,6 +627,7 @@ impl<'a> Compiler<'a> {
         // with the compiler, before the grammar's own store is built.
         exprs.max_memory = limits.max_memory_bytes / 3;
         exprs.set_fuel(budget.left());
+        exprs.set_weight(crate::regex::COMPILE_REGEX_WEIGHT);
         let draft = root
             .get("$schema")
             .and_then(Value::as_str)
@@ -642,7 +643,7 @@ impl<'a> Compiler<'a> {
         let mut docs = vec![root];
         docs.extend(opts.documents.iter().map(|(_, d)| d));
         let (keys, scanned) = PrivateKeys::free_in(&docs);
-        let _ = exprs.spend(scanned);
+        let _ = exprs.spend_fuel(scanned);
         Compiler {
             root,
             opts,
@@ -792,7 +793,7 @@ impl<'a> Compiler<'a> {
     /// Pay `units` of compile work.
     fn spend(&mut self, units: u64) -> R<()> {
         self.exprs
-            .spend(units)
+            .spend_fuel(units)
             .map_err(|_| self.limit_error(LimitKind::CompileFuel, ""))
     }
 

@@ -33,10 +33,12 @@
 //!   end that exhausts the default budget (7 and 10 nested `if`-inside-`if`, the 22 s case
 //!   of issue 15) stops in 390-540 ms; the slowest front end that finishes is a 100k-value
 //!   `enum`, 220-270 ms; the MaskBench files that run out of budget stop after 0.55-1.2 s
-//!   (the machine's load varies the wall time for the same work about twofold). Regex
-//!   interning after the front end (`Grammar::build`) has its own costs: 1 MB `const` about
-//!   2.5 s, 100k-value `enum` about 0.8 s, `Handwritten---string4` 13-19 s, `^(a{1000}){1000}$`
-//!   25 s (the regex part of issue 15).
+//!   (the machine's load varies the wall time for the same work about twofold). Regex work
+//!   (pattern checks here, interning and emptiness checks in `Grammar::build`) pays
+//!   [`crate::regex::COMPILE_REGEX_WEIGHT`] units per derivative node or search step, so the
+//!   default budget buys about 2.5 million of them: the slowest MaskBench compile is about
+//!   0.4 s (two test threads on this machine), and intersected patterns that used to run 6-7
+//!   s (`Handwritten---allany17`, `string4`) stop with `CompileFuel` within 0.5 s.
 //! - **Memory.** Everything the front end builds that grows with the input is charged to
 //!   the compile budget's front-end bytes (`CompileBudget::charge`, a quarter of
 //!   `Limits::max_memory_bytes`, cumulative, never refunded) before it is built, at an
