@@ -6,8 +6,11 @@
 //! Data: `$SIEVE_SHARED/data/maskbench` (default `<workspace>/../shared`). By default a fixed
 //! 1-in-8 sample of the files (by name hash) runs; `SIEVE_FULL=1` runs all of them,
 //! `SIEVE_MASKBENCH_FILTER=substr` only matching names, `SIEVE_STRICT=1` compiles in strict mode. Failures are written to
-//! `$TMPDIR/json_maskbench_failures.txt`. Rates are checked against the ratchet
-//! `tests/data/json/maskbench_bytes_expected.json` (sample only).
+//! `$TMPDIR/json_maskbench_failures.txt`. On the sample, every case (each compile and each
+//! instance) is compared with the per-case ratchet `tests/data/json/maskbench_bytes_expected.json`
+//! (`sieve_bench::ratchet`: a pass -> fail fails; bless with
+//! `SIEVE_BLESS=1 cargo test --release -p sieve-tests --test json_maskbench_bytes`, which
+//! refuses regressions not named in `SIEVE_ACCEPT_REGRESSIONS=<file>`).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -15,6 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sieve_bench::pyjson;
+use sieve_bench::ratchet::{self, Outcomes};
 use sieve_core::grammar::json::serde_json::{self, Value};
 use sieve_core::grammar::json::{CoverageReport, JsonOptions};
 use sieve_core::{Grammar, Limits, Matcher, Vocabulary};
@@ -31,6 +35,11 @@ struct Tally {
     invalid_rejected: usize,
     invalid_accepted_approx: usize,
     failures: Vec<String>,
+    /// Per case (`file` for its compile, `file#i` for test `i`), a [`ratchet`] code: `c`
+    /// compiled, `E` compile error, `X` compile panic; `P` pass, `V` valid rejected, `A`
+    /// invalid accepted under a reported superset, `I` invalid accepted with none, `M`
+    /// matcher panic.
+    outcomes: Outcomes,
 }
 
 impl Tally {
@@ -45,6 +54,11 @@ impl Tally {
         self.invalid_rejected += o.invalid_rejected;
         self.invalid_accepted_approx += o.invalid_accepted_approx;
         self.failures.extend(o.failures);
+        self.outcomes.extend(o.outcomes);
+    }
+
+    fn case(&mut self, case: String, code: &str) {
+        self.outcomes.insert(case, code.to_string());
     }
 }
 
@@ -120,10 +134,12 @@ fn run_file(path: &PathBuf, vocab: &Arc<Vocabulary>, limits: &Limits) -> Tally {
         .unwrap_or_default();
     let Ok(text) = std::fs::read_to_string(path) else {
         t.failures.push(format!("{name}: unreadable"));
+        t.case(name, "R");
         return t;
     };
     let Ok(file) = serde_json::from_str::<Value>(&text) else {
         t.failures.push(format!("{name}: bad JSON"));
+        t.case(name, "R");
         return t;
     };
     let schema = file.get("schema").cloned().unwrap_or(Value::Bool(true));
@@ -142,15 +158,18 @@ fn run_file(path: &PathBuf, vocab: &Arc<Vocabulary>, limits: &Limits) -> Tally {
         {
             // Proved to admit no document: every instance is rejected.
             t.compiled = 1;
+            t.case(name.clone(), "c");
             let tests = file.get("tests").and_then(Value::as_array).cloned();
             for (i, test) in tests.unwrap_or_default().iter().enumerate() {
                 if test.get("valid").and_then(Value::as_bool).unwrap_or(true) {
                     t.valid_total += 1;
                     t.failures
                         .push(format!("{name}#{i}: valid_rejected: no document compiles"));
+                    t.case(format!("{name}#{i}"), "V");
                 } else {
                     t.invalid_total += 1;
                     t.invalid_rejected += 1;
+                    t.case(format!("{name}#{i}"), "P");
                 }
             }
             return t;
@@ -158,14 +177,17 @@ fn run_file(path: &PathBuf, vocab: &Arc<Vocabulary>, limits: &Limits) -> Tally {
         Ok(Err(e)) => {
             t.failures
                 .push(format!("{name}: compile_error: {}", e.message));
+            t.case(name, "E");
             return t;
         }
         Err(_) => {
             t.failures.push(format!("{name}: compile_panic"));
+            t.case(name, "X");
             return t;
         }
     };
     t.compiled = 1;
+    t.case(name.clone(), "c");
     let superset = report.supersets().next().is_some();
     let subset = report.subsets().next().is_some();
     if report.is_exact() {
@@ -186,9 +208,11 @@ fn run_file(path: &PathBuf, vocab: &Arc<Vocabulary>, limits: &Limits) -> Tally {
             Ok(ok) => ok,
             Err(_) => {
                 t.failures.push(format!("{name}#{i}: matcher_panic"));
+                t.case(format!("{name}#{i}"), "M");
                 continue;
             }
         };
+        let case = format!("{name}#{i}");
         let mut short = inst.clone();
         if short.len() > 300 {
             let mut cut = 300;
@@ -201,7 +225,9 @@ fn run_file(path: &PathBuf, vocab: &Arc<Vocabulary>, limits: &Limits) -> Tally {
             t.valid_total += 1;
             if ok {
                 t.valid_accepted += 1;
+                t.case(case, "P");
             } else {
+                t.case(case, "V");
                 if subset {
                     t.valid_rejected_subset += 1;
                 }
@@ -218,8 +244,10 @@ fn run_file(path: &PathBuf, vocab: &Arc<Vocabulary>, limits: &Limits) -> Tally {
             t.invalid_total += 1;
             if !ok {
                 t.invalid_rejected += 1;
+                t.case(case, "P");
             } else if superset {
                 t.invalid_accepted_approx += 1;
+                t.case(case, "A");
                 let why = test
                     .get("python_error")
                     .and_then(Value::as_str)
@@ -235,6 +263,7 @@ fn run_file(path: &PathBuf, vocab: &Arc<Vocabulary>, limits: &Limits) -> Tally {
                     .unwrap_or("");
                 t.failures
                     .push(format!("{name}#{i}: invalid_accepted: {short} [{why}]"));
+                t.case(case, "I");
             }
         }
     }
@@ -333,42 +362,17 @@ fn maskbench_bytes() {
     if full || filter.is_some() || std::env::var_os("SIEVE_STRICT").is_some() {
         return;
     }
+    // Per case (`sieve_bench::ratchet`): any pass -> fail fails the test, and a bless
+    // refuses it unless it is named in `SIEVE_ACCEPT_REGRESSIONS`.
     let ratchet =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/json/maskbench_bytes_expected.json");
-    let Ok(text) = std::fs::read_to_string(&ratchet) else {
-        sieve_tests::skip_missing_data(&format!("ratchet {} missing", ratchet.display()));
-        return;
-    };
-    let exp: Value = serde_json::from_str(&text).expect("ratchet file is JSON");
-    let get = |k: &str| exp.get(k).and_then(Value::as_u64).unwrap_or(0) as usize;
-    let checks = [
-        ("compiled", total.compiled),
-        ("valid_accepted", total.valid_accepted),
-        ("invalid_rejected", total.invalid_rejected),
-    ];
-    let mut improved = Vec::new();
-    for (k, got) in checks {
-        let want = get(k);
-        assert!(
-            got >= want,
-            "regression: {k} = {got}, expected at least {want} (see {})",
-            out.display()
-        );
-        if got > want {
-            improved.push(format!("{k}: {want} -> {got}"));
-        }
+    if let Err(e) = ratchet::check(&ratchet, &total.outcomes, "json_maskbench_bytes") {
+        panic!("{e:#} (failures in {})", out.display());
     }
-    let max_bad = get("invalid_accepted_unreported_max");
-    let bad = invalid_exact - total.invalid_rejected;
-    assert!(
-        bad <= max_bad,
-        "regression: {bad} invalid instances accepted without a reported approximation (max {max_bad})"
+    // Every invalid instance accepted is explained by a reported superset.
+    let unreported = total.invalid_total - total.invalid_rejected - total.invalid_accepted_approx;
+    assert_eq!(
+        unreported, 0,
+        "{unreported} invalid instances accepted without a reported approximation"
     );
-    if !improved.is_empty() {
-        println!(
-            "improvement, please update {}: {}",
-            ratchet.display(),
-            improved.join(", ")
-        );
-    }
 }
