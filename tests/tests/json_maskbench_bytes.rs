@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sieve_bench::pyjson;
 use sieve_bench::ratchet::{self, Outcomes};
+use sieve_bench::trace;
 use sieve_core::grammar::json::serde_json::{self, Value};
 use sieve_core::grammar::json::{CoverageReport, JsonOptions};
 use sieve_core::{Grammar, Limits, Matcher, Vocabulary};
@@ -188,7 +189,13 @@ fn run_file(path: &PathBuf, vocab: &Arc<Vocabulary>, limits: &Limits) -> Tally {
     };
     t.compiled = 1;
     t.case(name.clone(), "c");
-    let superset = report.supersets().next().is_some();
+    // An invalid instance accepted is explained only by a superset entry at a location the
+    // validator's errors point at (or above it): `sieve_bench::trace`.
+    let supersets: Vec<String> = report
+        .supersets()
+        .map(|e| trace::entry_location(&e.pointer, &e.keyword))
+        .collect();
+    let mut tracer = trace::Tracer::new(&schema, true, &[]);
     let subset = report.subsets().next().is_some();
     if report.is_exact() {
         t.exact = 1;
@@ -245,25 +252,28 @@ fn run_file(path: &PathBuf, vocab: &Arc<Vocabulary>, limits: &Limits) -> Tally {
             if !ok {
                 t.invalid_rejected += 1;
                 t.case(case, "P");
-            } else if superset {
-                t.invalid_accepted_approx += 1;
-                t.case(case, "A");
-                let why = test
-                    .get("python_error")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                t.failures.push(format!(
-                    "{name}#{i}: invalid_accepted_approx: {short} [{why}]{}",
-                    report_text(&report)
-                ));
             } else {
+                let trace = tracer.explain(&data, &supersets);
                 let why = test
                     .get("python_error")
                     .and_then(Value::as_str)
                     .unwrap_or("");
-                t.failures
-                    .push(format!("{name}#{i}: invalid_accepted: {short} [{why}]"));
-                t.case(case, "I");
+                if trace.explained() {
+                    t.invalid_accepted_approx += 1;
+                    t.case(case, "A");
+                    t.failures.push(format!(
+                        "{name}#{i}: invalid_accepted_approx: {short} [{why}] {}{}",
+                        trace.describe(),
+                        report_text(&report)
+                    ));
+                } else {
+                    t.case(case, "I");
+                    t.failures.push(format!(
+                        "{name}#{i}: invalid_accepted: {short} [{why}] {}{}",
+                        trace.describe(),
+                        report_text(&report)
+                    ));
+                }
             }
         }
     }
@@ -277,6 +287,9 @@ fn pct(a: usize, b: usize) -> f64 {
         100.0 * a as f64 / b as f64
     }
 }
+
+/// The most invalid instances of the sample accepted with no superset entry explaining them.
+const MAX_UNEXPLAINED: usize = 7;
 
 #[test]
 fn maskbench_bytes() {
@@ -369,10 +382,19 @@ fn maskbench_bytes() {
     if let Err(e) = ratchet::check(&ratchet, &total.outcomes, "json_maskbench_bytes") {
         panic!("{e:#} (failures in {})", out.display());
     }
-    // Every invalid instance accepted is explained by a reported superset.
-    let unreported = total.invalid_total - total.invalid_rejected - total.invalid_accepted_approx;
-    assert_eq!(
-        unreported, 0,
-        "{unreported} invalid instances accepted without a reported approximation"
+    // Invalid instances accepted that no superset entry explains (traced to the validator's
+    // error locations) are bugs; the bar only goes down. The 7 today are coverage entries at
+    // pointers of the rewritten schema (`/anyOf/2/properties/references/uniqueItems` for the
+    // validator's `/properties/references/uniqueItems`: asmdef, asconfig, aerleon, codux),
+    // the same class as the CI MaskBench gate's unexplained cases.
+    let unexplained = total.invalid_total - total.invalid_rejected - total.invalid_accepted_approx;
+    assert!(
+        unexplained <= MAX_UNEXPLAINED,
+        "{unexplained} invalid instances accepted with no superset entry explaining them (at \
+         most {MAX_UNEXPLAINED}; see {})",
+        out.display()
     );
+    if unexplained < MAX_UNEXPLAINED {
+        println!("improvement: lower MAX_UNEXPLAINED to {unexplained}");
+    }
 }
