@@ -15,6 +15,7 @@
 //! - `profile` (with `--features pprof`): sampling flamegraphs for `sieve maskbench
 //!   --flamegraph` and the criterion benches' `--profile-time`.
 
+pub mod concurrent;
 pub mod demo;
 pub mod mask_cmd;
 pub mod maskbench;

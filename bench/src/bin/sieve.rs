@@ -1,5 +1,5 @@
-//! The `sieve` command-line tool: `sieve demo`, `sieve mask`, `sieve maskbench` and
-//! `sieve schema-suite`.
+//! The `sieve` command-line tool: `sieve demo`, `sieve mask`, `sieve maskbench`,
+//! `sieve schema-suite` and `sieve concurrent`.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
+use sieve_bench::concurrent::{self, ConcurrentConfig};
 use sieve_bench::demo::{self, DemoConfig};
 use sieve_bench::mask_cmd::{self, GrammarSource, MaskConfig};
 use sieve_bench::maskbench::{self, Feed, MaskbenchConfig};
@@ -33,6 +34,33 @@ enum Command {
     Maskbench(MaskbenchArgs),
     /// Run the JSON-Schema-Test-Suite (tests/<draft>/*.json) through the compiler.
     SchemaSuite(SchemaSuiteArgs),
+    /// Many matchers of one JSON Schema at once on several threads: masks/s, latency,
+    /// matcher bytes and peak RSS.
+    Concurrent(ConcurrentArgs),
+}
+
+#[derive(Debug, Args)]
+struct ConcurrentArgs {
+    /// `o200k_base`, `cl100k_base`, or a path to a Hugging Face tokenizer.json.
+    #[arg(long)]
+    tokenizer: String,
+    /// A JSON Schema file (default: the schema `benches/masks.rs` times, with generated
+    /// valid outputs).
+    #[arg(long, requires = "outputs")]
+    schema: Option<PathBuf>,
+    /// With `--schema`: a file of valid outputs, one JSON document per line; matcher `i`
+    /// is fed line `i` modulo their number.
+    #[arg(long)]
+    outputs: Option<PathBuf>,
+    /// Matchers alive at once.
+    #[arg(long, default_value_t = 64)]
+    matchers: usize,
+    /// Host threads (default: the available parallelism).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Seed of the first generated output (default schema).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
 }
 
 #[derive(Debug, Args)]
@@ -218,6 +246,36 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Maskbench(args) => run_maskbench(args, &mut out),
         Command::SchemaSuite(args) => run_schema_suite(args, &mut out),
+        Command::Concurrent(args) => {
+            let tok = load(&args.tokenizer)?;
+            let (schema, texts) = match (&args.schema, &args.outputs) {
+                (Some(path), Some(outputs)) => {
+                    let text = std::fs::read_to_string(outputs)
+                        .with_context(|| format!("reading {}", outputs.display()))?;
+                    let lines = text.lines().filter(|l| !l.trim().is_empty());
+                    (
+                        mask_cmd::read_schema(path)?,
+                        lines.map(str::to_owned).collect(),
+                    )
+                }
+                _ => (
+                    serde_json::from_str(concurrent::DEFAULT_SCHEMA)?,
+                    concurrent::default_outputs(args.matchers, args.seed),
+                ),
+            };
+            let outputs: Vec<Vec<u32>> = texts.iter().map(|t: &String| tok.encode(t)).collect();
+            let mut cfg = ConcurrentConfig {
+                matchers: args.matchers,
+                ..ConcurrentConfig::default()
+            };
+            if let Some(t) = args.threads {
+                cfg.threads = t;
+            }
+            let report = concurrent::run(&tok.vocab, &schema, &outputs, &cfg)?;
+            report.print(&mut out)?;
+            out.flush().context("writing the report")?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
