@@ -80,12 +80,18 @@ pub struct Matcher {
     shared: usize,
     /// Byte-stack room a trie walk needs beyond the output: the longest token.
     walk_room: usize,
+    /// The generation of the grammar's shared tables this parser's rows name states of.
+    generation: u64,
+    /// The parser holds the grammar's shared tables (inside [`Matcher::with_tables`]).
+    holding: bool,
+    /// A rebuild reset the shared tables: their generation moves on when they go back.
+    reset_tables: bool,
 }
 
 impl Matcher {
     /// A matcher at the start of the grammar.
     pub fn new(grammar: &Grammar) -> Matcher {
-        let (parser, shared) = grammar.start_parser();
+        let (parser, generation, shared) = grammar.start_parser();
         let mut m = Matcher {
             grammar: grammar.clone(),
             parser,
@@ -98,6 +104,9 @@ impl Matcher {
             stats: MaskStats::default(),
             shared,
             walk_room: grammar.inner().max_token_len + 1,
+            generation,
+            holding: false,
+            reset_tables: false,
         };
         m.charge_outside();
         if m.parser.free_bytes() == 0 {
@@ -114,6 +123,48 @@ impl Matcher {
         let _ = crate::lexer::reserve(&mut m.consumed, tokens, m.parser.free_bytes());
         m.charge_outside();
         m
+    }
+
+    /// Run `f` with the grammar's shared tables in this matcher's parser: they are taken
+    /// under the grammar's lock and given back when `f` returns, so matchers of one grammar
+    /// take turns (see the module docs). If they were reset since this parser last held
+    /// them, its rows name states of the old ones: the output is replayed first. Calls
+    /// nest (a held matcher runs `f` directly).
+    fn with_tables<T>(&mut self, f: impl FnOnce(&mut Matcher) -> T) -> T {
+        if self.holding {
+            return f(self);
+        }
+        let grammar = self.grammar.clone();
+        let inner = grammar.inner();
+        let mut shared = inner.shared.lock();
+        if shared.tables.is_placeholder() {
+            // Tables lost to a panic inside a call (they stayed in that parser): start over
+            // from the pristine ones.
+            shared.tables = inner.pristine.tables();
+            shared.generation += 1;
+        }
+        self.parser.swap_tables(&mut shared.tables);
+        self.holding = true;
+        if shared.generation != self.generation {
+            self.generation = shared.generation;
+            self.parser.reset_to_start();
+            self.cached_key = None;
+            if self.error.is_none() && !self.replay() {
+                // The tables filled up again (other matchers explored since): reset them.
+                let kind = self.parser.error().unwrap_or(LimitKind::LexerStates);
+                if !self.rebuild_lexer(kind) {
+                    self.error = Some(MatcherError::Limit(kind));
+                }
+            }
+        }
+        let out = f(self);
+        self.holding = false;
+        if core::mem::take(&mut self.reset_tables) {
+            shared.generation += 1;
+            self.generation = shared.generation;
+        }
+        self.parser.swap_tables(&mut shared.tables);
+        out
     }
 
     /// Tell the parser what the grammar and this matcher's own buffers hold.
@@ -167,6 +218,11 @@ impl Matcher {
     /// Write the allowed-token mask: bit `t % 32` of `mask[t / 32]` is set iff token `t` is
     /// allowed. Words past the vocabulary are zeroed.
     pub fn compute_mask(&mut self, mask: &mut [u32]) -> Result<(), MatcherError> {
+        self.with_tables(|m| m.compute_mask_held(mask))
+    }
+
+    /// [`Matcher::compute_mask`] with the tables held.
+    fn compute_mask_held(&mut self, mask: &mut [u32]) -> Result<(), MatcherError> {
         self.check()?;
         let needed = self.mask_words();
         if mask.len() < needed {
@@ -269,9 +325,14 @@ impl Matcher {
         if kind == LimitKind::Memory && self.parser.arena_bytes() > self.parser.heap_bytes() / 2 {
             return false;
         }
-        debug_assert_eq!(self.bytes.len(), self.parser.depth());
-        // The grammar's charge holds room for this copy while the old parser is alive.
-        self.parser = self.grammar.inner().pristine.clone();
+        // The grammar's charge holds room for this copy while the old tables are alive.
+        let mut fresh = self.grammar.inner().pristine.tables();
+        self.parser.swap_tables(&mut fresh);
+        drop(fresh);
+        self.parser.reset_to_start();
+        self.parser.truncate(0);
+        // The shared tables are now these: every other matcher replays its output.
+        self.reset_tables = true;
         self.cached_key = None;
         self.charge_outside();
         let replayed = self.replay();
@@ -351,6 +412,11 @@ impl Matcher {
 
     /// Is token `t` allowed now (without computing the whole mask)?
     pub fn is_allowed(&mut self, token: u32) -> Result<bool, MatcherError> {
+        self.with_tables(|m| m.is_allowed_held(token))
+    }
+
+    /// [`Matcher::is_allowed`] with the tables held.
+    fn is_allowed_held(&mut self, token: u32) -> Result<bool, MatcherError> {
         self.check()?;
         let vocab = self.grammar.vocab().clone();
         if token as usize >= vocab.vocab_size() {
@@ -374,6 +440,11 @@ impl Matcher {
 
     /// Consume one sampled token.
     pub fn consume_token(&mut self, token: u32) -> Result<(), MatcherError> {
+        self.with_tables(|m| m.consume_token_held(token))
+    }
+
+    /// [`Matcher::consume_token`] with the tables held.
+    fn consume_token_held(&mut self, token: u32) -> Result<(), MatcherError> {
         self.check()?;
         let vocab = self.grammar.vocab().clone();
         if token as usize >= vocab.vocab_size() {
@@ -414,6 +485,11 @@ impl Matcher {
 
     /// Consume several tokens; stops at the first error.
     pub fn consume_tokens(&mut self, tokens: &[u32]) -> Result<(), MatcherError> {
+        self.with_tables(|m| m.consume_tokens_held(tokens))
+    }
+
+    /// [`Matcher::consume_tokens`] with the tables held.
+    fn consume_tokens_held(&mut self, tokens: &[u32]) -> Result<(), MatcherError> {
         tokens.iter().try_for_each(|&t| self.consume_token(t))
     }
 
@@ -442,6 +518,11 @@ impl Matcher {
     /// How many leading tokens of `tokens` would be accepted one after the other. The
     /// matcher's state is unchanged.
     pub fn validate_tokens(&mut self, tokens: &[u32]) -> Result<usize, MatcherError> {
+        self.with_tables(|m| m.validate_tokens_held(tokens))
+    }
+
+    /// [`Matcher::validate_tokens`] with the tables held.
+    fn validate_tokens_held(&mut self, tokens: &[u32]) -> Result<usize, MatcherError> {
         self.check()?;
         let mut n = 0;
         for &t in tokens {
@@ -463,6 +544,11 @@ impl Matcher {
     /// must end right after it, because a longer token could cover it together with what
     /// follows. Nothing is consumed.
     pub fn compute_ff_tokens(&mut self) -> Result<Vec<u32>, MatcherError> {
+        self.with_tables(|m| m.compute_ff_tokens_held())
+    }
+
+    /// [`Matcher::compute_ff_tokens`] with the tables held.
+    fn compute_ff_tokens_held(&mut self) -> Result<Vec<u32>, MatcherError> {
         let bytes = self.forced_bytes()?;
         if bytes.is_empty() {
             return Ok(Vec::new());
@@ -483,6 +569,11 @@ impl Matcher {
 
     /// The bytes every continuation must start with (empty at a choice or at an end).
     pub fn forced_bytes(&mut self) -> Result<Vec<u8>, MatcherError> {
+        self.with_tables(|m| m.forced_bytes_held())
+    }
+
+    /// [`Matcher::forced_bytes`] with the tables held.
+    fn forced_bytes_held(&mut self) -> Result<Vec<u8>, MatcherError> {
         self.check()?;
         let mut out = Vec::new();
         if self.stopped {
@@ -537,6 +628,11 @@ impl Matcher {
     /// nothing is pushed, and a budget run into becomes the sticky error ([`Matcher::error`]).
     /// Used to check whole texts and by tests.
     pub fn try_consume_bytes(&mut self, bytes: &[u8]) -> bool {
+        self.with_tables(|m| m.try_consume_bytes_held(bytes))
+    }
+
+    /// [`Matcher::try_consume_bytes`] with the tables held.
+    fn try_consume_bytes_held(&mut self, bytes: &[u8]) -> bool {
         if self.error.is_some() || self.stopped {
             return false;
         }
@@ -563,6 +659,11 @@ impl Matcher {
 
     /// Is the output so far a complete sentence (EOS allowed)?
     pub fn is_accepting(&mut self) -> bool {
+        self.with_tables(|m| m.is_accepting_held())
+    }
+
+    /// [`Matcher::is_accepting`] with the tables held.
+    fn is_accepting_held(&mut self) -> bool {
         self.stopped || (self.error.is_none() && self.parser.is_accepting())
     }
 
@@ -592,10 +693,10 @@ impl Matcher {
         self.cached_key = None;
     }
 
-    /// Lexer states this matcher's tables hold (for tests of the budgets).
+    /// Lexer states the grammar's shared tables hold (for tests of the budgets).
     #[doc(hidden)]
     pub fn lexer_states(&self) -> usize {
-        self.parser.lexer().num_states()
+        self.grammar.inner().shared.lock().tables.lexer.num_states()
     }
 
     /// How masks have been computed so far.
@@ -610,35 +711,27 @@ impl Matcher {
     }
 }
 
-/// The fullest a lexer handed back to the grammar may be (thousandths of its fullest
-/// budget): the tables only grow, so a grammar serving many sequences would otherwise end up
-/// handing every new matcher tables about to be rebuilt.
-const MAX_WARM_FILL: usize = 500;
+/// The largest Earley arena a dropped matcher hands back to its grammar as the template of
+/// new matchers (the grammar keeps it).
+const MAX_WARM_ARENA: usize = 64 << 10;
 
 impl Drop for Matcher {
-    /// Hand the lexer tables this matcher built back to the grammar when they are more
-    /// complete than the grammar's and at most half full, so the next matcher starts warm
-    /// and with room to grow. Never blocks, never allocates (the grammar's slot always holds
-    /// a parser, so a hand-back is a swap). A parser whose Earley arena grew past its lexer
-    /// tables (plus 64 KiB) is not handed back: the grammar would keep that arena.
+    /// Hand this matcher's parser (without tables: they are the grammar's) back to the
+    /// grammar when its Earley buffers have more room than the template's and at most
+    /// [`MAX_WARM_ARENA`], so that the next matcher starts with room to grow. Never blocks,
+    /// never allocates (the grammar's slot always holds a parser, so a hand-back is a swap).
     fn drop(&mut self) {
-        if self.error.is_some()
-            || self.parser.lexer().fill_per_mille() > MAX_WARM_FILL
-            || self.parser.arena_bytes() > self.parser.lexer().bytes_used() + (64 << 10)
-        {
+        let arena = self.parser.arena_bytes();
+        if self.error.is_some() || self.holding || arena > MAX_WARM_ARENA {
             return;
         }
         let inner = self.grammar.inner();
         let Some(mut warm) = inner.warm.try_lock() else {
             return;
         };
-        let current = warm.as_ref().unwrap_or(&inner.pristine);
-        if (self.parser.lexer().num_states(), self.parser.state_masks())
-            <= (current.lexer().num_states(), current.state_masks())
+        if let Some(warm) = &mut *warm
+            && arena > warm.arena_bytes()
         {
-            return;
-        }
-        if let Some(warm) = &mut *warm {
             self.parser.reset_to_start();
             self.parser.output_room = (self.bytes.capacity(), self.consumed.capacity());
             core::mem::swap(warm, &mut self.parser);

@@ -75,6 +75,27 @@ fn origin_of(item: u64) -> u32 {
     (item >> 32) as u32
 }
 
+/// The tables a grammar's matchers build lazily and share (see `Grammar::tables`): the
+/// lexer and the masks remembered per lexer state. A parser holds them only during a
+/// matcher's call, and a placeholder ([`Lexer::placeholder`]) otherwise.
+#[derive(Debug, Clone)]
+pub(crate) struct Tables {
+    pub(crate) lexer: Lexer,
+    pub(crate) state_masks: statemask::StateMasks,
+}
+
+impl Tables {
+    /// Whether these are the placeholder (a real lexer always has its dead state).
+    pub(crate) fn is_placeholder(&self) -> bool {
+        self.lexer.num_states() == 0
+    }
+
+    /// Heap bytes held, by capacity.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.lexer.bytes_used() + self.state_masks.bytes_used()
+    }
+}
+
 /// The parser: rules, the lexer, rows, and the byte stack.
 #[derive(Debug, Clone)]
 pub struct Parser {
@@ -148,6 +169,46 @@ impl Parser {
             state: first,
         });
         Ok(p)
+    }
+
+    /// Exchange this parser's tables with `tables` (the grammar's shared ones in, the
+    /// placeholder out, and back), and size the lexer's budget for this parser.
+    pub(crate) fn swap_tables(&mut self, tables: &mut Tables) {
+        core::mem::swap(&mut self.lexer, &mut tables.lexer);
+        core::mem::swap(&mut self.state_masks, &mut tables.state_masks);
+        self.sync_lexer_budget();
+    }
+
+    /// A copy of this parser's tables.
+    pub(crate) fn tables(&self) -> Tables {
+        Tables {
+            lexer: self.lexer.clone(),
+            state_masks: self.state_masks.clone(),
+        }
+    }
+
+    /// A copy of this parser with placeholder tables ([`Tables::placeholder`]): what a new
+    /// matcher starts from.
+    pub(crate) fn without_tables(&self) -> Parser {
+        Parser {
+            rules: Arc::clone(&self.rules),
+            lexer: Lexer::placeholder(),
+            ignore: self.ignore.clone(),
+            rows: self.rows.clone(),
+            items: self.items.clone(),
+            stack: self.stack.clone(),
+            seen: self.seen.clone(),
+            lexeme_scratch: self.lexeme_scratch.clone(),
+            max_items_per_row: self.max_items_per_row,
+            max_items_per_mask: self.max_items_per_mask,
+            items_this_step: self.items_this_step,
+            error: self.error,
+            next_serial: self.next_serial,
+            state_masks: statemask::StateMasks::default(),
+            max_bytes: self.max_bytes,
+            outside: self.outside,
+            output_room: self.output_room,
+        }
     }
 
     /// Reset the per-step budgets (call before each mask or token).

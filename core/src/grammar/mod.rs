@@ -13,7 +13,7 @@ use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::earley::{Parser, Rules};
+use crate::earley::{Parser, Rules, Tables};
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
 use crate::lexer::{LexemeInfo, Lexer};
 use crate::limits::{CompileBudget, Limits};
@@ -35,18 +35,26 @@ pub(crate) struct GrammarInner {
     /// The parser at the start of input, as compiled: matchers rebuild their lexer tables
     /// from it when those fill their budget (see [`crate::Matcher`]).
     pub(crate) pristine: Parser,
-    /// A parser at the start of input with warmer lexer tables than `pristine` (`None`:
-    /// none yet); matchers clone it. Matchers hand back their parser when dropped if its
-    /// lexer has built more states, so later matchers start with most transitions already
-    /// computed instead of recomputing derivatives.
-    /// Starts as a copy of `pristine`, so that handing a parser back is a swap: dropping a
-    /// matcher never allocates.
+    /// A parser at the start of input without tables ([`Parser::without_tables`]) whose
+    /// Earley buffers have room: matchers copy it, and a dropped matcher hands its own
+    /// back when it has more room (a swap: dropping a matcher never allocates).
     pub(crate) warm: spin::Mutex<Option<Parser>>,
+    /// The lexer and state-mask tables every matcher of this grammar reads and extends (see
+    /// [`crate::matcher`]): a matcher takes them into its parser for the length of one call.
+    pub(crate) shared: spin::Mutex<SharedTables>,
     pub(crate) lexeme_names: Vec<String>,
     /// The longest token's byte length: a trie walk pushes at most this many bytes.
     pub(crate) max_token_len: usize,
     /// Heap bytes of the rules (shared by every parser of the grammar).
     pub(crate) rules_bytes: usize,
+}
+
+/// The tables a grammar's matchers share, and how many times they were reset to the
+/// pristine parser's (a matcher whose rows name states of older tables replays its output).
+#[derive(Debug)]
+pub(crate) struct SharedTables {
+    pub(crate) tables: Tables,
+    pub(crate) generation: u64,
 }
 
 /// Special tokens resolve to their encodings (see [`crate::vocab`]), so a grammar's
@@ -294,11 +302,12 @@ impl Grammar {
             .map(|t| vocab.trie_bytes(t).len())
             .max()
             .unwrap_or(0);
-        let warm = initial.clone();
-        // The compile's derivative cache stays in the warm parser, which matchers copy (a
-        // strict `oneOf` of patterns, MaskBench's Github_easy---o65510, needs its 47 MB to
-        // stay within `fuel_per_mask` on the first masks); the pristine parser is only
-        // replayed after a budget error and does without (bench/perf.md).
+        let warm = initial.without_tables();
+        // The compile's derivative cache stays in the shared tables (a strict `oneOf` of
+        // patterns, MaskBench's Github_easy---o65510, needs its 47 MB to stay within
+        // `fuel_per_mask` on the first masks); the pristine parser is only copied after a
+        // budget error and does without (bench/perf.md).
+        let tables = initial.tables();
         initial.clear_deriv_cache();
         Ok(Grammar {
             inner: Arc::new(GrammarInner {
@@ -306,6 +315,10 @@ impl Grammar {
                 limits: limits.clone(),
                 pristine: initial,
                 warm: spin::Mutex::new(Some(warm)),
+                shared: spin::Mutex::new(SharedTables {
+                    tables,
+                    generation: 0,
+                }),
                 lexeme_names: ir.lexemes.iter().map(|l| l.name.clone()).collect(),
                 max_token_len,
                 rules_bytes,
@@ -330,6 +343,8 @@ impl Grammar {
 
     /// Heap bytes the grammar holds and charges to every matcher's `max_memory_bytes`: the
     /// rules, the pristine parser and the warm one (see [`crate::Limits::max_memory_bytes`]).
+    /// Not the shared tables ([`Grammar::tables_bytes`]): a matcher counts them while it
+    /// holds them.
     pub fn bytes_used(&self) -> usize {
         let names: usize = self
             .inner
@@ -348,16 +363,24 @@ impl Grammar {
                 .map_or(0, Parser::heap_bytes)
     }
 
-    /// A parser at the start of input for a new matcher (a copy of the warmest one handed
-    /// back) and the grammar's charge to its budget at that moment ([`Grammar::bytes_used`]
-    /// plus room for a rebuild's copy of the pristine parser).
-    pub(crate) fn start_parser(&self) -> (Parser, usize) {
+    /// Heap bytes of the tables the grammar's matchers share (lexer and state masks), as
+    /// they are now; they grow as matchers explore the grammar.
+    pub fn tables_bytes(&self) -> usize {
+        self.inner.shared.lock().tables.heap_bytes()
+    }
+
+    /// A parser at the start of input for a new matcher (without tables: a copy of the
+    /// roomiest one handed back), the shared tables' generation, and the grammar's charge to
+    /// its budget at that moment ([`Grammar::bytes_used`] plus room for a reset's copy of
+    /// the pristine tables).
+    pub(crate) fn start_parser(&self) -> (Parser, u64, usize) {
         let charge = self.bytes_used() + self.inner.pristine.heap_bytes();
         let parser = match &*self.inner.warm.lock() {
             Some(warm) => warm.clone(),
-            None => self.inner.pristine.clone(),
+            None => self.inner.pristine.without_tables(),
         };
-        (parser, charge)
+        let generation = self.inner.shared.lock().generation;
+        (parser, generation, charge)
     }
 
     pub(crate) fn inner(&self) -> &GrammarInner {

@@ -96,6 +96,17 @@ impl<T: Copy + Hash + Eq> Interner<T> {
         }
     }
 
+    /// An interner holding nothing, not even the first start offset (allocates nothing;
+    /// every id reads as empty).
+    fn empty() -> Self {
+        Interner {
+            data: Vec::new(),
+            starts: Vec::new(),
+            table: HashTable::new(),
+            hasher: DefaultHashBuilder::default(),
+        }
+    }
+
     fn get(&self, id: u32) -> &[T] {
         let (Some(&a), Some(&b)) = (
             self.starts.get(id as usize),
@@ -344,6 +355,41 @@ impl Lexer {
         lexer.flags.push(0);
         lexer.next.resize(num_classes, 0);
         lexer
+    }
+
+    /// A lexer with no lexemes and no tables that allocates nothing: what a matcher's parser
+    /// holds between calls while its grammar keeps the shared tables (see
+    /// `Grammar::tables`). Reading it is safe (every transition is missing, every state
+    /// dead) but never meaningful: a matcher swaps the shared tables in before any step.
+    pub(crate) fn placeholder() -> Lexer {
+        Lexer {
+            exprs: ExprSet::placeholder(),
+            lexemes: Vec::new(),
+            classes: ByteClasses::single(),
+            num_classes: 1,
+            next: Vec::new(),
+            flags: Vec::new(),
+            states: Vec::new(),
+            pairs: Interner::empty(),
+            accept_sets: Interner::empty(),
+            initial_sets: Interner::empty(),
+            initial_states: Vec::new(),
+            scratch: Roomy::default(),
+            accept_scratch: Roomy::default(),
+            max_states: 0,
+            max_bytes: 0,
+            fuel_per_step: 0,
+            slice_exprs: Vec::new(),
+            slice_of_state: Vec::new(),
+            slice_shapes: Vec::new(),
+            units: Vec::new(),
+            fallback_misses: 0,
+            leaves: Roomy::default(),
+            leaf_seen: HashSet::new(),
+            leaf_stack: Roomy::default(),
+            blocks: Roomy::default(),
+            leaf_class_sets: HashMap::new(),
+        }
     }
 
     /// The lexemes, indexed by lexeme id.

@@ -187,9 +187,28 @@ impl ExprSet {
     /// An empty store enforcing `limits.max_expr_nodes`, `max_repeat`, `max_nesting_depth`
     /// and `max_memory_bytes`; its fuel starts at `limits.compile_fuel`.
     pub fn new(limits: &Limits) -> ExprSet {
-        let mut set = ExprSet {
+        let mut set = ExprSet::bare(limits);
+        set.starts.push(0);
+        // The three reserved nodes; the limits above are at least 3, so these succeed.
+        let _ = set.intern(&[TAG_NOTHING]);
+        let _ = set.intern(&[TAG_EPSILON | FLAG_NULLABLE]);
+        // ANY_STRING = Not(NOTHING). It is flagged as free of And/Not: its language is
+        // known to be non-empty.
+        let _ = set.intern(&[TAG_NOT | FLAG_NULLABLE | FLAG_WIDE, ExprId::NOTHING.0]);
+        set
+    }
+
+    /// A store with no nodes that allocates nothing: what a parser holds while its grammar's
+    /// shared tables are with it only during a call (see `crate::lexer::Lexer::placeholder`).
+    /// Every lookup in it finds nothing.
+    pub(crate) fn placeholder() -> ExprSet {
+        ExprSet::bare(&Limits::default())
+    }
+
+    fn bare(limits: &Limits) -> ExprSet {
+        ExprSet {
             data: Vec::new(),
-            starts: alloc::vec![0],
+            starts: Vec::new(),
             table: HashTable::new(),
             hasher: DefaultHashBuilder::default(),
             deriv_cache: HashMap::new(),
@@ -215,14 +234,7 @@ impl ExprSet {
             max_repeat: limits.max_repeat,
             max_nesting_depth: limits.max_nesting_depth,
             max_memory: limits.max_memory_bytes,
-        };
-        // The three reserved nodes; the limits above are at least 3, so these succeed.
-        let _ = set.intern(&[TAG_NOTHING]);
-        let _ = set.intern(&[TAG_EPSILON | FLAG_NULLABLE]);
-        // ANY_STRING = Not(NOTHING). It is flagged as free of And/Not: its language is
-        // known to be non-empty.
-        let _ = set.intern(&[TAG_NOT | FLAG_NULLABLE | FLAG_WIDE, ExprId::NOTHING.0]);
-        set
+        }
     }
 
     /// How many nodes are interned.
