@@ -76,7 +76,7 @@ pub struct ConcurrentReport {
     pub tokens: usize,
     /// Heap bytes of each matcher, read with all of them alive, ascending.
     pub matcher_bytes: Vec<usize>,
-    /// Heap bytes the grammar holds (shared by the matchers).
+    /// Heap bytes the grammar holds, the tables its matchers share included.
     pub grammar_bytes: usize,
     /// Peak resident set of the process (KiB), on Linux.
     pub peak_rss_kb: Option<u64>,
@@ -197,7 +197,7 @@ pub fn run(
         wall,
         tokens: seqs.iter().map(|s| s.tokens.len()).sum(),
         matcher_bytes,
-        grammar_bytes: grammar.bytes_used(),
+        grammar_bytes: grammar.bytes_used() + grammar.tables_bytes(),
         peak_rss_kb: peak_rss_kb(),
     })
 }

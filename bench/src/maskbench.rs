@@ -608,7 +608,8 @@ pub struct FileResult {
     pub ttfm_us: Option<f64>,
     /// Every timed mask, in order (µs); empty unless compiled and token-fed.
     pub mask_us: Vec<f64>,
-    /// `Grammar::bytes_used` after compiling.
+    /// `Grammar::bytes_used` plus `Grammar::tables_bytes` (the lexer and state-mask tables
+    /// the matchers share) after the last instance.
     pub grammar_bytes: usize,
     /// Largest `Matcher::bytes_used` at the end of an instance (or after the first mask).
     pub matcher_bytes: usize,
@@ -931,6 +932,8 @@ fn run_file(
         }
         res.tests.push(outcome);
     }
+    // With the tables its matchers built and share.
+    res.grammar_bytes = grammar.bytes_used() + grammar.tables_bytes();
     res
 }
 

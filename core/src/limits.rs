@@ -45,14 +45,15 @@ pub struct Limits {
     /// buffer still counted), never an allocation failure.
     ///
     /// Counted, by capacity: the grammar's rules (with their nonterminal names), its pristine
-    /// parser and its warm parser (charged to each matcher when it is created, plus room for
-    /// one more copy of the pristine parser for a lexer rebuild); the matcher's Earley items,
+    /// parser and its template parser (charged to each matcher when it is created, plus room
+    /// for one more copy of the pristine tables for a reset); the matcher's Earley items,
     /// rows, `seen` set, byte stack (with room for one trie walk), byte log, token list and
-    /// mask copy; the lexer's transition tables, state sets, slice tables and its expression
-    /// store (whose tables get their growth room reserved before regex work); remembered
-    /// state masks (shared ones counted in full by each matcher). While compiling, the
-    /// expression store is given a third of the budget, and the grammar is refused if its
-    /// parser does not fit four times (pristine, warm, a matcher's copy, a rebuild's copy).
+    /// mask copy; the tables its grammar's matchers share, charged to the matcher holding them
+    /// during a call: the lexer's transition tables, state sets, slice tables and its
+    /// expression store (whose tables get their growth room reserved before regex work), and
+    /// remembered state masks. While compiling, the expression store is given a third of the
+    /// budget, and the grammar is refused if its parser does not fit four times (pristine,
+    /// shared tables, a matcher's, a reset's copy).
     ///
     /// While compiling, each front end charges its transient structures to a quarter of the
     /// budget ([`CompileBudget::charge`], cumulative, never refunded): the JSON front end its
@@ -64,12 +65,14 @@ pub struct Limits {
     /// Not counted: the [`crate::Vocabulary`] (trie, slices, token tables) belongs to the host
     /// and is shared by every grammar; the caller's mask buffers and source text. The
     /// adversarial suites compile every case again under a 256 KiB budget
-    /// (`tests/src/tight.rs`) and hold each to the bound below. Peak heap of compile + one matcher + its masks stays within
+    /// (`tests/src/tight.rs`) and hold each to the bound below. Peak heap of compile + one
+    /// matcher + its masks stays within
     /// `max_memory_bytes + 64 KiB` (the structs themselves, per-call scratch, lexeme names);
     /// `tests/tests/memory_budget.rs` checks it with a counting allocator for budgets from
     /// 256 KiB to 16 MiB. A single derivative that adds more than a quarter of a table's size
     /// may still grow it unchecked (the check follows it). A matcher of a warm grammar has
-    /// less room than one of a cold grammar (the warm parser is charged).
+    /// less room than one of a cold grammar (the shared tables are charged): when they fill
+    /// it, the tables are reset (see [`crate::matcher`]).
     pub max_memory_bytes: usize,
 }
 

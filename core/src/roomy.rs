@@ -1,7 +1,7 @@
 //! [`Roomy`]: a `Vec` whose clone keeps the original's capacity.
 //!
-//! A new matcher starts from a copy of the parser its grammar holds (the warmest one a
-//! finished matcher handed back). A plain `Vec` clone has no spare room, so the copy's Earley
+//! A new matcher starts from a copy of the parser template its grammar holds (the roomiest
+//! one a finished matcher handed back). A plain `Vec` clone has no spare room, so the copy's Earley
 //! rows, byte stack and scratch buffers would regrow by doubling, allocating on the first
 //! masks of every matcher. Buffers that grow per step are `Roomy` instead: the copy starts
 //! with the room its predecessor needed. Capacity is what the memory budget charges

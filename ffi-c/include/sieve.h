@@ -596,8 +596,8 @@ sieve_status sieve_matcher_new(const struct sieve_grammar *grammar,
                                struct sieve_matcher **out);
 
 /**
- * Deep-copies a matcher (state, error and lexer caches): `*out` receives an independent
- * matcher (for beams and speculative branches).
+ * Copies a matcher (its parser state and error; the lexer tables belong to the grammar and
+ * are shared): `*out` receives an independent matcher (for beams and speculative branches).
  */
 SIEVE_NODISCARD
 sieve_status sieve_matcher_clone(const struct sieve_matcher *matcher,

@@ -86,8 +86,8 @@ pub extern "C" fn sieve_matcher_new(
     }
 }
 
-/// Deep-copies a matcher (state, error and lexer caches): `*out` receives an independent
-/// matcher (for beams and speculative branches).
+/// Copies a matcher (its parser state and error; the lexer tables belong to the grammar and
+/// are shared): `*out` receives an independent matcher (for beams and speculative branches).
 #[unsafe(no_mangle)]
 #[must_use]
 pub extern "C" fn sieve_matcher_clone(

@@ -16,7 +16,8 @@
 //! nodes with a copy and a few dozen steps: the deferred nodes are the tokens that close the
 //! string and go on (`",`, `"}`).
 //!
-//! Entries are shared (`Arc`) by the matchers cloned from one warm parser. Their memory is
+//! They are part of the tables a grammar's matchers share (see [`crate::matcher`]); entries
+//! are `Arc`s, so a copy of the tables (a reset's) shares them. Their memory is
 //! bounded by [`MAX_STATE_MASK_BYTES`] (and an eighth of `max_memory_bytes`); past it, masks
 //! are walked as before.
 

@@ -289,8 +289,8 @@ impl Grammar {
         *fuel_left = exprs.fuel_left();
         let lexer = Lexer::new(exprs, lexemes, slice_exprs, limits);
         let mut initial = Parser::new(rules, lexer, limits)?;
-        // The grammar holds the pristine parser and the warm copy of it; a matcher needs a
-        // copy of its own and room for a rebuild: all of it must fit the budget.
+        // The grammar holds the pristine parser and the shared tables; a matcher holds the
+        // tables during a call and needs room for a reset's copy: all of it must fit.
         let held = initial
             .heap_bytes()
             .saturating_mul(4)
@@ -342,7 +342,7 @@ impl Grammar {
     }
 
     /// Heap bytes the grammar holds and charges to every matcher's `max_memory_bytes`: the
-    /// rules, the pristine parser and the warm one (see [`crate::Limits::max_memory_bytes`]).
+    /// rules, the pristine parser and the table-less template (see [`crate::Limits::max_memory_bytes`]).
     /// Not the shared tables ([`Grammar::tables_bytes`]): a matcher counts them while it
     /// holds them.
     pub fn bytes_used(&self) -> usize {
