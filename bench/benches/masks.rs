@@ -29,18 +29,8 @@ use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_ma
 use sieve_core::grammar::json::JsonOptions;
 use sieve_core::{Grammar, Limits, Matcher, Vocabulary};
 
-const SCHEMA: &str = r#"{
-  "type": "object",
-  "properties": {
-    "name": {"type": "string"},
-    "age": {"type": "integer", "minimum": 0},
-    "score": {"type": "number"},
-    "status": {"enum": ["active", "inactive", "pending"]},
-    "tags": {"type": "array", "items": {"type": "string"}}
-  },
-  "required": ["name", "age", "status"],
-  "additionalProperties": false
-}"#;
+/// The schema `sieve concurrent` runs by default too.
+const SCHEMA: &str = sieve_bench::concurrent::DEFAULT_SCHEMA;
 
 const EMAIL_REGEX: &str = r"[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,6}";
 const TEXT_REGEX: &str = r"[A-Za-z0-9 ,.;:'!?()-]{1,400}";

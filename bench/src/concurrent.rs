@@ -25,8 +25,8 @@ use crate::maskbench::peak_rss_kb;
 use crate::rng::SplitMix64;
 use crate::stats::{Summary, percentile_sorted};
 
-/// The default schema: the one `benches/masks.rs` times (an object with string, integer,
-/// number, enum and array fields).
+/// The default schema (an object with string, integer, number, enum and array fields);
+/// `benches/masks.rs` times it too.
 pub const DEFAULT_SCHEMA: &str = r#"{
   "type": "object",
   "properties": {

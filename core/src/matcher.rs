@@ -740,12 +740,10 @@ impl Drop for Matcher {
         let Some(mut warm) = inner.warm.try_lock() else {
             return;
         };
-        if let Some(warm) = &mut *warm
-            && arena > warm.arena_bytes()
-        {
+        if arena > warm.arena_bytes() {
             self.parser.reset_to_start();
             self.parser.output_room = (self.bytes.capacity(), self.consumed.capacity());
-            core::mem::swap(warm, &mut self.parser);
+            core::mem::swap(&mut *warm, &mut self.parser);
         }
     }
 }

@@ -187,28 +187,14 @@ impl Parser {
         }
     }
 
-    /// A copy of this parser with placeholder tables ([`Tables::placeholder`]): what a new
-    /// matcher starts from.
-    pub(crate) fn without_tables(&self) -> Parser {
-        Parser {
-            rules: Arc::clone(&self.rules),
+    /// Take this parser's tables out, leaving the placeholder ([`Lexer::placeholder`]).
+    pub(crate) fn take_tables(&mut self) -> Tables {
+        let mut tables = Tables {
             lexer: Lexer::placeholder(),
-            ignore: self.ignore.clone(),
-            rows: self.rows.clone(),
-            items: self.items.clone(),
-            stack: self.stack.clone(),
-            seen: self.seen.clone(),
-            lexeme_scratch: self.lexeme_scratch.clone(),
-            max_items_per_row: self.max_items_per_row,
-            max_items_per_mask: self.max_items_per_mask,
-            items_this_step: self.items_this_step,
-            error: self.error,
-            next_serial: self.next_serial,
             state_masks: statemask::StateMasks::default(),
-            max_bytes: self.max_bytes,
-            outside: self.outside,
-            output_room: self.output_room,
-        }
+        };
+        self.swap_tables(&mut tables);
+        tables
     }
 
     /// Reset the per-step budgets (call before each mask or token).

@@ -35,10 +35,10 @@ pub(crate) struct GrammarInner {
     /// The parser at the start of input, as compiled: matchers rebuild their lexer tables
     /// from it when those fill their budget (see [`crate::Matcher`]).
     pub(crate) pristine: Parser,
-    /// A parser at the start of input without tables ([`Parser::without_tables`]) whose
+    /// A parser at the start of input without tables ([`Parser::take_tables`]) whose
     /// Earley buffers have room: matchers copy it, and a dropped matcher hands its own
     /// back when it has more room (a swap: dropping a matcher never allocates).
-    pub(crate) warm: spin::Mutex<Option<Parser>>,
+    pub(crate) warm: spin::Mutex<Parser>,
     /// The lexer and state-mask tables every matcher of this grammar reads and extends (see
     /// [`crate::matcher`]): a matcher takes them into its parser for the length of one call.
     pub(crate) shared: spin::Mutex<SharedTables>,
@@ -302,19 +302,19 @@ impl Grammar {
             .map(|t| vocab.trie_bytes(t).len())
             .max()
             .unwrap_or(0);
-        let warm = initial.without_tables();
         // The compile's derivative cache stays in the shared tables (a strict `oneOf` of
         // patterns, MaskBench's Github_easy---o65510, needs its 47 MB to stay within
         // `fuel_per_mask` on the first masks); the pristine parser is only copied after a
         // budget error and does without (bench/perf.md).
-        let tables = initial.tables();
+        let mut warm = initial.clone();
+        let tables = warm.take_tables();
         initial.clear_deriv_cache();
         Ok(Grammar {
             inner: Arc::new(GrammarInner {
                 vocab: Arc::clone(vocab),
                 limits: limits.clone(),
                 pristine: initial,
-                warm: spin::Mutex::new(Some(warm)),
+                warm: spin::Mutex::new(warm),
                 shared: spin::Mutex::new(SharedTables {
                     tables,
                     generation: 0,
@@ -355,12 +355,7 @@ impl Grammar {
         self.inner.rules_bytes
             + names
             + self.inner.pristine.heap_bytes()
-            + self
-                .inner
-                .warm
-                .lock()
-                .as_ref()
-                .map_or(0, Parser::heap_bytes)
+            + self.inner.warm.lock().heap_bytes()
     }
 
     /// Heap bytes of the tables the grammar's matchers share (lexer and state masks), as
@@ -375,10 +370,7 @@ impl Grammar {
     /// the pristine tables).
     pub(crate) fn start_parser(&self) -> (Parser, u64, usize) {
         let charge = self.bytes_used() + self.inner.pristine.heap_bytes();
-        let parser = match &*self.inner.warm.lock() {
-            Some(warm) => warm.clone(),
-            None => self.inner.pristine.without_tables(),
-        };
+        let parser = self.inner.warm.lock().clone();
         let generation = self.inner.shared.lock().generation;
         (parser, generation, charge)
     }

@@ -322,28 +322,14 @@ impl Lexer {
             lexemes,
             classes,
             num_classes,
-            next: Vec::new(),
-            flags: Vec::new(),
-            states: Vec::new(),
             pairs: Interner::new(),
             accept_sets: Interner::new(),
             initial_sets: Interner::new(),
-            initial_states: Vec::new(),
-            scratch: Roomy::default(),
-            accept_scratch: Roomy::default(),
             max_states: limits.max_lexer_states.max(2),
             max_bytes: limits.max_memory_bytes,
             fuel_per_step: limits.fuel_per_mask,
             slice_exprs: slice_exprs.into_iter().take(SLICE_NONE as usize).collect(),
-            slice_of_state: Vec::new(),
-            slice_shapes: Vec::new(),
-            units: Vec::new(),
-            fallback_misses: 0,
-            leaves: Roomy::default(),
-            leaf_seen: HashSet::new(),
-            leaf_stack: Roomy::default(),
-            blocks: Roomy::default(),
-            leaf_class_sets: HashMap::new(),
+            ..Lexer::placeholder()
         };
         let (units, shapes) = slice::shapes(&lexer);
         lexer.units = units;
@@ -361,6 +347,7 @@ impl Lexer {
     /// holds between calls while its grammar keeps the shared tables (see
     /// `Grammar::tables`). Reading it is safe (every transition is missing, every state
     /// dead) but never meaningful: a matcher swaps the shared tables in before any step.
+    /// [`Lexer::new`] starts from it too.
     pub(crate) fn placeholder() -> Lexer {
         Lexer {
             exprs: ExprSet::placeholder(),
