@@ -189,6 +189,15 @@ impl Matcher {
     /// Before a step that may push `more` bytes and keep them: room in the byte log, the
     /// token list and the byte stack (plus a trie walk's depth), checked and charged now.
     fn reserve_output(&mut self, more: usize) -> Result<(), LimitKind> {
+        // Most steps fit the buffers as they are: nothing to charge, and the budgets stay
+        // as the step's start set them (re-syncing them costs a walk over every table).
+        let spare = |cap: usize, len: usize| cap - len.min(cap);
+        if self.parser.stack_room() >= more.saturating_add(self.walk_room)
+            && spare(self.bytes.capacity(), self.bytes.len()) >= more
+            && spare(self.consumed.capacity(), self.consumed.len()) >= 1
+        {
+            return Ok(());
+        }
         self.parser
             .reserve_stack(more.saturating_add(self.walk_room))?;
         let r = crate::lexer::reserve(&mut self.bytes, more, self.parser.free_bytes());

@@ -310,6 +310,11 @@ impl Parser {
             .set_max_bytes(self.max_bytes.saturating_sub(rest));
     }
 
+    /// Entries the byte stack holds beyond its depth without growing.
+    pub(crate) fn stack_room(&self) -> usize {
+        self.stack.capacity() - self.stack.len().min(self.stack.capacity())
+    }
+
     /// Room for `more` entries on the byte stack beyond its depth, charged now: a trie walk
     /// pushes up to a token's length of entries and must not grow the stack itself.
     pub fn reserve_stack(&mut self, more: usize) -> Result<(), LimitKind> {
@@ -494,7 +499,13 @@ impl Parser {
         // before a terminal (which sort after every nonterminal).
         let rhs = &self.rules.rhs;
         if let Some(row_items) = self.items.get_mut(start..) {
-            row_items.sort_unstable_by_key(|&it| (rhs.get(dot_of(it) as usize).copied(), it));
+            // One integer key (symbol above the item; a missing symbol first, as `None`).
+            row_items.sort_unstable_by_key(|&it| {
+                let sym = rhs
+                    .get(dot_of(it) as usize)
+                    .map_or(0, |&s| u128::from(s) + 1);
+                (sym << 64) | u128::from(it)
+            });
         }
         self.lexeme_scratch.extend_from_slice(&self.ignore);
         self.lexeme_scratch.sort_unstable();

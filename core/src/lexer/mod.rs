@@ -515,10 +515,11 @@ impl Lexer {
 
     /// Set the bytes this lexer may hold (its tables and its expression store, whose tables
     /// get their growth room ahead of regex work, see `reserve_exprs`). Called by the parser
-    /// whenever its own share changes.
+    /// whenever its own share changes, so it only stores the number: the expression store's
+    /// share is granted from it by `reserve_exprs`, which every entry point that does regex
+    /// work (a transition, a start state, a slice check) calls first.
     pub fn set_max_bytes(&mut self, max_bytes: usize) {
         self.max_bytes = max_bytes;
-        self.grant_exprs();
     }
 
     fn grant_exprs(&mut self) {
@@ -626,7 +627,12 @@ impl Lexer {
         // live lexemes costs its size on every transition computed.
         let n = self.pairs.get(s.0).len();
         self.exprs.spend(n as u64)?;
-        let room = self.max_bytes.saturating_sub(self.bytes_used());
+        // The budget is read only when the scratch must grow (summing it walks every table).
+        let room = if self.scratch.capacity() >= n {
+            0
+        } else {
+            self.max_bytes.saturating_sub(self.bytes_used())
+        };
         let mut out = core::mem::take(&mut self.scratch);
         out.clear();
         let mut result = reserve(&mut out, n, room);
@@ -775,7 +781,8 @@ impl Lexer {
             + vec_growth(&self.slice_of_state, 1)
             + self.pairs.growth_bytes(pairs.len())
             + self.accept_sets.growth_bytes(pairs.len());
-        if self.bytes_used().saturating_add(growth) > self.max_bytes {
+        // Nothing to check when no table grows (the heap does not change).
+        if growth > 0 && self.bytes_used().saturating_add(growth) > self.max_bytes {
             return Err(LimitKind::Memory);
         }
         let id = self.states.len() as u32;
