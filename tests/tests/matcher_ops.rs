@@ -360,6 +360,63 @@ fn interleaved_matchers_replay_after_another_resets_the_tables() {
     assert!(rebuilds > 1, "limit {limit}: {rebuilds} rebuilds");
 }
 
+#[test]
+fn eight_threads_sharing_a_grammar_see_the_masks_of_one() {
+    // Issue 15, item 6: the same grammar, limits and tokens give the same masks whether the
+    // grammar is used by one thread or eight. Eight paths are walked at once, one thread
+    // each, by matchers of one grammar whose lexer-state budget holds a quarter of what one
+    // long path builds (so the threads reset the shared tables under each other); every
+    // mask must equal that of a matcher with a roomy grammar of its own, walked alone.
+    let paths: Vec<Vec<u32>> = (0..8)
+        .map(|s| {
+            random_path(
+                &mut Matcher::new(&with_lexer_states(50_000)),
+                &mut Rng::new(100 + s),
+                100,
+            )
+        })
+        .collect();
+    let expected: Vec<Vec<Vec<u32>>> = paths
+        .iter()
+        .map(|path| {
+            let mut m = Matcher::new(&with_lexer_states(50_000));
+            path.iter()
+                .map(|&t| {
+                    let mask = mask_of(&mut m);
+                    m.consume_token(t).unwrap();
+                    mask
+                })
+                .collect()
+        })
+        .collect();
+    let mut roomy = Matcher::new(&with_lexer_states(50_000));
+    random_path(&mut roomy, &mut Rng::new(5), 120);
+    let g = with_lexer_states(roomy.lexer_states() / 4);
+    let rebuilds: u64 = std::thread::scope(|s| {
+        let handles: Vec<_> = paths
+            .iter()
+            .zip(&expected)
+            .enumerate()
+            .map(|(k, (path, want))| {
+                let g = &g;
+                s.spawn(move || {
+                    let mut m = Matcher::new(g);
+                    for (i, (&t, want)) in path.iter().zip(want).enumerate() {
+                        assert_eq!(&mask_of(&mut m), want, "thread {k}, token {i}");
+                        m.consume_token(t).unwrap();
+                    }
+                    m.stats().lexer_rebuilds
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    });
+    assert!(
+        rebuilds > 0,
+        "the tight budget never reset the shared tables"
+    );
+}
+
 /// Compiles one test grammar under the given limits.
 type MakeGrammar = fn(&Limits) -> Grammar;
 
