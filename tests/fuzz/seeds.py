@@ -38,7 +38,7 @@ def lark_sources():
             s = m.group(2)
             if re.search(r"^\s*start\s*:", s, re.M):
                 out.append(s)
-    doc = open(os.path.join(ROOT, "docs", "lark.md")).read()
+    doc = open(os.path.join(ROOT, "core", "docs", "lark.md")).read()
     for m in re.finditer(r"```(?:lark)?\n(.*?)```", doc, re.S):
         if re.search(r"^\s*start\s*:", m.group(1), re.M):
             out.append(m.group(1))
@@ -92,7 +92,18 @@ def schemas():
                 if len(text) <= 600:
                     cases.append(text)
     out += rng.sample(cases, min(len(cases), 150))
-    return out
+    return out + HAND_SCHEMAS
+
+
+# Shapes the samples above miss: an allOf of several `contains` (kept together, issue 15),
+# and its negation.
+HAND_SCHEMAS = [
+    '{"type":"array","allOf":[{"contains":{"enum":["a","b"]},"maxContains":2},'
+    '{"contains":{"const":"c"},"minContains":2}],"unevaluatedItems":{"const":"d"}}',
+    '{"type":"array","not":{"allOf":[{"contains":{"type":"integer"},"minContains":2,'
+    '"maxContains":3},{"contains":{"type":"string"},"maxContains":1}]},'
+    '"prefixItems":[{"type":"string"}]}',
+]
 
 
 def main():

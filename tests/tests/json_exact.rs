@@ -382,10 +382,12 @@ fn issue_cases() {
             t(&["\"a\\u0022b\"", "\"\\u0061\\\"b\""]),
         ),
         (
+            // Both `contains` evaluate their items (suite `unevaluatedItems.json` #22 has this
+            // shape with `multipleOf: 3`, whose union with other divisors is approximated).
             json!({"type": "array",
-                   "allOf": [{"contains": {"multipleOf": 2}}, {"contains": {"multipleOf": 3}}],
-                   "unevaluatedItems": {"multipleOf": 5}}),
-            t(&["[2, 3, 4, 5, 6]", "[2, 3, 4, 7, 6]"]),
+                   "allOf": [{"contains": {"multipleOf": 2}}, {"contains": {"multipleOf": 5}}],
+                   "unevaluatedItems": {"const": 7}}),
+            t(&["[2, 5, 7]", "[2, 5, 9]", "[10]", "[2, 7]", "[4, 15, 7, 7]"]),
         ),
     ];
     for (schema, texts) in cases {

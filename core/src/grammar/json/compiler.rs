@@ -62,6 +62,21 @@ const MAX_TRACKED_REQUIRED: usize = 10;
 const MAX_OBJECT_STATES: usize = 4096;
 /// Largest `maxItems` unrolled exactly.
 const MAX_UNROLLED_ITEMS: u64 = 1000;
+
+/// Most `contains` conditions one array enforces together (an `allOf` of more keeps the
+/// first ones and reports the rest as a superset): each item picks which of them it
+/// counts for, 2^n ways.
+const MAX_CONTAINS_GROUPS: usize = 4;
+
+/// One `contains` condition of an array: the items from index `from` on that match
+/// `schema` number at least `min` and at most `max`.
+#[derive(Debug, Clone, PartialEq)]
+struct ContainsGroup {
+    schema: Value,
+    min: u64,
+    max: Option<u64>,
+    from: u64,
+}
 /// Largest count tracked for `minProperties`/`maxProperties`.
 const MAX_PROPERTY_COUNT: u64 = 64;
 /// Most `anyOf` branches produced when merging two `anyOf`s.
@@ -213,6 +228,9 @@ pub(super) struct PrivateKeys {
     pub(super) not_string: String,
     /// `contains` counts only the items from this index on.
     pub(super) contains_from: String,
+    /// The other `contains` conditions of an `allOf` (each an object of `contains`,
+    /// `minContains`, `maxContains` and `contains_from`), all enforced with the first.
+    pub(super) contains_more: String,
 }
 
 impl PrivateKeys {
@@ -258,6 +276,7 @@ impl PrivateKeys {
             not_number: format!("{prefix}notNumber"),
             not_string: format!("{prefix}notString"),
             contains_from: format!("{prefix}containsFrom"),
+            contains_more: format!("{prefix}containsMore"),
             prefix,
         };
         (keys, work)
@@ -892,18 +911,6 @@ impl<'a> Compiler<'a> {
             });
         }
         Ok(())
-    }
-
-    /// Report an `allOf` of two different `contains` (the first is kept): a superset on
-    /// `keyword` and a subset on `allOf`, whose reason is `subset_why`.
-    fn two_contains(&mut self, ptr: &str, keyword: &str, subset_why: &str) -> R<()> {
-        self.approx(
-            ptr,
-            keyword,
-            Direction::Superset,
-            "allOf with two different contains; the first is kept",
-        )?;
-        self.approx(ptr, "allOf", Direction::Subset, subset_why)
     }
 
     /// Report a spelling restriction (exact over values; see [`CoverageStatus::Spelling`]).
@@ -1603,6 +1610,7 @@ impl<'a> Compiler<'a> {
                 pm.insert(k, v);
             }
         }
+        self.merge_contains(&mut am, &mut bm);
         for (k, vb) in bm {
             let Some(va) = am.remove(&k) else {
                 if k == "properties" {
@@ -1626,6 +1634,79 @@ impl<'a> Compiler<'a> {
             am.insert(k, merged);
         }
         Ok(Value::Object(am))
+    }
+
+    /// The `contains` conditions of both sides of an `allOf`, all kept: `b`'s condition
+    /// (and the ones it already carries) join `a`'s list under `contains_more`. A
+    /// `minContains`/`maxContains` without a `contains` beside it means nothing and is
+    /// dropped, so it cannot attach to the other side's `contains`.
+    fn merge_contains(&self, am: &mut Map<String, Value>, bm: &mut Map<String, Value>) {
+        let (cf, more) = (&self.keys.contains_from, &self.keys.contains_more);
+        for m in [&mut *am, &mut *bm] {
+            if !m.contains_key("contains") {
+                for k in ["minContains", "maxContains", cf.as_str(), more.as_str()] {
+                    m.remove(k);
+                }
+            }
+        }
+        if !(am.contains_key("contains") && bm.contains_key("contains")) {
+            return;
+        }
+        let group_keys = ["contains", "minContains", "maxContains", cf.as_str()];
+        let ga: Map<String, Value> = group_keys
+            .iter()
+            .filter_map(|k| am.get(*k).map(|v| (k.to_string(), v.clone())))
+            .collect();
+        let gb: Map<String, Value> = group_keys
+            .iter()
+            .filter_map(|k| bm.remove(*k).map(|v| (k.to_string(), v)))
+            .collect();
+        let listed = |m: &mut Map<String, Value>| match m.remove(more.as_str()) {
+            Some(Value::Array(a)) => a,
+            _ => Vec::new(),
+        };
+        let mut list = listed(am);
+        let ga = Value::Object(ga);
+        for g in core::iter::once(Value::Object(gb)).chain(listed(bm)) {
+            if g != ga && !list.contains(&g) {
+                list.push(g);
+            }
+        }
+        if !list.is_empty() {
+            am.insert(more.clone(), Value::Array(list));
+        }
+    }
+
+    /// The `contains` conditions of a flattened array schema that constrain something
+    /// (`minContains: 0` without `maxContains` does not): its own, then `contains_more`'s.
+    fn contains_groups(&self, m: &Map<String, Value>) -> Vec<ContainsGroup> {
+        let group = |g: &Map<String, Value>| {
+            let schema = g.get("contains")?.clone();
+            let min = g.get("minContains").and_then(as_count).unwrap_or(1);
+            let max = g.get("maxContains").and_then(as_count);
+            let from = g
+                .get(self.keys.contains_from.as_str())
+                .and_then(as_count)
+                .unwrap_or(0);
+            (min > 0 || max.is_some()).then_some(ContainsGroup {
+                schema,
+                min,
+                max,
+                from,
+            })
+        };
+        let mut out: Vec<ContainsGroup> = group(m).into_iter().collect();
+        if let Some(Value::Array(list)) = m.get(self.keys.contains_more.as_str()) {
+            for g in list {
+                if let Value::Object(g) = g
+                    && let Some(g) = group(g)
+                    && !out.contains(&g)
+                {
+                    out.push(g);
+                }
+            }
+        }
+        out
     }
 
     /// Array item schemas by position: each side's tuple part (`prefixItems`, or draft-7
@@ -1812,31 +1893,6 @@ impl<'a> Compiler<'a> {
                 let mut out = va.as_array().cloned().unwrap_or_default();
                 out.extend(vb.as_array().cloned().unwrap_or_default());
                 Value::Array(out)
-            }
-            _ if k == self.keys.contains_from => {
-                self.two_contains(
-                    ptr,
-                    "contains",
-                    "allOf with two different contains: the first is kept, so items only the \
-                     other matches are unevaluated",
-                )?;
-                va
-            }
-            "contains" | "minContains" | "maxContains" => {
-                // Both directions: the second condition is dropped (a superset), while the
-                // kept `contains` takes the other's `minContains`/`maxContains` and items that
-                // only the dropped one matched count as unevaluated (a subset: suite
-                // `unevaluatedItems.json` #22 rejects the valid `[2,3,4,5,6]`).
-                self.two_contains(
-                    ptr,
-                    k,
-                    &format!(
-                        "allOf with two different {k}: the first is kept, so the other's \
-                         minContains/maxContains apply to it and items only the other matches \
-                         are unevaluated"
-                    ),
-                )?;
-                va
             }
             "additionalProperties"
             | "additionalItems"
@@ -3118,12 +3174,9 @@ impl<'a> Compiler<'a> {
     // ---- arrays -------------------------------------------------------------------------
 
     fn array(&mut self, m: &Map<String, Value>, ptr: &str, base: &str) -> R<u32> {
-        if let Some(c) = m.get("contains") {
-            let vacuous = m.get("minContains").and_then(as_count) == Some(0)
-                && !m.contains_key("maxContains");
-            if !vacuous {
-                return self.array_contains(m, c, ptr, base);
-            }
+        let groups = self.contains_groups(m);
+        if !groups.is_empty() {
+            return self.array_contains(m, groups, ptr, base);
         }
         let mut prefix = Vec::new();
         let prefix_src: Option<(&Vec<Value>, &str)> = match (m.get("prefixItems"), m.get("items")) {
@@ -3248,18 +3301,30 @@ impl<'a> Compiler<'a> {
         Ok(arr)
     }
 
-    /// An array with `contains` (and `minContains`/`maxContains`): an automaton over
-    /// (position, matching items so far). Without `maxContains` a matching item may also
-    /// be taken as a plain one (the count only needs to reach the minimum); with it, items
-    /// are split into matching and not matching `contains`.
+    /// An array with `contains` conditions (each with its `minContains`/`maxContains` and
+    /// first counted index): an automaton over (position, matching items so far per
+    /// condition). Each item chooses the conditions it counts for and is compiled as the
+    /// item schema with those conditions and, for the conditions with a `maxContains` that it
+    /// does not count for, their negations. A condition without `maxContains` may leave a
+    /// matching item uncounted (its count only needs to reach the minimum, and stops there).
     fn array_contains(
         &mut self,
         m: &Map<String, Value>,
-        c: &Value,
+        mut groups: Vec<ContainsGroup>,
         ptr: &str,
         base: &str,
     ) -> R<u32> {
         let p = self.punct()?;
+        let cp = child(ptr, "contains");
+        if groups.len() > MAX_CONTAINS_GROUPS {
+            groups.truncate(MAX_CONTAINS_GROUPS);
+            self.approx(
+                ptr,
+                "contains",
+                Direction::Superset,
+                "more than 4 contains conditions on one array; the first 4 are enforced",
+            )?;
+        }
         let (prefix, rest): (Vec<Value>, Option<Value>) =
             match (m.get("prefixItems"), m.get("items")) {
                 (Some(Value::Array(a)), items) => (a.clone(), items.cloned()),
@@ -3271,12 +3336,6 @@ impl<'a> Compiler<'a> {
             Some(v) => Some(v),
             None => Some(Value::Bool(true)),
         };
-        let from = m
-            .get(self.keys.contains_from.as_str())
-            .and_then(as_count)
-            .unwrap_or(0);
-        let cmin = m.get("minContains").and_then(as_count).unwrap_or(1);
-        let cmax = m.get("maxContains").and_then(as_count);
         let np = prefix.len() as u64;
         let min = m.get("minItems").and_then(as_count).unwrap_or(0);
         let mut max = m.get("maxItems").and_then(as_count);
@@ -3284,14 +3343,48 @@ impl<'a> Compiler<'a> {
             max = Some(max.map_or(np, |x| x.min(np)));
         }
         let arr = self.nt(&format!("array:{ptr}"))?;
-        if cmax.is_some_and(|x| x < cmin) || max.is_some_and(|x| x < min.max(cmin)) {
+        let cmin_all = groups.iter().map(|g| g.min).max().unwrap_or(0);
+        if groups.iter().any(|g| g.max.is_some_and(|x| x < g.min))
+            || max.is_some_and(|x| x < min.max(cmin_all))
+        {
             let n = self.nothing()?;
             self.rule(arr, vec![IrSymbol::Nonterminal(n)])?;
             return Ok(arr);
         }
         let limit = u64::from(self.limits.max_repeat).min(MAX_UNROLLED_ITEMS);
-        if min.max(cmin).max(np).max(from) > limit || cmax.is_some_and(|x| x > limit) {
-            return Err(self.limit_error(LimitKind::RepeatCount, &child(ptr, "contains")));
+        // Count states: one mixed-radix number, a digit per condition. Conditions whose
+        // counts together need more states than `limit` are dropped from the last (a
+        // superset, reported); the first alone is held to the limit below.
+        let states_of = |gs: &[ContainsGroup]| {
+            gs.iter().fold(1u64, |n, g| {
+                n.saturating_mul(g.max.unwrap_or(g.min).saturating_add(1))
+            })
+        };
+        if groups.len() > 1 && states_of(&groups) > limit + 1 {
+            while groups.len() > 1 && states_of(&groups) > limit + 1 {
+                groups.pop();
+            }
+            self.approx(
+                ptr,
+                "contains",
+                Direction::Superset,
+                "contains conditions whose counts together exceed max_repeat; the first ones \
+                 are enforced",
+            )?;
+        }
+        let from_all = groups.iter().map(|g| g.from).max().unwrap_or(0);
+        let tops: Vec<u64> = groups.iter().map(|g| g.max.unwrap_or(g.min)).collect();
+        let mut strides = Vec::with_capacity(groups.len());
+        let mut count_states = 1u64;
+        for &t in &tops {
+            strides.push(count_states);
+            count_states = count_states.saturating_mul(t + 1);
+        }
+        if min.max(cmin_all).max(np).max(from_all) > limit
+            || groups.iter().any(|g| g.max.is_some_and(|x| x > limit))
+            || count_states > limit + 1
+        {
+            return Err(self.limit_error(LimitKind::RepeatCount, &cp));
         }
         if max.is_some_and(|x| x > limit) {
             self.approx(
@@ -3302,43 +3395,83 @@ impl<'a> Compiler<'a> {
             )?;
             max = None;
         }
-        let top = cmax.unwrap_or(cmin);
-        let inc = |x: u64| -> Option<u64> {
-            match cmax {
-                Some(hi) => (x < hi).then_some(x + 1),
-                None => Some((x + 1).min(top)),
+        let digit = |x: u64, j: usize| (x / strides[j]) % (tops[j] + 1);
+        let accept = |x: u64| (0..groups.len()).all(|j| digit(x, j) >= groups[j].min);
+        // The next count state when an item counts for the conditions in `take` (None:
+        // one of them is at its `maxContains`).
+        let step = |x: u64, take: u32| -> Option<u64> {
+            let mut y = x;
+            for (j, g) in groups.iter().enumerate() {
+                if take & (1 << j) == 0 {
+                    continue;
+                }
+                let d = digit(x, j);
+                match g.max {
+                    Some(hi) if d >= hi => return None,
+                    Some(_) => y += strides[j],
+                    None if d < tops[j] => y += strides[j],
+                    None => {}
+                }
             }
+            Some(y)
         };
-        let accept = |x: u64| x >= cmin;
-        // Element nonterminals: plain, matching, not matching `contains`.
-        let mut cache: Vec<(Value, [u32; 3])> = Vec::new();
-        let cp = child(ptr, "contains");
-        let mut elems = |s: &mut Self, e: &Value| -> R<[u32; 3]> {
-            if let Some((_, n)) = cache.iter().find(|(v, _)| v == e) {
-                return Ok(*n);
+        // Item nonterminals by (item schema, conditions counted, conditions negated).
+        let mut cache: Vec<(Value, u32, u32, u32)> = Vec::new();
+        let mut elem = |s: &mut Self, e: &Value, take: u32, negated: u32| -> R<u32> {
+            if let Some(&(_, _, _, n)) = cache
+                .iter()
+                .find(|(v, t, g, _)| *t == take && *g == negated && v == e)
+            {
+                return Ok(n);
             }
-            let plain = s.sub(e, &cp, base)?;
-            let yes = s.sub_owned(Self::all_of(e.clone(), c.clone()), &cp, base)?;
-            let no = if cmax.is_some() {
-                let not_c = negate::obj(vec![("not", c.clone())]);
-                s.sub_owned(Self::all_of(e.clone(), not_c), &cp, base)?
+            let mut schema = e.clone();
+            for (j, g) in groups.iter().enumerate() {
+                if take & (1 << j) != 0 {
+                    schema = Self::all_of(schema, g.schema.clone());
+                } else if negated & (1 << j) != 0 {
+                    let not_c = negate::obj(vec![("not", g.schema.clone())]);
+                    schema = Self::all_of(schema, not_c);
+                }
+            }
+            let n = if take == 0 && negated == 0 {
+                s.sub(e, &cp, base)?
             } else {
-                plain
+                s.sub_owned(schema, &cp, base)?
             };
-            cache.push((e.clone(), [plain, yes, no]));
-            Ok([plain, yes, no])
+            cache.push((e.clone(), take, negated, n));
+            Ok(n)
         };
-        let k_end = max.unwrap_or(min.max(np).max(from).max(1)) as usize;
+        // The ways an item at `counting` positions (a bit per condition that counts it) may
+        // move count state `x`: (conditions counted, conditions negated, next state).
+        let moves = |x: u64, counting: u32| -> Vec<(u32, u32, u64)> {
+            let mut out = Vec::new();
+            for take in 0..(1u32 << groups.len()) {
+                if take & !counting != 0 {
+                    continue;
+                }
+                let Some(y) = step(x, take) else { continue };
+                let exact: u32 = (0..groups.len())
+                    .filter(|&j| groups[j].max.is_some())
+                    .fold(0, |acc, j| acc | (1 << j));
+                out.push((take, exact & counting & !take, y));
+            }
+            out
+        };
+        let k_end = max.unwrap_or(min.max(np).max(from_all).max(1)) as usize;
         let mut states = Vec::with_capacity(k_end + 1);
         for i in 0..=k_end {
-            let row: Vec<u32> = (0..=top)
+            let row: Vec<u32> = (0..count_states)
                 .map(|x| self.nt(&format!("array:{ptr}#{i}.{x}")))
                 .collect::<R<_>>()?;
             states.push(row);
         }
         let unbounded = max.is_none() && rest.is_some();
+        let all_counting: u32 = (1u32 << groups.len()) - 1;
         for i in 0..=k_end {
-            for x in 0..=top {
+            let counting: u32 = (0..groups.len())
+                .filter(|&j| i as u64 >= groups[j].from)
+                .fold(0, |acc, j| acc | (1 << j));
+            for x in 0..count_states {
                 let here = states[i][x as usize];
                 if i as u64 >= min && accept(x) && !(unbounded && i == k_end) {
                     self.rule(here, vec![])?;
@@ -3353,22 +3486,13 @@ impl<'a> Compiler<'a> {
                         None => continue,
                     },
                 };
-                let [plain, yes, no] = elems(self, &e)?;
-                let counting = i as u64 >= from;
-                let sep = |v: &mut Vec<IrSymbol>| {
-                    if i > 0 {
-                        v.push(IrSymbol::Lexeme(p.comma));
-                    }
-                };
-                let mut rhs = Vec::new();
-                sep(&mut rhs);
-                rhs.push(IrSymbol::Nonterminal(if counting { no } else { plain }));
-                rhs.push(IrSymbol::Nonterminal(states[i + 1][x as usize]));
-                self.rule(here, rhs)?;
-                if counting && let Some(y) = inc(x) {
+                for (take, negated, y) in moves(x, counting) {
+                    let n = elem(self, &e, take, negated)?;
                     let mut rhs = Vec::new();
-                    sep(&mut rhs);
-                    rhs.push(IrSymbol::Nonterminal(yes));
+                    if i > 0 {
+                        rhs.push(IrSymbol::Lexeme(p.comma));
+                    }
+                    rhs.push(IrSymbol::Nonterminal(n));
                     rhs.push(IrSymbol::Nonterminal(states[i + 1][y as usize]));
                     self.rule(here, rhs)?;
                 }
@@ -3376,29 +3500,21 @@ impl<'a> Compiler<'a> {
         }
         if unbounded && let Some(r) = &rest {
             // Left-recursive loop: T[a][b] = items after position k_end, entered with count
-            // a, now at count b.
-            let [_, yes, no] = elems(self, r)?;
-            for a in 0..=top {
-                let t: Vec<u32> = (0..=top)
+            // state a, now at count state b (every condition counts from k_end on).
+            for a in 0..count_states {
+                let t: Vec<u32> = (0..count_states)
                     .map(|b| self.nt(&format!("array:{ptr}#loop{a}.{b}")))
                     .collect::<R<_>>()?;
                 self.rule(t[a as usize], vec![])?;
-                for b in 0..=top {
-                    self.rule(
-                        t[b as usize],
-                        vec![
-                            IrSymbol::Nonterminal(t[b as usize]),
-                            IrSymbol::Lexeme(p.comma),
-                            IrSymbol::Nonterminal(no),
-                        ],
-                    )?;
-                    if let Some(y) = inc(b) {
+                for b in 0..count_states {
+                    for (take, negated, y) in moves(b, all_counting) {
+                        let n = elem(self, r, take, negated)?;
                         self.rule(
                             t[y as usize],
                             vec![
                                 IrSymbol::Nonterminal(t[b as usize]),
                                 IrSymbol::Lexeme(p.comma),
-                                IrSymbol::Nonterminal(yes),
+                                IrSymbol::Nonterminal(n),
                             ],
                         )?;
                     }

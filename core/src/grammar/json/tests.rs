@@ -785,15 +785,91 @@ fn string_spellings() {
 }
 
 #[test]
-fn two_contains_report_both_directions() {
-    use super::Direction::{Subset, Superset};
-    // Suite `unevaluatedItems.json` #22: the valid `[2,3,4,5,6]` is rejected.
+fn an_all_of_of_contains_conditions_is_exact() {
+    // Suite `unevaluatedItems.json` #22: both `contains` evaluate their items (the valid
+    // `[2,3,4,5,6]` was rejected when the second condition was dropped).
     let s = json!({"allOf": [{"contains": {"multipleOf": 2}}, {"contains": {"multipleOf": 3}}],
                    "unevaluatedItems": {"multipleOf": 5}});
     let (g, r) = build(s, &python());
-    assert!(!accepts(&g, "[2, 3, 4, 5, 6]"));
-    assert_eq!(directions(&r, "contains"), [Superset]);
-    assert_eq!(directions(&r, "allOf"), [Subset]);
+    assert!(directions(&r, "contains").is_empty() && directions(&r, "allOf").is_empty());
+    assert!(accepts(&g, "[2, 3, 4, 5, 6]"));
+    let s = json!({"allOf": [{"contains": {"minimum": 5}}, {"contains": {"maximum": 1}}],
+                   "unevaluatedItems": {"const": 3}});
+    let (g, r) = build(s, &python());
+    assert!(directions(&r, "contains").is_empty() && directions(&r, "allOf").is_empty());
+    assert!(accepts(&g, "[0, 3, 6]") && accepts(&g, "[6, 0]") && accepts(&g, "[1, 5, 3, 3]"));
+    assert!(!accepts(&g, "[0, 4, 6]") && !accepts(&g, "[0, 3]") && !accepts(&g, "[6, 3]"));
+    // Past what one automaton holds, the first conditions are enforced and the rest
+    // reported as a superset.
+    let five: Vec<Value> = (1..=5).map(|i| json!({"contains": {"const": i}})).collect();
+    let (g, r) = build(json!({"type": "array", "allOf": five}), &python());
+    assert_eq!(directions(&r, "contains"), [super::Direction::Superset]);
+    assert!(accepts(&g, "[1, 2, 3, 4]") && !accepts(&g, "[1, 2, 3]"));
+    let wide = json!({"type": "array", "allOf": [
+        {"contains": {"const": 1}, "maxContains": 40},
+        {"contains": {"const": 2}, "maxContains": 40}]});
+    let (g, r) = build(wide, &python());
+    assert_eq!(directions(&r, "contains"), [super::Direction::Superset]);
+    assert!(accepts(&g, "[1]") && !accepts(&g, "[2]"));
+    // Every array of up to five items of eight strings, against the conditions evaluated
+    // here directly (counts of matching items, separate from the compiler's automaton).
+    // Each condition is a set of the strings, given as a bit mask.
+    let names = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    let set = |bits: u8| -> Value {
+        Value::Array(
+            (0..8)
+                .filter(|i| bits & (1 << i) != 0)
+                .map(|i| Value::from(names[i]))
+                .collect(),
+        )
+    };
+    // (condition, minContains, maxContains) twice, and maxItems.
+    type Cond = (u8, u64, Option<u64>);
+    let cases: [(Cond, Cond, Option<u64>); 5] = [
+        ((0b0101_0101, 1, None), (0b0100_1001, 1, None), None),
+        ((0b0101_0101, 1, Some(2)), (0b1110_0000, 2, None), None),
+        ((0b1111_1000, 2, Some(3)), (0b0001_1111, 0, Some(1)), None),
+        ((0b0000_0010, 2, None), (0b0000_0010, 1, Some(2)), Some(4)),
+        (
+            (0b0000_0011, 1, Some(1)),
+            (0b0000_0110, 1, Some(1)),
+            Some(3),
+        ),
+    ];
+    for ((pb, pmin, pmax), (qb, qmin, qmax), max_items) in cases {
+        let cond = |bits: u8, lo: u64, hi: Option<u64>| {
+            let mut m = json!({"contains": {"enum": set(bits)}, "minContains": lo});
+            if let Some(h) = hi {
+                m["maxContains"] = h.into();
+            }
+            m
+        };
+        let mut schema = json!({"type": "array",
+                                "allOf": [cond(pb, pmin, pmax), cond(qb, qmin, qmax)]});
+        if let Some(n) = max_items {
+            schema["maxItems"] = n.into();
+        }
+        let g = strict_exact(&schema);
+        // The negation: each condition fails on its own.
+        let negated = json!({"type": "array", "not": {"allOf": schema["allOf"].clone()}});
+        let ng = strict_exact(&negated);
+        let holds = |n: u64, lo: u64, hi: Option<u64>| n >= lo && hi.is_none_or(|h| n <= h);
+        for len in 0..=5u32 {
+            for code in 0..8usize.pow(len) {
+                let items: Vec<usize> = (0..len).map(|i| code / 8usize.pow(i) % 8).collect();
+                let count = |bits: u8| items.iter().filter(|&&x| bits & (1 << x) != 0).count();
+                let want = holds(count(pb) as u64, pmin, pmax)
+                    && holds(count(qb) as u64, qmin, qmax)
+                    && max_items.is_none_or(|n| items.len() as u64 <= n);
+                let text: Vec<&str> = items.iter().map(|&i| names[i]).collect();
+                let text = alloc::format!("{text:?}");
+                assert_eq!(accepts(&g, &text), want, "{schema} on {text}");
+                let conds =
+                    holds(count(pb) as u64, pmin, pmax) && holds(count(qb) as u64, qmin, qmax);
+                assert_eq!(accepts(&ng, &text), !conds, "{negated} on {text}");
+            }
+        }
+    }
 }
 
 /// `enum` strings are one prefix-sharing tree (`ecma::quoted_set_spellings`): for random

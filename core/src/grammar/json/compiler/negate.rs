@@ -316,9 +316,20 @@ impl Compiler<'_> {
         if !negate_items(&m, &mut alts, &self.keys) {
             return Ok(NegOpen::Unsupported);
         }
-        if let Some(c) = m.get("contains") {
-            let cf = self.keys.contains_from.as_str();
-            let from = m.get(cf).cloned().unwrap_or(0.into());
+        // Each `contains` condition fails on its own (an `allOf` of several lists the others
+        // under `contains_more`).
+        let cf = self.keys.contains_from.as_str();
+        let mut groups: Vec<&Map<String, Value>> = Vec::new();
+        if m.contains_key("contains") {
+            groups.push(&m);
+            if let Some(Value::Array(more)) = m.get(self.keys.contains_more.as_str()) {
+                groups.extend(more.iter().filter_map(Value::as_object));
+            }
+        }
+        for g in groups {
+            let Some(c) = g.get("contains") else { continue };
+            let count = |k: &str| g.get(k).and_then(super::as_count);
+            let from = g.get(cf).cloned().unwrap_or(0.into());
             let lo = count("minContains").unwrap_or(1);
             if lo > 0 {
                 alts.push(obj(vec![
@@ -726,9 +737,16 @@ impl Compiler<'_> {
         if let Some(u) = ui {
             let list_items = matches!(acc.get("items"), Some(v) if !v.is_array());
             if !list_items {
-                let u = match acc.get("contains") {
-                    Some(c) => any_of(vec![c.clone(), u]),
-                    None => u,
+                // Items any `contains` condition matches are evaluated.
+                let mut evaluated: Vec<Value> = acc.get("contains").cloned().into_iter().collect();
+                if let Some(Value::Array(more)) = acc.get(self.keys.contains_more.as_str()) {
+                    evaluated.extend(more.iter().filter_map(|g| g.get("contains").cloned()));
+                }
+                let u = if evaluated.is_empty() {
+                    u
+                } else {
+                    evaluated.push(u);
+                    any_of(evaluated)
                 };
                 if matches!(acc.get("items"), Some(Value::Array(_))) {
                     // Draft-7 tuple `items`: the rest is `additionalItems`.
