@@ -191,10 +191,9 @@ impl Matcher {
     fn reserve_output(&mut self, more: usize) -> Result<(), LimitKind> {
         // Most steps fit the buffers as they are: nothing to charge, and the budgets stay
         // as the step's start set them (re-syncing them costs a walk over every table).
-        let spare = |cap: usize, len: usize| cap - len.min(cap);
         if self.parser.stack_room() >= more.saturating_add(self.walk_room)
-            && spare(self.bytes.capacity(), self.bytes.len()) >= more
-            && spare(self.consumed.capacity(), self.consumed.len()) >= 1
+            && self.bytes.capacity() - self.bytes.len() >= more
+            && self.consumed.capacity() > self.consumed.len()
         {
             return Ok(());
         }

@@ -324,20 +324,8 @@ fn interleaved_matchers_replay_after_another_resets_the_tables() {
     // Three paths, walked in turns by matchers of one grammar whose lexer-state budget
     // cannot hold what all of them explore: each reset (a rebuild) makes the others replay
     // their output. Every mask equals that of a matcher with a grammar of its own.
-    let paths: Vec<Vec<u32>> = (0..3)
-        .map(|s| {
-            random_path(
-                &mut Matcher::new(&with_lexer_states(50_000)),
-                &mut Rng::new(s),
-                80,
-            )
-        })
-        .collect();
-    // A quarter of what one long path builds (`a_full_lexer_is_rebuilt_...` uses a fifth).
-    let mut roomy = Matcher::new(&with_lexer_states(50_000));
-    random_path(&mut roomy, &mut Rng::new(5), 120);
-    let limit = roomy.lexer_states() / 4;
-    let g = with_lexer_states(limit);
+    let paths = roomy_paths(0..3, 80);
+    let (g, limit) = quarter_budget_grammar();
     let mut shared: Vec<Matcher> = paths.iter().map(|_| Matcher::new(&g)).collect();
     let mut own: Vec<Matcher> = paths
         .iter()
@@ -367,15 +355,7 @@ fn eight_threads_sharing_a_grammar_see_the_masks_of_one() {
     // each, by matchers of one grammar whose lexer-state budget holds a quarter of what one
     // long path builds (so the threads reset the shared tables under each other); every
     // mask must equal that of a matcher with a roomy grammar of its own, walked alone.
-    let paths: Vec<Vec<u32>> = (0..8)
-        .map(|s| {
-            random_path(
-                &mut Matcher::new(&with_lexer_states(50_000)),
-                &mut Rng::new(100 + s),
-                100,
-            )
-        })
-        .collect();
+    let paths = roomy_paths(100..108, 100);
     let expected: Vec<Vec<Vec<u32>>> = paths
         .iter()
         .map(|path| {
@@ -389,9 +369,7 @@ fn eight_threads_sharing_a_grammar_see_the_masks_of_one() {
                 .collect()
         })
         .collect();
-    let mut roomy = Matcher::new(&with_lexer_states(50_000));
-    random_path(&mut roomy, &mut Rng::new(5), 120);
-    let g = with_lexer_states(roomy.lexer_states() / 4);
+    let (g, _) = quarter_budget_grammar();
     let rebuilds: u64 = std::thread::scope(|s| {
         let handles: Vec<_> = paths
             .iter()
@@ -415,6 +393,29 @@ fn eight_threads_sharing_a_grammar_see_the_masks_of_one() {
         rebuilds > 0,
         "the tight budget never reset the shared tables"
     );
+}
+
+/// Random paths of `len` tokens, one per seed, sampled from matchers with a roomy budget.
+fn roomy_paths(seeds: core::ops::Range<u64>, len: usize) -> Vec<Vec<u32>> {
+    seeds
+        .map(|s| {
+            random_path(
+                &mut Matcher::new(&with_lexer_states(50_000)),
+                &mut Rng::new(s),
+                len,
+            )
+        })
+        .collect()
+}
+
+/// The grammar under a quarter of the lexer states one long path builds (and that
+/// budget): matchers walking several paths on it reset its shared tables
+/// (`a_full_lexer_is_rebuilt_...` uses a fifth).
+fn quarter_budget_grammar() -> (Grammar, usize) {
+    let mut roomy = Matcher::new(&with_lexer_states(50_000));
+    random_path(&mut roomy, &mut Rng::new(5), 120);
+    let limit = roomy.lexer_states() / 4;
+    (with_lexer_states(limit), limit)
 }
 
 /// Compiles one test grammar under the given limits.

@@ -312,7 +312,7 @@ impl Parser {
 
     /// Entries the byte stack holds beyond its depth without growing.
     pub(crate) fn stack_room(&self) -> usize {
-        self.stack.capacity() - self.stack.len().min(self.stack.capacity())
+        self.stack.capacity() - self.stack.len()
     }
 
     /// Room for `more` entries on the byte stack beyond its depth, charged now: a trie walk
@@ -499,7 +499,7 @@ impl Parser {
         // before a terminal (which sort after every nonterminal).
         let rhs = &self.rules.rhs;
         if let Some(row_items) = self.items.get_mut(start..) {
-            // One integer key (symbol above the item; a missing symbol first, as `None`).
+            // One integer key: the symbol after the dot (a missing one first), then the item.
             row_items.sort_unstable_by_key(|&it| {
                 let sym = rhs
                     .get(dot_of(it) as usize)

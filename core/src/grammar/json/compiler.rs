@@ -3373,16 +3373,13 @@ impl<'a> Compiler<'a> {
             )?;
         }
         let from_all = groups.iter().map(|g| g.from).max().unwrap_or(0);
+        // At most `limit + 1`: several conditions were cut to it above, and one alone is
+        // held to it by the check below.
+        let count_states = states_of(&groups);
         let tops: Vec<u64> = groups.iter().map(|g| g.max.unwrap_or(g.min)).collect();
-        let mut strides = Vec::with_capacity(groups.len());
-        let mut count_states = 1u64;
-        for &t in &tops {
-            strides.push(count_states);
-            count_states = count_states.saturating_mul(t + 1);
-        }
+        let strides: Vec<u64> = (0..groups.len()).map(|j| states_of(&groups[..j])).collect();
         if min.max(cmin_all).max(np).max(from_all) > limit
             || groups.iter().any(|g| g.max.is_some_and(|x| x > limit))
-            || count_states > limit + 1
         {
             return Err(self.limit_error(LimitKind::RepeatCount, &cp));
         }
@@ -3424,23 +3421,28 @@ impl<'a> Compiler<'a> {
             {
                 return Ok(n);
             }
-            let mut schema = e.clone();
-            for (j, g) in groups.iter().enumerate() {
-                if take & (1 << j) != 0 {
-                    schema = Self::all_of(schema, g.schema.clone());
-                } else if negated & (1 << j) != 0 {
-                    let not_c = negate::obj(vec![("not", g.schema.clone())]);
-                    schema = Self::all_of(schema, not_c);
-                }
-            }
             let n = if take == 0 && negated == 0 {
                 s.sub(e, &cp, base)?
             } else {
+                let mut schema = e.clone();
+                for (j, g) in groups.iter().enumerate() {
+                    if take & (1 << j) != 0 {
+                        schema = Self::all_of(schema, g.schema.clone());
+                    } else if negated & (1 << j) != 0 {
+                        let not_c = negate::obj(vec![("not", g.schema.clone())]);
+                        schema = Self::all_of(schema, not_c);
+                    }
+                }
                 s.sub_owned(schema, &cp, base)?
             };
             cache.push((e.clone(), take, negated, n));
             Ok(n)
         };
+        // Conditions with a `maxContains`: an item they count at its position and that does
+        // not count for them must not match them.
+        let exact: u32 = (0..groups.len())
+            .filter(|&j| groups[j].max.is_some())
+            .fold(0, |acc, j| acc | (1 << j));
         // The ways an item at `counting` positions (a bit per condition that counts it) may
         // move count state `x`: (conditions counted, conditions negated, next state).
         let moves = |x: u64, counting: u32| -> Vec<(u32, u32, u64)> {
@@ -3450,9 +3452,6 @@ impl<'a> Compiler<'a> {
                     continue;
                 }
                 let Some(y) = step(x, take) else { continue };
-                let exact: u32 = (0..groups.len())
-                    .filter(|&j| groups[j].max.is_some())
-                    .fold(0, |acc, j| acc | (1 << j));
                 out.push((take, exact & counting & !take, y));
             }
             out

@@ -319,33 +319,22 @@ impl Compiler<'_> {
         // Each `contains` condition fails on its own (an `allOf` of several lists the others
         // under `contains_more`).
         let cf = self.keys.contains_from.as_str();
-        let mut groups: Vec<&Map<String, Value>> = Vec::new();
-        if m.contains_key("contains") {
-            groups.push(&m);
-            if let Some(Value::Array(more)) = m.get(self.keys.contains_more.as_str()) {
-                groups.extend(more.iter().filter_map(Value::as_object));
-            }
-        }
-        for g in groups {
-            let Some(c) = g.get("contains") else { continue };
-            let count = |k: &str| g.get(k).and_then(super::as_count);
-            let from = g.get(cf).cloned().unwrap_or(0.into());
-            let lo = count("minContains").unwrap_or(1);
-            if lo > 0 {
+        for g in self.contains_groups(&m) {
+            if g.min > 0 {
                 alts.push(obj(vec![
                     ("type", "array".into()),
-                    ("contains", c.clone()),
+                    ("contains", g.schema.clone()),
                     ("minContains", 0.into()),
-                    ("maxContains", (lo - 1).into()),
-                    (cf, from.clone()),
+                    ("maxContains", (g.min - 1).into()),
+                    (cf, g.from.into()),
                 ]));
             }
-            if let Some(hi) = count("maxContains") {
+            if let Some(hi) = g.max {
                 alts.push(obj(vec![
                     ("type", "array".into()),
-                    ("contains", c.clone()),
+                    ("contains", g.schema),
                     ("minContains", (hi + 1).into()),
-                    (cf, from),
+                    (cf, g.from.into()),
                 ]));
             }
         }
