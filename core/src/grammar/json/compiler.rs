@@ -153,6 +153,25 @@ fn is_annotation(k: &str) -> bool {
     )
 }
 
+/// A `$schema` naming one of the published drafts' metaschemas (scheme, trailing `#` and a
+/// trailing slash aside).
+fn is_known_draft(uri: &str) -> bool {
+    let rest = uri
+        .strip_prefix("https://")
+        .or_else(|| uri.strip_prefix("http://"))
+        .unwrap_or(uri);
+    let rest = rest.trim_end_matches('#').trim_end_matches('/');
+    matches!(
+        rest,
+        "json-schema.org/draft-03/schema"
+            | "json-schema.org/draft-04/schema"
+            | "json-schema.org/draft-06/schema"
+            | "json-schema.org/draft-07/schema"
+            | "json-schema.org/draft/2019-09/schema"
+            | "json-schema.org/draft/2020-12/schema"
+    )
+}
+
 /// Keywords compiled by this module.
 fn is_handled(k: &str) -> bool {
     matches!(
@@ -607,7 +626,9 @@ pub(crate) struct Compiler<'a> {
     work: Vec<Job<'a>>,
     /// The nonterminal of every queued subschema, by location or by text ([`Self::sub`]).
     memo: BTreeMap<String, u32>,
-    resources: Vec<(String, String)>,
+    /// Every resource: its URI, its location, and the base URI outside it (where its own
+    /// `$id` is applied again when it is opened).
+    resources: Vec<(String, String, String)>,
     anchors: Vec<(String, String)>,
     any_nt: Option<u32>,
     nothing_nt: Option<u32>,
@@ -711,7 +732,7 @@ impl<'a> Compiler<'a> {
         let root_base = self
             .resources
             .first()
-            .map(|r| r.0.clone())
+            .map(|r| r.2.clone())
             .unwrap_or_default();
         self.ref_nts.insert(String::new(), start);
         let root = self.root;
@@ -1197,12 +1218,19 @@ impl<'a> Compiler<'a> {
                 if let Some(anchor) = id.strip_prefix('#') {
                     self.anchors.push((format!("{base}#{anchor}"), ptr.clone()));
                 } else {
-                    base = join_uri(&base, id);
+                    let outer = base;
+                    if ptr.starts_with('@') && !ptr.contains('/') && !outer.is_empty() {
+                        // A document is found by the URI it was given under too.
+                        self.resources
+                            .push((outer.clone(), ptr.clone(), outer.clone()));
+                    }
+                    base = join_uri(&outer, id);
                     base = base.split('#').next().unwrap_or("").to_string();
-                    self.resources.push((base.clone(), ptr.clone()));
+                    self.resources.push((base.clone(), ptr.clone(), outer));
                 }
             } else if ptr.is_empty() || (ptr.starts_with('@') && !ptr.contains('/')) {
-                self.resources.push((base.clone(), ptr.clone()));
+                self.resources
+                    .push((base.clone(), ptr.clone(), base.clone()));
             }
             for k in ["$anchor", "$dynamicAnchor"] {
                 if let Some(a) = m.get(k).and_then(Value::as_str) {
@@ -1292,21 +1320,22 @@ impl<'a> Compiler<'a> {
             Some((u, f)) => (u, f),
             None => (r, ""),
         };
-        let (res_ptr, res_base) = if uri.is_empty() {
-            let found = self.resources.iter().find(|(u, _)| u == base);
+        // The resource's location, its base, and the base outside it.
+        let (res_ptr, res_base, outer) = if uri.is_empty() {
+            let found = self.resources.iter().find(|(u, ..)| u == base);
             match found {
-                Some((u, p)) => (p.clone(), u.clone()),
-                None => (String::new(), base.to_string()),
+                Some((u, p, outer)) => (p.clone(), u.clone(), outer.clone()),
+                None => (String::new(), base.to_string(), String::new()),
             }
         } else {
             let abs = join_uri(base, uri);
-            let found = self.resources.iter().find(|(u, _)| *u == abs).or_else(|| {
+            let found = self.resources.iter().find(|(u, ..)| *u == abs).or_else(|| {
                 self.resources
                     .iter()
-                    .find(|(u, _)| !u.is_empty() && (u.ends_with(&format!("/{uri}")) || u == uri))
+                    .find(|(u, ..)| !u.is_empty() && (u.ends_with(&format!("/{uri}")) || u == uri))
             });
             match found {
-                Some((u, p)) => (p.clone(), u.clone()),
+                Some((u, p, outer)) => (p.clone(), u.clone(), outer.clone()),
                 None => {
                     return Err(self.error(
                         GrammarErrorKind::Unsupported,
@@ -1318,7 +1347,9 @@ impl<'a> Compiler<'a> {
         };
         let frag = percent_decode(frag);
         if frag.is_empty() {
-            return Ok((res_ptr, res_base));
+            // Opening the resource applies its `$id` to the base outside it.
+            let outer = if outer.is_empty() { res_base } else { outer };
+            return Ok((res_ptr, outer));
         }
         if frag.starts_with('/') {
             let inside = format!("{res_ptr}{frag}");
@@ -1326,7 +1357,8 @@ impl<'a> Compiler<'a> {
                 // Misplaced `$id`s are common: fall back to the document root.
                 return Ok((frag, res_base));
             }
-            return Ok((inside, res_base));
+            let base = self.base_along(&res_ptr, &frag, res_base);
+            return Ok((inside, base));
         }
         let want = format!("{res_base}#{frag}");
         if let Some((_, p)) = self.anchors.iter().find(|(a, _)| *a == want) {
@@ -1341,6 +1373,35 @@ impl<'a> Compiler<'a> {
             ptr,
             &format!("reference {r:?} not found"),
         ))
+    }
+
+    /// The base URI at `frag` (a JSON pointer) below the resource at `res_ptr`, whose base is
+    /// `base`: the `$id`s of the objects passed on the way down apply (the target's own is
+    /// applied where it is compiled).
+    fn base_along(&self, res_ptr: &str, frag: &str, base: String) -> String {
+        let Some(mut cur) = self.lookup(res_ptr) else {
+            return base;
+        };
+        let mut base = base;
+        let tokens: Vec<&str> = frag.split('/').skip(1).collect();
+        for (i, t) in tokens.iter().enumerate() {
+            if i > 0
+                && let Value::Object(m) = cur
+            {
+                base = self.base_of(m, &base);
+            }
+            let t = t.replace("~1", "/").replace("~0", "~");
+            let next = match cur {
+                Value::Object(m) => m.get(&t),
+                Value::Array(a) => t.parse::<usize>().ok().and_then(|i| a.get(i)),
+                _ => None,
+            };
+            match next {
+                Some(v) => cur = v,
+                None => break,
+            }
+        }
+        base
     }
 
     fn ref_target(&mut self, r: &str, base: &str, ptr: &str) -> R<(&'a Value, String, String)> {
@@ -2294,6 +2355,15 @@ impl<'a> Compiler<'a> {
 
     fn report_keywords(&mut self, m: &Map<String, Value>, ptr: &str) -> R<()> {
         for (k, v) in m {
+            if k == "$schema" && !v.as_str().is_some_and(is_known_draft) {
+                // A metaschema of its own may turn vocabularies off (validation keywords then
+                // apply to nothing) or on (format assertions): compiled as the drafts know them,
+                // wrong either way.
+                let why = "not a known draft's metaschema: keywords compiled as a draft's";
+                self.approx(ptr, k, Direction::Subset, why)?;
+                self.approx(ptr, k, Direction::Superset, why)?;
+                continue;
+            }
             if is_handled(k) || is_annotation(k) || self.keys.is_private(k) {
                 continue;
             }

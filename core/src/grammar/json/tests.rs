@@ -668,6 +668,65 @@ fn directions(report: &super::CoverageReport, keyword: &str) -> Vec<super::Direc
         .collect()
 }
 
+#[test]
+fn relative_ids_apply_once_on_every_path() {
+    // A resource with a relative `$id`, reached by its URI and by a pointer through it: the
+    // reference inside resolves against that `$id` once (`sub/` + `int.json`), never twice
+    // (`sub/sub/int.json`) and never by the file name alone.
+    let int = json!({"type": "integer"});
+    let string = json!({"type": "string"});
+    let opts = JsonOptions {
+        documents: alloc::vec![
+            ("http://h/other/int.json".to_string(), string),
+            ("http://h/sub/int.json".to_string(), int),
+        ],
+        ..python()
+    };
+    for r in ["sub/", "#/$defs/a", "#/$defs/a/$defs/b"] {
+        let s = json!({"$id": "http://h/root.json", "properties": {"x": {"$ref": r}},
+                       "$defs": {"a": {"$id": "sub/", "items": {"$ref": "int.json"},
+                                       "$defs": {"b": {"items": {"$ref": "int.json"}}}}}});
+        check_with(s, &opts, &["{\"x\": [1]}"], &["{\"x\": [\"a\"]}"]);
+    }
+    // A document is found by the URI it was given under, whatever its own `$id` says.
+    let opts = JsonOptions {
+        documents: alloc::vec![(
+            "http://h/given.json".to_string(),
+            json!({"$id": "http://h/elsewhere.json", "type": "string"})
+        )],
+        ..python()
+    };
+    check_with(
+        json!({"$ref": "http://h/given.json"}),
+        &opts,
+        &["\"a\""],
+        &["1"],
+    );
+}
+
+#[test]
+fn a_metaschema_of_its_own_is_reported() {
+    // Its vocabularies may be off (then `minimum` applies to nothing) or on: both directions.
+    let s = json!({"$schema": "http://h/meta.json", "minimum": 10});
+    let (_, report) = build(s.clone(), &python());
+    let d = directions(&report, "$schema");
+    assert!(d.contains(&super::Direction::Subset), "{report:?}");
+    assert!(d.contains(&super::Direction::Superset), "{report:?}");
+    let strict = JsonOptions {
+        strict: true,
+        ..python()
+    };
+    let e = Grammar::from_json_schema(&s, &strict, &vocab(), &Limits::default()).unwrap_err();
+    assert!(e.to_string().contains("$schema"), "{e}");
+    for known in [
+        "http://json-schema.org/draft-04/schema#",
+        "http://json-schema.org/draft-07/schema",
+        "https://json-schema.org/draft/2020-12/schema",
+    ] {
+        strict_exact(&json!({"$schema": known, "type": "string", "maxLength": 3}));
+    }
+}
+
 /// Strict mode compiles `s` with an exact report.
 fn strict_exact(s: &Value) -> Grammar {
     let strict = JsonOptions {
