@@ -326,6 +326,11 @@ impl Lexer {
     /// keys) is checked on `A` ([`ExprSet::without_finite_exclusions`]): if `C ⊆ A` is
     /// reproduced by every unit `x` (`x C ⊆ C`), `C` is infinite, so `∂_w A ⊇ C` minus the
     /// finite `∂_w F` is never empty.
+    ///
+    /// When no pair has such a `C`, their union may (a key matching `^[.]` beside the keys
+    /// matching no pattern: `.` kills one, every other character the other). The same
+    /// argument holds for `C` inside the union of the pairs' `A`s: `∂_w` of the state's union
+    /// contains `C` minus finitely many strings.
     fn unit_immortal(&mut self, u: &mut Unit, q: StateId) -> Result<bool, LimitKind> {
         if self.tracks_lazy_lexeme(q) {
             return Ok(false);
@@ -343,10 +348,13 @@ impl Lexer {
                 None => Ok(None),
             }
         };
+        let mut cands = Vec::new();
         for i in 0..n {
-            let Some(e) = candidate(self, i)? else {
-                continue;
-            };
+            if let Some(e) = candidate(self, i)? {
+                cands.push(e);
+            }
+        }
+        for &e in &cands {
             if u.immortal
                 .iter()
                 .any(|&c| self.exprs.is_syntactic_subset(c, e))
@@ -363,31 +371,50 @@ impl Lexer {
             return Ok(false);
         };
         let first = self.classes.representative(first as u8);
-        for i in 0..n {
-            let Some(e) = candidate(self, i)? else {
-                continue;
+        for &e in &cands {
+            if self.reproduced_within(u, e, first)? {
+                return Ok(true);
+            }
+        }
+        // No pair lives on its own, but together they may: a key matching a pattern beside
+        // the keys matching none (`"^[.]"` and the rest), one dies where the other lives.
+        if cands.len() > 1 {
+            let all = self.exprs.mk_or(&cands)?;
+            if u.immortal
+                .iter()
+                .any(|&c| self.exprs.is_syntactic_subset(c, all))
+            {
+                return Ok(true);
+            }
+            return self.reproduced_within(u, all, first);
+        }
+        Ok(false)
+    }
+
+    /// Whether some `C` contained in `e`, found by narrowing from what `e` shares with its
+    /// derivative by `first` (a one-byte unit string), is reproduced by every unit string;
+    /// remembered in the unit when it is.
+    fn reproduced_within(&mut self, u: &mut Unit, e: ExprId, first: u8) -> Result<bool, LimitKind> {
+        let d = self.exprs.derivative(e, first)?;
+        let mut cand = self.exprs.common_part(e, d)?;
+        for _ in 0..IMMORTAL_ROUNDS {
+            let Some(c) = cand.filter(|&c| c != ExprId::NOTHING) else {
+                break;
             };
-            let d = self.exprs.derivative(e, first)?;
-            let mut cand = self.exprs.common_part(e, d)?;
-            for _ in 0..IMMORTAL_ROUNDS {
-                let Some(c) = cand.filter(|&c| c != ExprId::NOTHING) else {
-                    break;
-                };
-                match self.unit_closure(u, c)? {
-                    Closure::Closed => {
-                        let empty = self.exprs.has_and_not(c)
-                            && self.exprs.is_empty_language_with(c, Some(&self.classes))?;
-                        if empty || !self.exprs.is_syntactic_subset(c, e) {
-                            break;
-                        }
-                        if u.immortal.len() < MAX_IMMORTAL {
-                            u.immortal.push(c);
-                        }
-                        return Ok(true);
+            match self.unit_closure(u, c)? {
+                Closure::Closed => {
+                    let empty = self.exprs.has_and_not(c)
+                        && self.exprs.is_empty_language_with(c, Some(&self.classes))?;
+                    if empty || !self.exprs.is_syntactic_subset(c, e) {
+                        break;
                     }
-                    Closure::Escapes(d) => cand = self.exprs.common_part(c, d)?,
-                    Closure::Unknown => break,
+                    if u.immortal.len() < MAX_IMMORTAL {
+                        u.immortal.push(c);
+                    }
+                    return Ok(true);
                 }
+                Closure::Escapes(d) => cand = self.exprs.common_part(c, d)?,
+                Closure::Unknown => break,
             }
         }
         Ok(false)
@@ -661,21 +688,31 @@ mod tests {
 
     /// [`after_quote`] for a lexeme built by `build`.
     fn after_quote_with(build: impl FnOnce(&mut ExprSet) -> ExprId) -> (Lexer, StateId) {
+        after_quote_lexemes(|exprs| alloc::vec![build(exprs)])
+    }
+
+    /// [`after_quote_with`] for several lexemes, all allowed.
+    fn after_quote_lexemes(
+        build: impl FnOnce(&mut ExprSet) -> alloc::vec::Vec<ExprId>,
+    ) -> (Lexer, StateId) {
         let limits = Limits::default();
         let mut exprs = ExprSet::new(&limits);
         let flags = PatternFlags::default();
-        let expr = build(&mut exprs);
+        let lexemes: alloc::vec::Vec<LexemeInfo> = build(&mut exprs)
+            .into_iter()
+            .map(|expr| LexemeInfo {
+                expr,
+                lazy: false,
+                ignore: false,
+            })
+            .collect();
+        let ids: alloc::vec::Vec<u32> = (0..lexemes.len() as u32).collect();
         let slices = crate::slicer::default_slices()
             .iter()
             .map(|p| exprs.compile_pattern(p, flags).unwrap())
             .collect();
-        let lexeme = LexemeInfo {
-            expr,
-            lazy: false,
-            ignore: false,
-        };
-        let mut lexer = Lexer::new(exprs, alloc::vec![lexeme], slices, &limits);
-        let start = lexer.initial_state(&[0]).unwrap();
+        let mut lexer = Lexer::new(exprs, lexemes, slices, &limits);
+        let start = lexer.initial_state(&ids).unwrap();
         let q = lexer.next(start, b'"').unwrap();
         (lexer, q)
     }
@@ -827,6 +864,39 @@ mod tests {
             exprs.mk_and(&[any, not_x]).unwrap()
         });
         assert_ne!(verdicts(&mut lexer, q)[2], Some(true));
+    }
+
+    #[test]
+    fn keys_that_live_only_together_never_die() {
+        // A key matching a pattern (`^[.]`) beside the keys matching none, both minus the
+        // listed keys: `.` kills the second and anything else the first, but not both.
+        let flags = PatternFlags::default();
+        let two = |exprs: &mut ExprSet, other: &str| {
+            let keys = exprs.compile_pattern(r#""\.k1"|"k2""#, flags).unwrap();
+            let not_keys = exprs.mk_not(keys).unwrap();
+            let any = exprs.compile_pattern(r#""[^"\\]*""#, flags).unwrap();
+            let dot = exprs.compile_pattern(r#""\.[^"\\]*""#, flags).unwrap();
+            // As the JSON compiler writes a pattern key: a string, and the pattern.
+            let pattern = exprs.mk_and(&[any, dot, not_keys]).unwrap();
+            let other = exprs.compile_pattern(other, flags).unwrap();
+            let rest = exprs.mk_and(&[any, not_keys, other]).unwrap();
+            alloc::vec![pattern, rest]
+        };
+        let (mut lexer, q) = after_quote_lexemes(|exprs| {
+            let not_dot = exprs.compile_pattern(r#""\.[^"\\]*""#, flags).unwrap();
+            let not_dot = exprs.mk_not(not_dot).unwrap();
+            let mut v = two(exprs, r#""[^"\\]*""#);
+            let rest = v.pop().unwrap();
+            v.push(exprs.mk_and(&[rest, not_dot]).unwrap());
+            v
+        });
+        assert_eq!(verdicts(&mut lexer, q), [Some(true); 3]);
+        assert_eq!(lexer.units[0].generation, 0, "no depth search ran");
+        let q = read(&mut lexer, q, "k");
+        assert_eq!(verdicts(&mut lexer, q), [Some(true); 3]);
+        // Together they still die when no pair covers a character: `.` or `a` first only.
+        let (mut lexer, q) = after_quote_lexemes(|exprs| two(exprs, r#""a[^"\\]*""#));
+        assert_eq!(verdicts(&mut lexer, q), [Some(false); 3]);
     }
 
     #[test]
