@@ -8,7 +8,8 @@
 #   TOKENIZER_JSON  default ../shared/tokenizers/llama3.json
 # env: SHARED (default ../shared next to the repository), OUT (default
 #      /tmp/sieve-side-by-side), CPU (default: the last allowed CPU), SIEVE_ARGS (extra
-#      arguments to `sieve maskbench`, e.g. --strict).
+#      arguments to `sieve maskbench`, e.g. --strict), REPS (default 1: runs of each engine,
+#      alternated; with more, each mask counts at its minimum over its engine's runs).
 #
 # Prints both engines' statistics over the schemas both compile, and the ratios
 # sieve / LLGuidance (bench/scripts/side_by_side.py).
@@ -33,24 +34,32 @@ sieve_target=${CARGO_TARGET_DIR:-$repo/target}
 # One thread each, pinned to the same CPU (llgbench pins itself with --cpu).
 export RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
 
-echo "== llgbench: $n files, cpu $cpu" >&2
-# llgbench does not report its peak RSS: the wrapper writes the child's high-water mark (KiB).
-python3 -c 'import resource, subprocess, sys
+reps=${REPS:-1}
+llg_raws=() sieve_raws=()
+for ((r = 1; r <= reps; r++)); do
+    sfx=$([ "$reps" -gt 1 ] && echo ".$r" || true)
+    echo "== llgbench: $n files, cpu $cpu (run $r of $reps)" >&2
+    # llgbench does not report its peak RSS: the wrapper writes the child's high-water mark
+    # (KiB).
+    python3 -c 'import resource, subprocess, sys
 rc = subprocess.call(sys.argv[2:])
 open(sys.argv[1], "w").write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
 sys.exit(rc)' "$out/llg.rss_kb" \
-    /tmp/llgbench-target/release/llgbench --tokenizer "$tok" --limit "$n" --cpu "$cpu" \
-    --out "$out/llg.json" --raw-masks "$out/llg.raw.jsonl" "$data" >"$out/llg.txt"
-cat "$out/llg.txt" >&2
+        /tmp/llgbench-target/release/llgbench --tokenizer "$tok" --limit "$n" --cpu "$cpu" \
+        --out "$out/llg.json" --raw-masks "$out/llg.raw$sfx.jsonl" "$data" >"$out/llg.txt"
+    cat "$out/llg.txt" >&2
+    llg_raws+=(--llg-raw "$out/llg.raw$sfx.jsonl")
 
-echo "== sieve maskbench: $n files, cpu $cpu" >&2
-# shellcheck disable=SC2086
-taskset -c "$cpu" "$sieve_target/release/sieve" maskbench --tokenizer "$tok" --limit "$n" \
-    --json "$out/sieve.json" --raw-masks "$out/sieve.raw.jsonl" ${SIEVE_ARGS:-} "$data" \
-    >"$out/sieve.txt"
-cat "$out/sieve.txt" >&2
+    echo "== sieve maskbench: $n files, cpu $cpu (run $r of $reps)" >&2
+    # shellcheck disable=SC2086
+    taskset -c "$cpu" "$sieve_target/release/sieve" maskbench --tokenizer "$tok" --limit "$n" \
+        --json "$out/sieve.json" --raw-masks "$out/sieve.raw$sfx.jsonl" ${SIEVE_ARGS:-} "$data" \
+        >"$out/sieve.txt"
+    cat "$out/sieve.txt" >&2
+    sieve_raws+=(--sieve-raw "$out/sieve.raw$sfx.jsonl")
+done
 
-python3 "$here/side_by_side.py" --llg "$out/llg.json" --llg-raw "$out/llg.raw.jsonl" \
-    --sieve "$out/sieve.json" --sieve-raw "$out/sieve.raw.jsonl" \
+python3 "$here/side_by_side.py" --llg "$out/llg.json" "${llg_raws[@]}" \
+    --sieve "$out/sieve.json" "${sieve_raws[@]}" \
     --llg-rss-kb "$(cat "$out/llg.rss_kb")" | tee "$out/table.md"
 echo "(outputs in $out)" >&2

@@ -5,6 +5,11 @@ Statistics are recomputed from the per-token mask times (`--raw-masks` files of 
 and the per-schema TTFM records, over the schemas both engines compiled, with the same
 nearest-rank percentiles as both tools. Each engine's own summary over everything it
 compiled is shown as well. Python 3 standard library only.
+
+With several runs of each engine (`--llg-raw` and `--sieve-raw` repeated, runs alternated by
+the caller), each mask counts at its minimum over its engine's runs, which removes most of
+the run-to-run variation (LLGuidance's mean varied 47-65 µs between runs on one machine),
+and each pair of runs' own ratios are listed too.
 """
 
 import argparse
@@ -29,6 +34,19 @@ def stats(vals, ps):
     for name, p in ps:
         out[name] = pct(v, p)
     out["max"] = v[-1] if v else None
+    return out
+
+
+def read_runs(paths):
+    """Per id, each mask's minimum over the runs (the first run's list where they differ)."""
+    runs = [read_raw(p) for p in paths]
+    out = {}
+    for i, first in runs[0].items():
+        lists = [r.get(i) for r in runs]
+        if all(x is not None and len(x) == len(first) for x in lists):
+            out[i] = [min(v) for v in zip(*lists)]
+        else:
+            out[i] = first
     return out
 
 
@@ -63,9 +81,11 @@ TTFM_PS = [("p50", 50), ("p90", 90), ("p99", 99)]
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--llg", required=True, help="llgbench --out JSON")
-    ap.add_argument("--llg-raw", required=True, help="llgbench --raw-masks JSONL")
+    ap.add_argument("--llg-raw", required=True, action="append",
+                    help="llgbench --raw-masks JSONL (repeat for several runs)")
     ap.add_argument("--sieve", required=True, help="sieve maskbench --json JSON")
-    ap.add_argument("--sieve-raw", required=True, help="sieve maskbench --raw-masks JSONL")
+    ap.add_argument("--sieve-raw", required=True, action="append",
+                    help="sieve maskbench --raw-masks JSONL (repeat for several runs)")
     ap.add_argument("--llg-rss-kb", type=int, help="llgbench's peak RSS in KiB")
     args = ap.parse_args()
 
@@ -74,8 +94,8 @@ def main():
     llg_sum = llg["engines"][LLG_ENGINE]
     llg_recs = {r["id"]: r for r in llg.get("per_schema", {}).get(LLG_ENGINE, [])}
     sv_recs = {r["id"]: r for r in sv.get("per_schema", [])}
-    llg_masks = read_raw(args.llg_raw)
-    sv_masks = read_raw(args.sieve_raw)
+    llg_masks = read_runs(args.llg_raw)
+    sv_masks = read_runs(args.sieve_raw)
 
     both = sorted(set(llg_masks) & set(sv_masks))
     only_llg = sorted(set(llg_masks) - set(sv_masks))
@@ -96,6 +116,10 @@ def main():
     print(f"Schemas compiled: LLGuidance {llg_sum['compiled']}, sieve {sv['compiled']}; "
           f"both {len(both)} (only LLGuidance {len(only_llg)}, only sieve {len(only_sv)}).")
     print(f"Masks over the schemas both compile: LLGuidance {l_n}, sieve {s_n}.")
+    runs = min(len(args.llg_raw), len(args.sieve_raw))
+    if runs > 1:
+        print(f"Runs: {len(args.llg_raw)} of LLGuidance, {len(args.sieve_raw)} of sieve, "
+              "alternated; each mask at its minimum over its engine's runs.")
     print()
     print("| statistic (schemas both compile) | LLGuidance | sieve | sieve / LLG |")
     print("|:--|--:|--:|--:|")
@@ -105,6 +129,22 @@ def main():
     for key in ["mean", "p50", "p90", "p99", "max"]:
         print(f"| TTFM µs {key} | {fmt(l_ttfm[key])} | {fmt(s_ttfm[key])} | "
               f"{ratio(s_ttfm[key], l_ttfm[key])} |")
+    if runs > 1:
+        print()
+        print("Each pair of runs alone (mask µs over the schemas both compile):")
+        print()
+        print("| run | LLG mean | sieve mean | ratio | LLG p50 | sieve p50 | ratio "
+              "| LLG p99 | sieve p99 | ratio |")
+        print("|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+        for k in range(runs):
+            lm = read_raw(args.llg_raw[k])
+            sm = read_raw(args.sieve_raw[k])
+            ls = stats([x for i in both for x in lm.get(i, [])], MASK_PS)
+            ss = stats([x for i in both for x in sm.get(i, [])], MASK_PS)
+            cells = []
+            for key in ["mean", "p50", "p99"]:
+                cells += [fmt(ls[key]), fmt(ss[key]), ratio(ss[key], ls[key])]
+            print(f"| {k + 1} | " + " | ".join(cells) + " |")
     print()
     print("Each engine over everything it compiled (its own summary):")
     print()
