@@ -60,6 +60,11 @@ struct Row {
     serial: u64,
 }
 
+/// Rows up to this many items are left in the order they were built: reading all of one
+/// costs less than sorting it (most rows of JSON grammars are this short, and most rows a
+/// trie walk builds are never read again).
+const SORTED_ROW: usize = 16;
+
 #[inline(always)]
 fn item(dot: u32, origin: u32) -> u64 {
     dot as u64 | ((origin as u64) << 32)
@@ -107,6 +112,8 @@ pub struct Parser {
     stack: Roomy<Entry>,
     seen: HashSet<u64>,
     lexeme_scratch: Roomy<u32>,
+    /// Scratch: a long row's sort keys ([`Parser::close_row`]).
+    sort_keys: Roomy<u128>,
     max_items_per_row: usize,
     max_items_per_mask: usize,
     items_this_step: usize,
@@ -143,6 +150,7 @@ impl Parser {
             stack: Roomy::default(),
             seen: HashSet::new(),
             lexeme_scratch: Roomy::default(),
+            sort_keys: Roomy::default(),
             max_items_per_row: limits.max_items_per_row,
             max_items_per_mask: limits.max_items_per_mask,
             items_this_step: 0,
@@ -278,6 +286,7 @@ impl Parser {
             + vec_bytes(&self.stack)
             + table_bytes(self.seen.capacity(), 8)
             + vec_bytes(&self.lexeme_scratch)
+            + vec_bytes(&self.sort_keys)
             + vec_bytes(&self.ignore)
     }
 
@@ -479,7 +488,10 @@ impl Parser {
                 self.lexer.spend((hi - lo) as u64 + 1)?;
                 for j in lo..hi {
                     let w = self.items[j];
-                    self.add_item(item(dot_of(w) + 1, origin_of(w)))?;
+                    // (A small row is not sorted: its range is the whole row.)
+                    if self.rules.rhs.get(dot_of(w) as usize) == Some(&lhs) {
+                        self.add_item(item(dot_of(w) + 1, origin_of(w)))?;
+                    }
                 }
             } else if sym & TERMINAL != 0 {
                 self.lexeme_scratch.push(sym & !TERMINAL);
@@ -497,15 +509,28 @@ impl Parser {
         // Sort the row by the symbol after the dot: completions into it then read only the
         // items waiting for their symbol ([`Parser::waiting`]), and scans only the items
         // before a terminal (which sort after every nonterminal).
-        let rhs = &self.rules.rhs;
-        if let Some(row_items) = self.items.get_mut(start..) {
-            // One integer key: the symbol after the dot (a missing one first), then the item.
-            row_items.sort_unstable_by_key(|&it| {
+        let n = self.items.len() - start;
+        if n > SORTED_ROW {
+            // One integer key, computed once per item: the symbol after the dot (a missing
+            // one first), then the item.
+            self.sort_keys.clear();
+            if self.sort_keys.capacity() < n {
+                let free = self.free_bytes();
+                reserve(&mut self.sort_keys, n, free)?;
+                self.sync_lexer_budget();
+            }
+            let rhs = &self.rules.rhs;
+            let keys = &mut self.sort_keys;
+            keys.extend(self.items[start..].iter().map(|&it| {
                 let sym = rhs
                     .get(dot_of(it) as usize)
                     .map_or(0, |&s| u128::from(s) + 1);
                 (sym << 64) | u128::from(it)
-            });
+            }));
+            keys.sort_unstable();
+            for (dst, &k) in self.items[start..].iter_mut().zip(keys.iter()) {
+                *dst = k as u64;
+            }
         }
         self.lexeme_scratch.extend_from_slice(&self.ignore);
         self.lexeme_scratch.sort_unstable();
@@ -553,9 +578,13 @@ impl Parser {
     }
 
     /// The arena range of `row`'s items whose symbol after the dot is in `from..to` (a
-    /// closed row is sorted by that symbol).
+    /// closed row longer than [`SORTED_ROW`] is sorted by that symbol); a shorter row's whole
+    /// range, which callers filter.
     fn symbol_range(&self, row: Row, from: u32, to: u32) -> (usize, usize) {
         let (a, b) = (row.start as usize, row.end as usize);
+        if b - a <= SORTED_ROW {
+            return (a, b);
+        }
         let Some(items) = self.items.get(a..b) else {
             return (a, a);
         };
