@@ -1159,7 +1159,7 @@ mod tests {
                 ("[ab]{0,3}", false), ("a|bb|", false),
             ][form];
             let mut s = ExprSet::new(&Limits::default());
-            let mut c = |s: &mut ExprSet, p: &str| {
+            let c = |s: &mut ExprSet, p: &str| {
                 s.compile(&crate::regex::RegexAst::Pattern(p.into(), Default::default())).unwrap()
             };
             let pos = c(&mut s, p);
