@@ -18,6 +18,12 @@ pub struct Limits {
     /// one unit per lexeme derived when a lexer transition is computed) and Earley steps (one
     /// unit per item a completion or a scan reads). Ambiguous grammars, whose rows grow with
     /// the output, end in [`LimitKind::Fuel`] instead of slowing down without bound.
+    ///
+    /// Regex steps are counted as they are done: a transition the grammar's shared tables
+    /// already hold costs nothing. So one request can run out of fuel while the grammar is
+    /// cold and succeed once other matchers have warmed it (the masks are the same either
+    /// way; only whether this limit is reached differs). Earley steps cost the same cold or
+    /// warm.
     pub fuel_per_mask: u64,
     /// Work allowed for compiling one grammar, every stage together (see [`CompileBudget`]):
     /// front-end rewriting, and regex work (emptiness checks, lowering) at
