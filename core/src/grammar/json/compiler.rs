@@ -3620,7 +3620,24 @@ impl<'a> Compiler<'a> {
     }
 
     /// The key regex (whole lexeme, with quotes) for `propertyNames`, if decidable.
-    fn property_names(&mut self, v: &Value, ptr: &str) -> R<Option<RegexAst>> {
+    fn property_names(&mut self, v: &Value, ptr: &str, base: &str) -> R<Option<RegexAst>> {
+        // A bare `$ref` (beside annotations) is followed, a chain of them too.
+        let mut v = v;
+        let mut base = base.to_string();
+        let mut hops = 0usize;
+        while let Value::Object(pm) = v
+            && let Some(r) = pm.get("$ref").and_then(Value::as_str)
+            && pm.keys().all(|k| k == "$ref" || is_annotation(k))
+        {
+            hops += 1;
+            if hops > self.resources.len() + self.anchors.len() + 64 {
+                break;
+            }
+            let here = self.base_of(pm, &base);
+            let (t, _, b) = self.ref_target(r, &here, ptr)?;
+            v = t;
+            base = b;
+        }
         match v {
             Value::Bool(true) => Ok(None),
             Value::Bool(false) => Ok(Some(RegexAst::Nothing)),
@@ -3705,7 +3722,7 @@ impl<'a> Compiler<'a> {
             _ => Vec::new(),
         };
         let key_names = match m.get("propertyNames") {
-            Some(v) => self.property_names(v, ptr)?,
+            Some(v) => self.property_names(v, ptr, base)?,
             None => None,
         };
         // Key regexes for the patterns (whole lexeme with quotes).

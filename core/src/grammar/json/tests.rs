@@ -1010,3 +1010,15 @@ fn enum_string_sets_match_a_json_decoder() {
     }
     assert!(yes > 100 && no > 100, "{yes} members, {no} non-members");
 }
+
+#[test]
+fn property_names_through_a_ref_are_exact() {
+    // `propertyNames` naming an enum through `$ref` (MaskBench Github_medium---o90904):
+    // the keys are the enum's, exactly, where only string keywords were followed before.
+    let s = json!({"$defs": {"dir": {"enum": ["N", "S"]}, "alias": {"$ref": "#/$defs/dir"}},
+                   "type": "object", "propertyNames": {"$ref": "#/$defs/alias"}});
+    let g = strict_exact(&s);
+    assert!(accepts(&g, "{\"N\": 1, \"S\": 2}"));
+    assert!(!accepts(&g, "{\"W\": 1}"));
+    assert!(!accepts(&g, "{\"NS\": 1}"));
+}
