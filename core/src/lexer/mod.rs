@@ -69,6 +69,27 @@ const UNSET: u32 = u32::MAX - 256;
 /// instead of reading the flags, and decides every entry without it.
 pub(crate) const SLOW_BIT: u32 = 1 << 31;
 
+/// What `Lexer::reserve_exprs` last granted the expression store's budget from.
+#[derive(Debug)]
+struct Granted {
+    max_bytes: usize,
+    own_caps: usize,
+    /// Per growing expression table (arena, starts, intern table, derivative cache,
+    /// emptiness cache): the length up to which it still has its spare room.
+    marks: [usize; 5],
+}
+
+/// A grant record that a clone drops: a cloned buffer may have less spare room than the
+/// original had, so the copy grants afresh before its first regex work.
+#[derive(Debug, Default)]
+struct GrantRecord(Option<Granted>);
+
+impl Clone for GrantRecord {
+    fn clone(&self) -> Self {
+        GrantRecord(None)
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct StateDesc {
     /// Interned accept set (0 = nothing matches here).
@@ -147,6 +168,11 @@ impl<T: Copy + Hash + Eq> Interner<T> {
 
     fn bytes_used(&self) -> usize {
         vec_bytes(&self.data) + vec_bytes(&self.starts) + table_bytes(self.table.capacity(), 4)
+    }
+
+    /// The sum of its buffers' capacities (changes whenever one grows).
+    fn capacity(&self) -> usize {
+        self.data.capacity() + self.starts.capacity() + self.table.capacity()
     }
 
     /// Bytes that interning a new key of `len` elements may allocate (the arena, the starts
@@ -239,6 +265,10 @@ pub struct Lexer {
     accept_scratch: Roomy<u32>,
     max_states: usize,
     max_bytes: usize,
+    /// What the expression store's budget was last granted from (see `reserve_exprs`):
+    /// `max_bytes`, the lexer's own capacities ([`Lexer::own_caps`]), and the lengths of the
+    /// expression tables up to which they keep their spare room. `None` forces a grant.
+    granted: GrantRecord,
     fuel_per_step: u64,
     /// Slice regexes (see [`crate::slicer`]), in the vocabulary's order.
     slice_exprs: Vec<ExprId>,
@@ -327,6 +357,7 @@ impl Lexer {
             initial_sets: Interner::new(),
             max_states: limits.max_lexer_states.max(2),
             max_bytes: limits.max_memory_bytes,
+            granted: GrantRecord(None),
             fuel_per_step: limits.fuel_per_mask,
             slice_exprs: slice_exprs.into_iter().take(SLICE_NONE as usize).collect(),
             ..Lexer::placeholder()
@@ -365,6 +396,7 @@ impl Lexer {
             accept_scratch: Roomy::default(),
             max_states: 0,
             max_bytes: 0,
+            granted: GrantRecord(None),
             fuel_per_step: 0,
             slice_exprs: Vec::new(),
             slice_of_state: Vec::new(),
@@ -435,8 +467,30 @@ impl Lexer {
     /// entries), paid from the budget now, old and new buffer both. The work itself then
     /// grows a table only if it adds more than that in one go; running out of budget here is
     /// `Memory` before anything is computed.
-    #[inline(never)]
+    ///
+    /// Called once per cold transition, so the common case is a few compares: when no
+    /// expression table has used up its spare room since the last call, and neither the
+    /// budget nor any of the lexer's own tables changed, the last grant still holds.
+    #[inline]
     fn reserve_exprs(&mut self) -> Result<(), LimitKind> {
+        if let Some(g) = &self.granted.0 {
+            let x = &self.exprs;
+            if x.data.len() <= g.marks[0]
+                && x.starts.len() <= g.marks[1]
+                && x.table.len() <= g.marks[2]
+                && x.deriv_cache.len() <= g.marks[3]
+                && x.empty_cache.len() <= g.marks[4]
+                && g.max_bytes == self.max_bytes
+                && g.own_caps == self.own_caps()
+            {
+                return Ok(());
+            }
+        }
+        self.reserve_exprs_slow()
+    }
+
+    #[inline(never)]
+    fn reserve_exprs_slow(&mut self) -> Result<(), LimitKind> {
         fn want(len: usize, cap: usize) -> Option<usize> {
             let spare = (cap / 4).max(64);
             (cap - len.min(cap) < spare).then_some(spare)
@@ -483,7 +537,46 @@ impl Lexer {
         table!(self.exprs.deriv_cache, 12);
         table!(self.exprs.empty_cache, 8);
         self.grant_exprs();
+        // The lengths up to which each table keeps its spare room (`want` is `None`).
+        let mark = |cap: usize| cap.saturating_sub((cap / 4).max(64));
+        let x = &self.exprs;
+        self.granted.0 = Some(Granted {
+            max_bytes: self.max_bytes,
+            own_caps: self.own_caps(),
+            marks: [
+                mark(x.data.capacity()),
+                mark(x.starts.capacity()),
+                mark(x.table.capacity()),
+                mark(x.deriv_cache.capacity()),
+                mark(x.empty_cache.capacity()),
+            ],
+        });
         Ok(())
+    }
+
+    /// The sum of the capacities of the lexer's own tables and scratch (those
+    /// [`Lexer::own_bytes`] charges, but the slice units): none shrinks, so any growth
+    /// changes it. Cheap next to `own_bytes` (no per-table byte arithmetic).
+    fn own_caps(&self) -> usize {
+        self.next.capacity()
+            + self.flags.capacity()
+            + self.states.capacity()
+            + self.pairs.capacity()
+            + self.accept_sets.capacity()
+            + self.initial_sets.capacity()
+            + self.initial_states.capacity()
+            + self.scratch.capacity()
+            + self.accept_scratch.capacity()
+            + self.lexemes.capacity()
+            + self.slice_exprs.capacity()
+            + self.slice_of_state.capacity()
+            + self.slice_shapes.capacity()
+            + self.leaves.capacity()
+            + self.leaf_stack.capacity()
+            + self.blocks.capacity()
+            + self.leaf_seen.capacity()
+            + self.leaf_class_sets.capacity()
+            + self.units.len()
     }
 
     /// [`Lexer::bytes_used`] without the expression store.
@@ -818,7 +911,9 @@ impl Lexer {
         self.flags.push(flags);
         self.next
             .resize(self.states.len() * self.num_classes, MISSING);
-        self.grant_exprs();
+        if growth > 0 {
+            self.grant_exprs();
+        }
         Ok(StateId(id))
     }
 
@@ -845,6 +940,8 @@ impl Lexer {
         let cached = self.slice_of_state.get(idx).copied().unwrap_or(SLICE_NONE);
         let found = if cached == SLICE_UNKNOWN {
             let found = self.find_slice(s).unwrap_or(None);
+            // The unit checks grow tables `own_caps` does not see: grant afresh.
+            self.granted.0 = None;
             let code = found.map_or(SLICE_NONE, |k| k as u8);
             if let Some(slot) = self.slice_of_state.get_mut(idx) {
                 *slot = code;
