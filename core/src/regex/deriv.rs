@@ -404,12 +404,23 @@ impl ExprSet {
     /// Bounded: at most 32 levels and [`SURELY_STEPS`] calls (an intersection's cover check
     /// counts 64), so a DAG that would unfold exponentially is cut short (`false`).
     pub(crate) fn is_surely_nonempty(&mut self, e: ExprId, depth: u32) -> bool {
+        self.surely_nonempty_tier(e, depth, true)
+    }
+
+    /// [`ExprSet::is_surely_nonempty`] without the two intersection rules that walk whole
+    /// conjuncts (the cover and star rules, thousands of instructions each when they fail):
+    /// what the emptiness search checks first, before a short search for a witness.
+    fn is_shallowly_nonempty(&mut self, e: ExprId) -> bool {
+        self.surely_nonempty_tier(e, 0, false)
+    }
+
+    fn surely_nonempty_tier(&mut self, e: ExprId, depth: u32, walks: bool) -> bool {
         let mut steps = SURELY_STEPS;
         let mut forms = core::mem::take(&mut self.star_forms);
         if forms.len() > MAX_STAR_FORMS {
             forms.clear();
         }
-        let r = self.surely_nonempty(e, depth, &mut steps, &mut forms);
+        let r = self.surely_nonempty(e, depth, &mut steps, &mut forms, walks);
         self.star_forms = forms;
         r
     }
@@ -420,6 +431,7 @@ impl ExprSet {
         depth: u32,
         steps: &mut u32,
         forms: &mut StarForms,
+        walks: bool,
     ) -> bool {
         if !self.has_and_not(e) {
             return e != ExprId::NOTHING;
@@ -433,12 +445,12 @@ impl ExprSet {
         *steps -= 1;
         match self.node(e) {
             Node::Concat(a, b) => {
-                self.surely_nonempty(a, depth + 1, steps, forms)
-                    && self.surely_nonempty(b, depth + 1, steps, forms)
+                self.surely_nonempty(a, depth + 1, steps, forms, walks)
+                    && self.surely_nonempty(b, depth + 1, steps, forms, walks)
             }
             Node::Or(xs) => xs
                 .iter()
-                .any(|&x| self.surely_nonempty(ExprId(x), depth + 1, steps, forms)),
+                .any(|&x| self.surely_nonempty(ExprId(x), depth + 1, steps, forms, walks)),
             Node::And(xs) => {
                 if xs.iter().all(|&x| self.is_nullable(ExprId(x))) {
                     return true;
@@ -446,13 +458,15 @@ impl ExprSet {
                 if self.is_infinite_minus_finite(xs) {
                     return true;
                 }
-                if *steps < 64 {
+                if !walks || *steps < 64 {
                     return false;
                 }
                 *steps -= 64;
                 self.is_covered_by_stars(xs) || self.is_star_separable(xs, forms)
             }
-            Node::Repeat(x, min, _) => min == 0 || self.surely_nonempty(x, depth + 1, steps, forms),
+            Node::Repeat(x, min, _) => {
+                min == 0 || self.surely_nonempty(x, depth + 1, steps, forms, walks)
+            }
             Node::Not(x) => self.is_literal_set(x),
             _ => false,
         }
@@ -801,17 +815,18 @@ impl ExprSet {
         if let Some(&r) = self.empty_cache.get(&e.0) {
             return Ok(r);
         }
-        if self.is_nullable(e) || self.is_surely_nonempty(e, 0) {
+        // Cheapest first: the shape rules that do not walk whole conjuncts, the recent
+        // witnesses, a short search (below); only then the rules that walk conjuncts (the
+        // cover and star rules, the length bounds), which decide what a search cannot
+        // afford (a witness a million bytes long, an empty intersection of long patterns)
+        // but cost thousands of instructions where a few derivatives find a witness.
+        if self.is_nullable(e) || self.is_shallowly_nonempty(e) {
             self.empty_cache.insert(e.0, false);
             return Ok(false);
         }
         if self.replay_witnesses(e)? {
             self.empty_cache.insert(e.0, false);
             return Ok(false);
-        }
-        if self.length_bounds(e) == Some(None) {
-            self.empty_cache.insert(e.0, true);
-            return Ok(true);
         }
         let computed;
         let classes = match classes {
@@ -837,6 +852,9 @@ impl ExprSet {
         // `e` is not nullable (checked above): empty until a witness turns up.
         let mut empty = true;
         let mut bound = 8usize;
+        // Decided by the walking rules after the short search (no path to remember).
+        let mut by_rule = None;
+        let mut short_rounds = true;
         while empty {
             seen.clear();
             stack.clear();
@@ -866,8 +884,14 @@ impl ExprSet {
                 }
                 // A state the shape rules show non-empty ends the search too: a JSON string
                 // in the middle of an escape (`\u00`) is one character away from a state
-                // they decide, while its shortest witness may be a million bytes long.
-                if self.is_nullable(d) || !self.has_and_not(d) || self.is_surely_nonempty(d, 0) {
+                // they decide, while its shortest witness may be a million bytes long. The
+                // short rounds use the rules that do not walk conjuncts.
+                let shown = if short_rounds {
+                    self.is_shallowly_nonempty(d)
+                } else {
+                    self.is_surely_nonempty(d, 0)
+                };
+                if self.is_nullable(d) || !self.has_and_not(d) || shown {
                     // (Remembered, so a witness replay that reaches `d` stops there.)
                     self.empty_cache.insert(d.0, false);
                     empty = false;
@@ -898,8 +922,22 @@ impl ExprSet {
                 break;
             }
             bound = if bound < 64 { bound * 8 } else { usize::MAX };
+            if bound == usize::MAX && core::mem::take(&mut short_rounds) {
+                // The short rounds found nothing: the rules that walk conjuncts, before the
+                // search that may have to go a million bytes deep or exhaust a large space.
+                if self.is_surely_nonempty(e, 0) {
+                    by_rule = Some(false);
+                    break;
+                }
+                if self.length_bounds(e) == Some(None) {
+                    by_rule = Some(true);
+                    break;
+                }
+            }
         }
-        if empty {
+        if let Some(r) = by_rule {
+            empty = r;
+        } else if empty {
             // Everything reachable from `e` was explored without a match.
             for &x in &seen {
                 self.empty_cache.insert(x.0, true);
