@@ -5,7 +5,7 @@
 #
 # usage: bench/scripts/ab.sh BIN_A BIN_B [REPS] [N] [TOKENIZER_JSON]
 #   BIN_A, BIN_B    two `sieve` binaries (copy each build's target/release/sieve aside)
-#   REPS            runs of each (default 3)
+#   REPS            runs of each (default 4; even, for the ABBA order below)
 #   N               first N files of ../shared/data/maskbench by sha256(file name) (1000)
 #   TOKENIZER_JSON  default ../shared/tokenizers/llama3.json
 # env: SHARED (default ../shared next to the repository), OUT (default /tmp/sieve-ab),
@@ -17,14 +17,18 @@ repo=$(cd "$here/../.." && pwd)
 shared=${SHARED:-$(cd "$repo/../shared" && pwd)}
 a=$1
 b=$2
-reps=${3:-3}
+reps=${3:-4}
 n=${4:-1000}
 tok=${5:-$shared/tokenizers/llama3.json}
 out=${OUT:-/tmp/sieve-ab}
 cpu=${CPU:-$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')}
 mkdir -p "$out"
+# ABBA order (odd runs a then b, even runs b then a): whichever binary runs second in a
+# pair measured a few percent faster on this machine, so a fixed order biases the ratio.
 for i in $(seq "$reps"); do
-    for side in a b; do
+    order="a b"
+    [ $((i % 2)) -eq 0 ] && order="b a"
+    for side in $order; do
         bin=$a
         [ "$side" = b ] && bin=$b
         echo "== run $i of $side ($bin), cpu $cpu" >&2

@@ -25,6 +25,7 @@ mod statemask;
 
 pub use rules::{END, Rules, TERMINAL};
 
+use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use hashbrown::HashSet;
@@ -85,7 +86,9 @@ fn origin_of(item: u64) -> u32 {
 /// matcher's call, and a placeholder ([`Lexer::placeholder`]) otherwise.
 #[derive(Debug, Clone)]
 pub(crate) struct Tables {
-    pub(crate) lexer: Lexer,
+    /// Boxed, so that lending the tables to a parser and back is a pointer swap (the lexer
+    /// is 2.5 KB inline: two swaps of it per matcher call were 1% of mask time).
+    pub(crate) lexer: Box<Lexer>,
     pub(crate) state_masks: statemask::StateMasks,
 }
 
@@ -105,7 +108,7 @@ impl Tables {
 #[derive(Debug, Clone)]
 pub struct Parser {
     rules: Arc<Rules>,
-    lexer: Lexer,
+    lexer: Box<Lexer>,
     ignore: Vec<u32>,
     rows: Roomy<Row>,
     items: Roomy<u64>,
@@ -143,7 +146,7 @@ impl Parser {
             .collect();
         let mut p = Parser {
             rules,
-            lexer,
+            lexer: Box::new(lexer),
             ignore,
             rows: Roomy::default(),
             items: Roomy::default(),
@@ -198,7 +201,7 @@ impl Parser {
     /// Take this parser's tables out, leaving the placeholder ([`Lexer::placeholder`]).
     pub(crate) fn take_tables(&mut self) -> Tables {
         let mut tables = Tables {
-            lexer: Lexer::placeholder(),
+            lexer: Box::new(Lexer::placeholder()),
             state_masks: statemask::StateMasks::default(),
         };
         self.swap_tables(&mut tables);
