@@ -55,7 +55,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(__cplusplus) && __cplusplus >= 201703L
+/* LLGuidance's own header marks nothing as must-use, and its clients ignore some results
+ * (llama.cpp's sampler drops llg_matcher_consume_token's): warnings here would break their
+ * -Werror builds, so they are opt-in (define SIEVE_LLG_NODISCARD before including). */
+#if !defined(SIEVE_LLG_NODISCARD)
+#define LLGUIDANCE_NODISCARD
+#elif defined(__cplusplus) && __cplusplus >= 201703L
 #define LLGUIDANCE_NODISCARD [[nodiscard]]
 #elif defined(__GNUC__) || defined(__clang__)
 #define LLGUIDANCE_NODISCARD __attribute__((warn_unused_result))

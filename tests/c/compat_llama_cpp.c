@@ -1,8 +1,9 @@
 /* Replays llama.cpp's llguidance sampler (src/llama-grammar + common/llguidance.cpp) against
  * sieve's LLGuidance-compatible layer: a tokenizer from a byte table with 0xFF-marked
- * special tokens and a tokenize callback, llg_new_matcher, then per step
- * llg_matcher_compute_mask + llg_matcher_get_mask (apply to logits) + sample +
- * llg_matcher_consume_token, llg_matcher_is_stopped, reset, clone and free. Also covers the
+ * special tokens and a tokenize callback, llg_new_matcher, then per step in the sampler's
+ * order: llg_matcher_get_mask, llg_matcher_compute_mask only when that is NULL (apply to
+ * logits), sample, llg_matcher_consume_token (return value ignored, as there);
+ * llg_matcher_is_stopped, reset, clone and free. Also covers the
  * matcher calls llama.cpp does not use (rollback, validate, ff tokens, compute_mask_into). */
 #include "compat_common.h"
 
@@ -24,14 +25,25 @@ static size_t tokenize_cb(const void *user_data, const uint8_t *bytes, size_t le
     return greedy_tokenize((const token_table *)user_data, bytes, len, out, cap);
 }
 
+/* llama_sampler_llg_apply, in its order: the saved mask first, computed only when it is
+ * NULL. A mask that stayed valid after consume/rollback/reset would be applied forever. */
+static const uint32_t *llg_apply(LlgMatcher *m) {
+    const uint32_t *mask = llg_matcher_get_mask(m);
+    if (mask == NULL) {
+        CHECK(llg_matcher_compute_mask(m) == 0);
+        mask = llg_matcher_get_mask(m);
+    }
+    CHECK(mask != NULL);
+    return mask;
+}
+
 /* Drives the matcher to produce `target`, then EOS, like llama.cpp's sampling loop. */
 static void generate(LlgMatcher *m, uint32_t eos, const char *target) {
     size_t at = 0, tlen = strlen(target);
     for (int step = 0; step < 100; step++) {
-        /* llama_sampler_llg_apply */
-        CHECK(llg_matcher_compute_mask(m) == 0);
-        const uint32_t *mask = llg_matcher_get_mask(m);
-        CHECK(mask != NULL);
+        const uint32_t *mask = llg_apply(m);
+        /* The sampler may apply twice in one step (e.g. resampling): the same mask. */
+        CHECK(llg_apply(m) == mask);
         long tok;
         if (at < tlen) {
             tok = pick_token(&table, mask, target + at);
@@ -41,14 +53,15 @@ static void generate(LlgMatcher *m, uint32_t eos, const char *target) {
             CHECK(bit_set(mask, eos));
             tok = (long)eos;
         }
-        /* llama_sampler_llg_accept_impl */
-        CHECK(llg_matcher_consume_token(m, (uint32_t)tok) == 0);
+        /* llama_sampler_llg_accept_impl: the return value is ignored there; checked after. */
+        (void)llg_matcher_consume_token(m, (uint32_t)tok);
+        CHECK(llg_matcher_get_error(m) == NULL);
+        CHECK(llg_matcher_get_mask(m) == NULL); /* the next apply computes afresh */
         if (llg_matcher_is_stopped(m)) {
             CHECK(at == tlen);
             CHECK(llg_matcher_get_error(m) == NULL);
             /* A stopped matcher's mask holds only EOS. */
-            CHECK(llg_matcher_compute_mask(m) == 0);
-            mask = llg_matcher_get_mask(m);
+            mask = llg_apply(m);
             size_t words = llg_matcher_get_mask_byte_size(m) / 4;
             for (size_t w = 0; w < words; w++) {
                 uint32_t want = (w == eos / 32) ? (1u << (eos % 32)) : 0;
@@ -147,29 +160,39 @@ int main(void) {
     CHECK(n_ff >= 1 && ff[0] == N_ASCII); /* "The" */
     uint32_t draft[4] = {N_ASCII, N_ASCII + 1, N_ASCII + 2, N_ASCII + 5 /* "ing" */};
     CHECK(llg_matcher_validate_tokens(m, draft, 4) == 3);
+    CHECK(llg_matcher_get_mask(m) != NULL);
     CHECK(llg_matcher_consume_tokens(m, draft, 3) == 0);
+    CHECK(llg_matcher_get_mask(m) == NULL); /* consumed: no mask until computed */
+    CHECK(llg_matcher_compute_mask(m) == 0 && llg_matcher_get_mask(m) != NULL);
     CHECK(llg_matcher_rollback(m, 2) == 0);
+    CHECK(llg_matcher_get_mask(m) == NULL); /* rolled back: likewise */
 
     /* A caller-buffer mask equals the internal one. */
     size_t nbytes = llg_matcher_get_mask_byte_size(m);
     uint32_t *buf = malloc(nbytes);
     CHECK(buf != NULL);
     CHECK(llg_matcher_compute_mask_into(m, buf, nbytes) == 0);
+    CHECK(llg_matcher_get_mask(m) == NULL); /* compute_mask_into does not save one */
     CHECK(llg_matcher_compute_mask(m) == 0);
     CHECK(memcmp(buf, llg_matcher_get_mask(m), nbytes) == 0);
     CHECK(bit_set(buf, N_ASCII + 1)); /* " answer" */
     free(buf);
 
     /* llama_sampler_llg_reset, then the sampling loop. */
+    CHECK(llg_matcher_get_mask(m) != NULL);
     CHECK(llg_matcher_reset(m) == 0);
+    CHECK(llg_matcher_get_mask(m) == NULL); /* reset: likewise */
     generate(m, eos, "The answer is 42");
 
     /* Reset and generate again; clone mid-way (llama_sampler_llg_clone) and finish both. */
     CHECK(llg_matcher_reset(m) == 0);
     CHECK(!llg_matcher_is_stopped(m));
     CHECK(llg_matcher_consume_token(m, N_ASCII) == 0);
+    CHECK(llg_matcher_compute_mask(m) == 0);
     LlgMatcher *c = llg_clone_matcher(m);
     CHECK(c != NULL);
+    CHECK(llg_matcher_get_mask(c) == NULL); /* a clone computes its own */
+    CHECK(llg_matcher_get_mask(m) != NULL);
     generate(m, eos, " answer is 7");
     generate(c, eos, " answer is 12345");
 

@@ -18,7 +18,6 @@ pub struct LlgMatcher {
 }
 
 /// The Rust value behind an `LlgMatcher`.
-#[derive(Clone)]
 pub(crate) struct CompatMatcher {
     matcher: Option<Matcher>,
     error: Option<CString>,
@@ -33,7 +32,30 @@ impl Castable for LlgMatcher {
     type Rust = CompatMatcher;
 }
 
+impl Clone for CompatMatcher {
+    /// A copy has no mask yet (`llg_matcher_get_mask` is NULL until it computes one), as
+    /// in LLGuidance.
+    fn clone(&self) -> Self {
+        CompatMatcher {
+            matcher: self.matcher.clone(),
+            error: self.error.clone(),
+            mask_words: self.mask_words,
+            mask: Vec::new(),
+            mask_valid: false,
+        }
+    }
+}
+
 impl CompatMatcher {
+    /// Forgets the computed mask: every call that moves the matcher (consume, rollback,
+    /// reset) and `llg_matcher_compute_mask` itself (until it succeeds) make
+    /// `llg_matcher_get_mask` return NULL. llama.cpp's sampler relies on it: it calls
+    /// `llg_matcher_get_mask` first and computes only on NULL, so a stale mask would be
+    /// applied at every later step.
+    fn clear_mask(&mut self) {
+        self.mask_valid = false;
+    }
+
     /// Records the first error (its pointer stays valid until free); returns -1.
     fn fail(&mut self, msg: &str) -> i32 {
         if self.error.is_none() {
@@ -137,6 +159,7 @@ pub extern "C" fn llg_validate_grammar(
 pub extern "C" fn llg_matcher_compute_mask(matcher: *mut LlgMatcher) -> i32 {
     guard(-1, || {
         let c = compat_matcher!(matcher, -1);
+        c.clear_mask();
         let mut mask = std::mem::take(&mut c.mask);
         mask.resize(c.mask_words, 0);
         let res = c.with(|m| m.compute_mask(&mut mask).map_err(|e| e.to_string()));
@@ -172,7 +195,9 @@ pub extern "C" fn llg_matcher_compute_mask_into(
 }
 
 /// The mask computed by the last successful `llg_matcher_compute_mask` (owned by the
-/// matcher, valid until its next call), or NULL if none.
+/// matcher, valid until its next call), or NULL if none, or if the matcher consumed,
+/// rolled back or was reset since (as in LLGuidance; `llg_matcher_compute_mask_into`
+/// leaves it as it is).
 #[unsafe(no_mangle)]
 pub extern "C" fn llg_matcher_get_mask(matcher: *mut LlgMatcher) -> *const u32 {
     guard(std::ptr::null(), || {
@@ -199,6 +224,7 @@ pub extern "C" fn llg_matcher_get_mask_byte_size(matcher: *const LlgMatcher) -> 
 pub extern "C" fn llg_matcher_consume_token(matcher: *mut LlgMatcher, token: u32) -> i32 {
     guard(-1, || {
         let c = compat_matcher!(matcher, -1);
+        c.clear_mask();
         c.with(|m| m.consume_token(token).map_err(|e| e.to_string()))
             .map_or_else(|e| e, |()| 0)
     })
@@ -213,6 +239,7 @@ pub extern "C" fn llg_matcher_consume_tokens(
 ) -> i32 {
     guard(-1, || {
         let c = compat_matcher!(matcher, -1);
+        c.clear_mask();
         // SAFETY: 1. NULL or readable for `n_tokens` ids (caller contract).
         let Some(tokens) = (unsafe { input_slice(tokens, n_tokens) }) else {
             return c.fail("tokens is NULL with n_tokens > 0");
@@ -257,6 +284,7 @@ pub extern "C" fn llg_free_matcher(matcher: *mut LlgMatcher) {
 pub extern "C" fn llg_matcher_rollback(matcher: *mut LlgMatcher, num_tokens: usize) -> i32 {
     guard(-1, || {
         let c = compat_matcher!(matcher, -1);
+        c.clear_mask();
         c.with(|m| m.rollback(num_tokens).map_err(|e| e.to_string()))
             .map_or_else(|e| e, |()| 0)
     })
@@ -267,6 +295,7 @@ pub extern "C" fn llg_matcher_rollback(matcher: *mut LlgMatcher, num_tokens: usi
 pub extern "C" fn llg_matcher_reset(matcher: *mut LlgMatcher) -> i32 {
     guard(-1, || {
         let c = compat_matcher!(matcher, -1);
+        c.clear_mask();
         c.with(|m| {
             m.reset();
             Ok(())
