@@ -39,7 +39,6 @@
 //! [`LimitKind::Memory`].
 
 use alloc::vec::Vec;
-use core::sync::atomic::Ordering;
 
 use crate::earley::Parser;
 use crate::error::{LimitKind, MatcherError};
@@ -154,9 +153,6 @@ impl Matcher {
             // from the pristine ones.
             shared.tables = inner.pristine.tables();
             shared.generation += 1;
-            inner
-                .generation_hint
-                .store(shared.generation as usize, Ordering::Release);
         }
         self.parser.swap_tables(&mut shared.tables);
         self.holding = true;
@@ -177,9 +173,6 @@ impl Matcher {
         if core::mem::take(&mut self.reset_tables) {
             shared.generation += 1;
             self.generation = shared.generation;
-            inner
-                .generation_hint
-                .store(shared.generation as usize, Ordering::Release);
         }
         self.parser.swap_tables(&mut shared.tables);
         out
@@ -244,34 +237,7 @@ impl Matcher {
     /// Write the allowed-token mask: bit `t % 32` of `mask[t / 32]` is set iff token `t` is
     /// allowed. Words past the vocabulary are zeroed.
     pub fn compute_mask(&mut self, mask: &mut [u32]) -> Result<(), MatcherError> {
-        if self.repeat_cached_mask(mask) {
-            return Ok(());
-        }
         self.with_tables(|m| m.compute_mask_held(mask))
-    }
-
-    /// The last mask again, copied without taking the grammar's tables, when the parser is
-    /// where it was computed and the tables were not reset since (a reset makes the next
-    /// call replay the output first, and that stays so). `false`: compute it.
-    fn repeat_cached_mask(&mut self, mask: &mut [u32]) -> bool {
-        let needed = self.mask_words();
-        let hint = self.grammar.inner().generation_hint.load(Ordering::Acquire);
-        if self.holding
-            || self.stopped
-            || self.error.is_some()
-            || hint != self.generation as usize
-            || self.cached_mask.len() != needed
-            || mask.len() < needed
-            || self.cached_key != Some(self.parser.state_key())
-        {
-            return false;
-        }
-        let (mask, rest) = mask.split_at_mut(needed);
-        mask.copy_from_slice(&self.cached_mask);
-        rest.fill(0);
-        self.stats.masks += 1;
-        self.stats.cached += 1;
-        true
     }
 
     /// [`Matcher::compute_mask`] with the tables held.

@@ -42,10 +42,6 @@ pub(crate) struct GrammarInner {
     /// The lexer and state-mask tables every matcher of this grammar reads and extends (see
     /// [`crate::matcher`]): a matcher takes them into its parser for the length of one call.
     pub(crate) shared: spin::Mutex<SharedTables>,
-    /// `shared.generation`, truncated, readable without the lock (written under it): a
-    /// matcher repeating its last mask copies it without taking the tables when no reset
-    /// came in between ([`crate::Matcher::compute_mask`]).
-    pub(crate) generation_hint: core::sync::atomic::AtomicUsize,
     pub(crate) lexeme_names: Vec<String>,
     /// The longest token's byte length: a trie walk pushes at most this many bytes.
     pub(crate) max_token_len: usize,
@@ -323,7 +319,6 @@ impl Grammar {
                     tables,
                     generation: 0,
                 }),
-                generation_hint: core::sync::atomic::AtomicUsize::new(0),
                 lexeme_names: ir.lexemes.iter().map(|l| l.name.clone()).collect(),
                 max_token_len,
                 rules_bytes,

@@ -79,6 +79,12 @@ struct Granted {
     marks: [usize; 5],
 }
 
+/// The room `Lexer::reserve_exprs` keeps free in an expression table of capacity `cap`: a
+/// quarter of it, at least 64 entries.
+fn spare_room(cap: usize) -> usize {
+    (cap / 4).max(64)
+}
+
 /// A grant record that a clone drops: a cloned buffer may have less spare room than the
 /// original had, so the copy grants afresh before its first regex work.
 #[derive(Debug, Default)]
@@ -492,7 +498,7 @@ impl Lexer {
     #[inline(never)]
     fn reserve_exprs_slow(&mut self) -> Result<(), LimitKind> {
         fn want(len: usize, cap: usize) -> Option<usize> {
-            let spare = (cap / 4).max(64);
+            let spare = spare_room(cap);
             (cap - len.min(cap) < spare).then_some(spare)
         }
         let room = |lx: &Lexer| lx.max_bytes.saturating_sub(lx.bytes_used());
@@ -538,7 +544,7 @@ impl Lexer {
         table!(self.exprs.empty_cache, 8);
         self.grant_exprs();
         // The lengths up to which each table keeps its spare room (`want` is `None`).
-        let mark = |cap: usize| cap.saturating_sub((cap / 4).max(64));
+        let mark = |cap: usize| cap.saturating_sub(spare_room(cap));
         let x = &self.exprs;
         self.granted.0 = Some(Granted {
             max_bytes: self.max_bytes,

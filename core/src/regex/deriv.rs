@@ -886,12 +886,14 @@ impl ExprSet {
                 // in the middle of an escape (`\u00`) is one character away from a state
                 // they decide, while its shortest witness may be a million bytes long. The
                 // short rounds use the rules that do not walk conjuncts.
-                let shown = if short_rounds {
-                    self.is_shallowly_nonempty(d)
-                } else {
-                    self.is_surely_nonempty(d, 0)
-                };
-                if self.is_nullable(d) || !self.has_and_not(d) || shown {
+                let shown = self.is_nullable(d)
+                    || !self.has_and_not(d)
+                    || if short_rounds {
+                        self.is_shallowly_nonempty(d)
+                    } else {
+                        self.is_surely_nonempty(d, 0)
+                    };
+                if shown {
                     // (Remembered, so a witness replay that reaches `d` stops there.)
                     self.empty_cache.insert(d.0, false);
                     empty = false;
