@@ -298,8 +298,10 @@ impl Matcher {
     }
 
     /// One try at the mask: the limit it ran into, if any.
+    /// The mask is written whole by each path (a copy of the remembered state mask or of the
+    /// slice's mask, or zeroed before a full walk), so it is not zeroed here first: that was a
+    /// 16 KB store per mask on a 128k vocabulary for nothing on the copying paths.
     fn mask_attempt(&mut self, vocab: &Vocabulary, mask: &mut [u32]) -> Result<(), LimitKind> {
-        mask.fill(0);
         self.parser.start_step();
         let slice = self.parser.top_slice().and_then(|k| vocab.slices().get(k));
         self.parser.start_step();
@@ -425,7 +427,10 @@ impl Matcher {
                 slice.rest().walk_stepper(&mut self.parser, mask);
                 self.stats.sliced += 1;
             }
-            None => vocab.trie().walk_stepper(&mut self.parser, mask),
+            None => {
+                mask.fill(0);
+                vocab.trie().walk_stepper(&mut self.parser, mask)
+            }
         }
     }
 

@@ -27,7 +27,7 @@ use alloc::vec::Vec;
 
 use super::{Entry, Parser};
 use crate::error::LimitKind;
-use crate::lexer::{Lexer, StateId};
+use crate::lexer::{Lexer, SLOW_BIT, StateId};
 use crate::toktrie::{Split, Splitter, Stepper, StopWalk, TokTrie};
 use crate::vocab::Vocabulary;
 
@@ -113,7 +113,25 @@ struct LexerSplit<'a> {
 impl Splitter for LexerSplit<'_> {
     type Entry = StateId;
 
+    /// One table read decides a computed transition to a live state that is not lazy, and a
+    /// dead one out of a state where no lexeme can end (the other entries carry
+    /// [`SLOW_BIT`]), as in the mask walk's fast step; the rest takes [`LexerSplit::slow`].
+    #[inline(always)]
     fn split(&mut self, top: StateId, byte: u8) -> Result<Split<StateId>, StopWalk> {
+        let raw = self.lexer.next_raw(top, byte);
+        if raw & SLOW_BIT != 0 {
+            self.slow(top, byte)
+        } else if raw == StateId::DEAD.0 {
+            Ok(Split::Reject)
+        } else {
+            Ok(Split::Push(StateId(raw)))
+        }
+    }
+}
+
+impl LexerSplit<'_> {
+    #[inline(never)]
+    fn slow(&mut self, top: StateId, byte: u8) -> Result<Split<StateId>, StopWalk> {
         let next = self.lexer.next(top, byte).map_err(|kind| {
             self.error = Some(kind);
             StopWalk
@@ -233,17 +251,23 @@ impl Parser {
     }
 
     fn apply_state_mask(&mut self, vocab: &Vocabulary, sm: &StateMask, row: u32, mask: &mut [u32]) {
-        let trie = match sm.slice {
-            Some(k) => match vocab.slices().get(k) {
-                Some(s) => s.rest(),
-                None => return,
-            },
+        // The caller's mask is not zeroed: `within` is copied over all of it.
+        let trie = match sm.slice.map(|k| vocab.slices().get(k)) {
+            Some(Some(s)) => s.rest(),
+            Some(None) => {
+                mask.fill(0);
+                return;
+            }
             None => vocab.trie(),
         };
         let Some(dst) = mask.get_mut(..sm.within.len()) else {
+            mask.fill(0);
             return;
         };
         dst.copy_from_slice(&sm.within);
+        if let Some(rest) = mask.get_mut(sm.within.len()..) {
+            rest.fill(0);
+        }
         let mut stack = self.take_stack();
         if stack.is_empty() {
             return;
