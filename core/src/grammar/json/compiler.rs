@@ -2984,11 +2984,13 @@ impl<'a> Compiler<'a> {
                 RegexAst::And(plain),
                 numeric::exponent_spellings(lo_b, hi_b, integer),
             ]));
+        } else if integer {
+            // Every integer spelling is a JSON number: no `NUMBER &` around it (an
+            // intersection makes every cold lexer transition of the lexeme run an
+            // emptiness check).
+            parts.push(pat(numeric::integer_spellings()));
         } else {
             parts.push(pat(NUMBER.into()));
-            if integer {
-                parts.push(pat(numeric::integer_spellings()));
-            }
         }
         if let Some(k) = frac_digits {
             // Plain decimal notation only (reported by `numeric::spelling_losses`).

@@ -152,21 +152,27 @@ fn exp_big(sign: &str) -> String {
 /// with a nonzero mantissa (`1000000000000000e-15`).
 pub(crate) fn integer_spellings() -> String {
     let k = EXP_CASES;
-    let mut parts = alloc::vec![
-        String::from(INTEGER_PLAIN),
-        format!(r"-?{ZERO_MANT}{EXP_ANY}"),
-    ];
-    for x in 0..=k {
-        parts.push(format!("{}{}", integer_mantissa(x), exp_of(x)));
-    }
-    parts.push(format!(
-        r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]{{1,{k}}}0*)?{}",
-        exp_big(r"\+?")
-    ));
+    // The cases share their prefixes (the sign, then the integer digits), so that reading a
+    // run of digits derives one expression per shape instead of one per exponent case: the
+    // first lexer states of an integer field cost a few derivatives, not dozens. The same
+    // language as the union of `integer_mantissa(x) exp_of(x)` over the cases (test
+    // `integer_spellings_are_factored_exactly`).
+    // Exponent `x >= 0`: at most `x` significant fraction digits (`x = 0`: plain notation
+    // with a zero fraction, with or without an exponent part).
+    let mut nonneg = alloc::vec![String::from(r"(?:\.0+)?(?:[eE][+-]?0+)?")];
     for x in 1..=k {
-        parts.push(format!("{}{}", integer_mantissa(-x), exp_of(-x)));
+        nonneg.push(format!(r"(?:\.[0-9]{{1,{x}}}0*)?{}", exp_of(x)));
     }
-    alt(&parts)
+    nonneg.push(format!(r"(?:\.[0-9]{{1,{k}}}0*)?{}", exp_big(r"\+?")));
+    // Exponent `x < 0`: a nonzero integer part ending in at least `-x` zeros.
+    let neg: Vec<String> = (1..=k)
+        .map(|x| format!(r"0{{{x}}}(?:\.0+)?{}", exp_of(-x)))
+        .collect();
+    format!(
+        r"-?(?:(?:0|[1-9][0-9]*)(?:{})|[1-9][0-9]*(?:{})|{ZERO_MANT}{EXP_ANY})",
+        nonneg.join("|"),
+        neg.join("|")
+    )
 }
 
 /// An integer in plain notation (a zero fraction allowed).
@@ -613,5 +619,125 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The factored `integer_spellings` has the language of the union of its cases (the form
+    /// it had before it was factored), and within the cases that language is the integers:
+    /// checked on structured numbers (runs of zeros, fractions, every exponent shape around
+    /// the case limits) and on every string of up to 5 characters over a number alphabet.
+    #[test]
+    fn integer_spellings_are_factored_exactly() {
+        let k = EXP_CASES;
+        let mut cases = alloc::vec![
+            String::from(INTEGER_PLAIN),
+            format!(r"-?{ZERO_MANT}{EXP_ANY}")
+        ];
+        for x in 0..=k {
+            cases.push(format!("{}{}", integer_mantissa(x), exp_of(x)));
+        }
+        cases.push(format!(
+            r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]{{1,{k}}}0*)?{}",
+            exp_big(r"\+?")
+        ));
+        for x in 1..=k {
+            cases.push(format!("{}{}", integer_mantissa(-x), exp_of(-x)));
+        }
+        let limits = crate::Limits::default();
+        let mut set = crate::regex::ExprSet::new(&limits);
+        let mut compile = |p: String| {
+            set.compile(&crate::regex::RegexAst::Pattern(p, Default::default()))
+                .unwrap()
+        };
+        let old = compile(alt(&cases));
+        let new = compile(integer_spellings());
+        let mut texts: Vec<String> = Vec::new();
+        let ints = [
+            "0",
+            "7",
+            "10",
+            "120",
+            "1000",
+            "50000",
+            "1000000000000",
+            "10000000000000",
+            "12000",
+        ];
+        let fracs = [
+            "",
+            ".0",
+            ".00",
+            ".5",
+            ".50",
+            ".05",
+            ".25",
+            ".123456789012",
+            ".1234567890123",
+            ".0000000000001",
+            ".100",
+        ];
+        let mut exps: Vec<String> = alloc::vec![String::new()];
+        for x in [0, 1, 2, 3, 4, 11, 12, 13, 14, 99] {
+            for sign in ["", "+", "-"] {
+                for e in ["e", "E"] {
+                    exps.push(format!("{e}{sign}{x}"));
+                    exps.push(format!("{e}{sign}0{x}"));
+                }
+            }
+        }
+        for sign in ["", "-"] {
+            for i in ints {
+                for f in fracs {
+                    for e in &exps {
+                        texts.push(format!("{sign}{i}{f}{e}"));
+                    }
+                }
+            }
+        }
+        let alphabet = b"0159.eE+-";
+        let mut short: Vec<Vec<u8>> = alloc::vec![Vec::new()];
+        for _ in 0..5 {
+            let grown: Vec<Vec<u8>> = short
+                .iter()
+                .filter(|t| t.len() == short.last().map_or(0, Vec::len))
+                .flat_map(|t| {
+                    alphabet.iter().map(move |&b| {
+                        let mut t = t.clone();
+                        t.push(b);
+                        t
+                    })
+                })
+                .collect();
+            short.extend(grown);
+        }
+        texts.extend(short.into_iter().filter_map(|t| String::from_utf8(t).ok()));
+        let number = compile(String::from(
+            r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?",
+        ));
+        let mut matched = 0;
+        let mut matches = |e, t: &str| {
+            let d = set.derivative_bytes(e, t.as_bytes()).unwrap();
+            set.is_nullable(d)
+        };
+        for t in &texts {
+            let in_new = matches(new, t);
+            let in_old = matches(old, t);
+            assert_eq!(in_new, in_old, "{t}");
+            // Within the cases (|exponent| <= 12, at most 12 fraction digits), by arithmetic.
+            let is_number = matches(number, t);
+            let exp = t
+                .find(['e', 'E'])
+                .map_or(Some(0), |i| t[i + 1..].parse::<i64>().ok());
+            let frac_digits = t.find('.').map_or(0, |i| {
+                t[i + 1..].bytes().take_while(u8::is_ascii_digit).count()
+            });
+            if is_number && exp.is_some_and(|x| x.abs() <= k) && frac_digits <= 12 {
+                let integral = Decimal::parse(t).is_some_and(|d| d.frac.is_empty());
+                assert_eq!(in_new, integral, "{t}");
+            } else if !is_number {
+                assert!(!in_new, "{t}");
+            }
+            matched += usize::from(in_new);
+        }
+        assert!(matched > 1000, "{matched} of {} texts matched", texts.len());
     }
 }
