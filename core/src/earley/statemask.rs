@@ -8,13 +8,19 @@
 //! mask is `within(s)`, the first kind, plus what the parser allows below the *deferred*
 //! trie nodes of `s`, and `within(s)` and the deferred nodes depend on `s` alone.
 //!
-//! The second time a mask is computed in a state, [`Parser::state_mask_walk`] walks the trie
+//! The first time a mask is computed in a state, [`Parser::state_mask_walk`] walks the trie
 //! with the lexer only ([`TokTrie::walk_split`]) and keeps `within(s)` plus the deferred
-//! nodes grouped by (state before the node, byte). Later masks in `s` copy `within(s)`, take
-//! one full parser step per group (most groups are rejected whole), and walk below the nodes
-//! of the accepted groups. Inside a JSON string that replaces a walk of thousands of trie
-//! nodes with a copy and a few dozen steps: the deferred nodes are the tokens that close the
-//! string and go on (`",`, `"}`).
+//! nodes grouped by (state before the node, byte). Every mask in `s`, that first one
+//! included, copies `within(s)`, takes one full parser step per group (most groups are
+//! rejected whole), and walks below the nodes of the accepted groups. Inside a JSON string
+//! that replaces a walk of thousands of trie nodes with a copy and a few dozen steps: the
+//! deferred nodes are the tokens that close the string and go on (`",`, `"}`). Even for a
+//! state visited once, the lexer-only walk (one table read per node) plus one parser step
+//! per group costs less than a full walk, which takes a parser step at every deferred node:
+//! building on the first visit instead of the second took the 1,000-file MaskBench sample
+//! from 1.01x/1.04x/1.11x round 1's mean/p50/p99 to 0.85x/0.91x/0.90x (`bench/perf.md`).
+//! Once the remembered masks fill half their bound, a state gets one only on its second
+//! visit, so the rest of the room goes to states that recur.
 //!
 //! They are part of the tables a grammar's matchers share (see [`crate::matcher`]); entries
 //! are `Arc`s, so a copy of the tables (a reset's) shares them. Their memory is
@@ -34,8 +40,9 @@ use crate::vocab::Vocabulary;
 /// Default bound on the bytes of remembered state masks per parser.
 pub const MAX_STATE_MASK_BYTES: usize = 8 << 20;
 
-/// Masks are remembered for a state from this visit on.
-const REMEMBER_AT_VISIT: u8 = 2;
+/// Masks are remembered for a state from its first visit while the remembered masks hold
+/// less than half their bound, and from its second visit after that.
+const REMEMBER_AT_VISIT: [u8; 2] = [1, 2];
 
 /// Deferred nodes that share the state before them and their byte.
 #[derive(Debug, Clone, Copy)]
@@ -151,10 +158,11 @@ impl LexerSplit<'_> {
 }
 
 impl Parser {
-    /// Computes the mask into `mask` (zeroed, `vocab.mask_words()` long) from the state
-    /// mask of the top lexer state, building it on the state's second visit. Returns `false`
-    /// without touching anything when the state has no remembered mask and does not get one
-    /// (first visit, or the memory bound reached): walk the trie instead. A budget error is
+    /// Computes the mask into `mask` (`vocab.mask_words()` long, written whole) from the state
+    /// mask of the top lexer state, building it on the state's first visit (second, once
+    /// the remembered masks fill half their bound). Returns `false` without touching
+    /// anything when the state has no remembered mask and does not get one (the memory
+    /// bound reached, or a first visit past half of it): walk the trie instead. A budget error is
     /// kept in [`Parser::error`] (the mask is then incomplete).
     pub fn state_mask_walk(&mut self, vocab: &Vocabulary, mask: &mut [u32]) -> bool {
         let Some(&top) = self.stack.last() else {
@@ -182,7 +190,8 @@ impl Parser {
                     return false;
                 };
                 *visits = visits.saturating_add(1);
-                if *visits < REMEMBER_AT_VISIT || m.bytes >= m.max_bytes {
+                let at = REMEMBER_AT_VISIT[usize::from(m.bytes >= m.max_bytes / 2)];
+                if *visits < at || m.bytes >= m.max_bytes {
                     return false;
                 }
                 match self.build_state_mask(vocab, top.state) {
