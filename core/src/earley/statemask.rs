@@ -18,7 +18,7 @@
 //! state visited once, the lexer-only walk (one table read per node) plus one parser step
 //! per group costs less than a full walk, which takes a parser step at every deferred node:
 //! building on the first visit instead of the second took the 1,000-file MaskBench sample
-//! from 1.01x/1.04x/1.11x round 1's mean/p50/p99 to 0.85x/0.91x/0.90x (`bench/perf.md`).
+//! from 1.02x/1.05x/1.11x round 1's mean/p50/p99 to 0.86x/0.90x/0.91x (`bench/perf.md`).
 //! Once the remembered masks fill half their bound, a state gets one only on its second
 //! visit, so the rest of the room goes to states that recur.
 //!
@@ -158,12 +158,12 @@ impl LexerSplit<'_> {
 }
 
 impl Parser {
-    /// Computes the mask into `mask` (`vocab.mask_words()` long, written whole) from the state
-    /// mask of the top lexer state, building it on the state's first visit (second, once
-    /// the remembered masks fill half their bound). Returns `false` without touching
+    /// Computes the mask into `mask` (`vocab.mask_words()` long, written whole) from the
+    /// state mask of the top lexer state, building it on the state's first visit (second,
+    /// once the remembered masks fill half their bound). Returns `false` without touching
     /// anything when the state has no remembered mask and does not get one (the memory
-    /// bound reached, or a first visit past half of it): walk the trie instead. A budget error is
-    /// kept in [`Parser::error`] (the mask is then incomplete).
+    /// bound reached, or a first visit past half of it): walk the trie instead. A budget
+    /// error is kept in [`Parser::error`] (the mask is then incomplete).
     pub fn state_mask_walk(&mut self, vocab: &Vocabulary, mask: &mut [u32]) -> bool {
         let Some(&top) = self.stack.last() else {
             return false;
