@@ -3,9 +3,9 @@
 # sources inside a CMake build instead, see ../CMakeLists.txt (`add_subdirectory`).
 #
 # Provides the imported target `sieve::sieve`: the static library `libsieve.a` (built by
-# `cargo build -p sieve-ffi-c --release`) with `sieve.h` and `llguidance_compat.h` on its
-# include path and the system libraries a Rust staticlib needs (threads, dl, m) as link
-# dependencies.
+# `cargo build -p sieve-ffi-c --release`) with `sieve.h`, `llguidance.h` and
+# `llguidance_compat.h` on its include path and the system libraries a Rust staticlib needs
+# (threads, dl, m) as link dependencies.
 #
 # Where it looks. Point CMAKE_PREFIX_PATH at this folder's parent (`ffi-c/`) or at an
 # install prefix holding `lib/cmake/sieve/sieveConfig.cmake`; then:

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llguidance_compat.h"
+#include "llguidance.h" /* the name the clients include */
 
 #define CHECK(cond)                                                                       \
     do {                                                                                  \

@@ -1,10 +1,13 @@
 /* Uses libsieve through the CMake package: prints the version, then the mask of a regex
- * "ab|b" over the tokenizer {"a", "b", "ab", <|eos|>} at the start (a, b, ab allowed). */
+ * "ab|b" over the tokenizer {"a", "b", "ab", <|eos|>} at the start (a, b, ab allowed).
+ * It also includes `llguidance.h` as LLGuidance's clients do, so the package (in the source
+ * tree and installed) is checked to put it on the include path. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "sieve.h"
+#include <llguidance.h>
 
 #define TRY(call)                                                                         \
     do {                                                                                  \
@@ -17,6 +20,9 @@
 
 int main(void) {
     printf("version: %s\n", sieve_version());
+    LlgConstraintInit init;
+    llg_constraint_init_set_defaults(&init, NULL);
+    printf("llguidance.h: ff_tokens_ok %d\n", (int)init.ff_tokens_ok);
 
     const uint8_t bytes[] = "abab<|eos|>";
     const uint32_t lens[] = {1, 1, 2, 7};

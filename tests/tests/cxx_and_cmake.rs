@@ -44,6 +44,8 @@ fn check_consumer_stdout(stdout: &str) {
         "{stdout}"
     );
     assert!(stdout.contains("mask: 0x7"), "{stdout}");
+    // `#include <llguidance.h>` resolved and the compat layer linked.
+    assert!(stdout.contains("llguidance.h: ff_tokens_ok 0"), "{stdout}");
 }
 
 #[test]
@@ -226,6 +228,7 @@ fn cmake_install_tree() {
     run(install, "cmake --install");
     for file in [
         "include/sieve.h",
+        "include/llguidance.h",
         "include/llguidance_compat.h",
         "lib/libsieve.a",
         "lib/cmake/sieve/sieveConfig.cmake",
@@ -295,17 +298,19 @@ fn pkg_config() {
         return;
     }
     let lib = libsieve();
-    // A prefix laid out as an install would be: include/sieve.h, lib/libsieve.a.
+    // A prefix laid out as an install would be: the headers under include/, lib/libsieve.a.
     let prefix = target_dir().join("pkg-config-prefix");
     let _ = std::fs::remove_dir_all(&prefix);
     for dir in ["include", "lib/pkgconfig"] {
         std::fs::create_dir_all(prefix.join(dir)).expect("creating the prefix");
     }
-    std::fs::copy(
-        root().join("ffi-c/include/sieve.h"),
-        prefix.join("include/sieve.h"),
-    )
-    .expect("copying sieve.h");
+    for header in ["sieve.h", "llguidance.h", "llguidance_compat.h"] {
+        std::fs::copy(
+            root().join("ffi-c/include").join(header),
+            prefix.join("include").join(header),
+        )
+        .unwrap_or_else(|e| panic!("copying {header}: {e}"));
+    }
     std::fs::copy(lib, prefix.join("lib/libsieve.a")).expect("copying libsieve.a");
     let template =
         std::fs::read_to_string(root().join("ffi-c/sieve.pc.in")).expect("reading sieve.pc.in");
