@@ -88,6 +88,23 @@ fn c_bad_input() {
     c_test("bad_input", false);
 }
 
+/// LLGuidance's own declarations (struct layouts, the 46 function types, the decode flags)
+/// compiled against `ffi-c/include/llguidance.h` (`tests/c/compat_abi.c`): a drift is a
+/// build failure. The program then calls a few functions through those types.
+#[test]
+fn c_compat_abi_matches_llguidance() {
+    if !have("cc") {
+        eprintln!("SKIP: no C compiler (cc) installed; compat_abi.c not run");
+        return;
+    }
+    let exe = compile("compat_abi", lib());
+    let stdout = run_under_valgrind("compat_abi.c", &exe, &[] as &[&Path]);
+    assert!(
+        stdout.contains("46 functions with LLGuidance's types; mask 0x5"),
+        "{stdout}"
+    );
+}
+
 /// llama.cpp's llguidance sampler call sequence against the LLGuidance-compatible layer
 /// (`ffi-c/include/llguidance_compat.h`).
 #[test]
