@@ -154,8 +154,9 @@ typedef struct LlgMaskResult {
 /* What llg_commit_token() produced. */
 typedef struct LlgCommitResult {
     const uint32_t *tokens;            /* tokens to append: the sampled one, then forced */
-    uint32_t n_tokens;
-    bool is_stop;                      /* an end of sequence was committed */
+    uint32_t n_tokens;                 /* 0 when committed after a stop mask */
+    bool is_stop;                      /* committed after a stop mask (as in LLGuidance, a */
+                                       /* committed EOS shows as a stop from the next mask) */
 } LlgCommitResult;
 
 /* One item of llg_par_compute_mask(). */
@@ -222,11 +223,12 @@ LlgConstraint *llg_new_constraint_any(const LlgConstraintInit *init, const char 
 /* NULL, or the first error (same pointer until free). */
 const char *llg_get_error(const LlgConstraint *cc);
 float llg_get_temperature(const LlgConstraint *cc);
-/* True once the sequence can only end (or after an error). */
+/* True once a mask was a stop (the sequence can only end), or after an error. */
 bool llg_is_stopped(const LlgConstraint *cc);
-/* 0: *res_p filled. -1: see llg_get_error(). */
+/* 0: *res_p filled. -1: see llg_get_error(). Asked again after a stop result, it fails with
+ * LLGuidance's "compute_mask() called after stop" (sticky, like every error). */
 LLGUIDANCE_NODISCARD int32_t llg_compute_mask(LlgConstraint *cc, LlgMaskResult *res_p);
-/* 0: *res_p filled. -1: see llg_get_error(). */
+/* 0: *res_p filled. -1: see llg_get_error(). After a stop mask: no tokens, is_stop true. */
 LLGUIDANCE_NODISCARD int32_t llg_commit_token(LlgConstraint *cc, LlgToken token,
                                               LlgCommitResult *res_p);
 /* Independent copy (state and error). */

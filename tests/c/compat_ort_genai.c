@@ -3,7 +3,8 @@
  * tokenize callback, llg_constraint_init_set_defaults with ff_tokens_ok = false,
  * llg_new_constraint_json / _regex / _lark (and llg_new_constraint), then per step
  * llg_compute_mask (sample_mask, or an EOS-only mask when is_stop) + sample +
- * llg_commit_token, llg_get_error on failure, and llg_free_*. */
+ * llg_commit_token for every row including finished ones, llg_get_error on failure, and
+ * llg_free_*. */
 #include "compat_common.h"
 
 /* A small byte-level BPE tokenizer.json, built at run time. Byte-level spelling: printable
@@ -64,14 +65,18 @@ static size_t tokenize_partial(const void *user_data, const uint8_t *bytes, size
     return greedy_tokenize((const token_table *)user_data, bytes, len, out, cap);
 }
 
-/* ConstrainedLogitsProcessor: ComputeMask + CommitTokens until the constraint stops.
- * `want_stop_mask`: the grammar must end by itself (is_stop with a NULL mask). */
+/* ConstrainedLogitsProcessor: ComputeMask + CommitTokens until the constraint stops, with
+ * LLGuidance's stop semantics: a committed EOS comes back as the token with is_stop false; the
+ * next mask is the stop (is_stop, NULL mask); the host still commits a token for the finished
+ * row (onnxruntime-genai commits every row of the batch at every step), which appends nothing
+ * and reports the stop; a further mask fails with "compute_mask() called after stop".
+ * `want_stop_mask`: the grammar must end by itself (a stop mask before any EOS is sampled). */
 static void run(LlgConstraint *cc, const char *target, int want_stop_mask) {
     size_t words = (VOCAB_SIZE - 1) / 32 + 1;
     uint32_t *mask = calloc(words, sizeof *mask);
     CHECK(mask != NULL);
     size_t at = 0, tlen = strlen(target);
-    int saw_stop_mask = 0;
+    int eos_committed = 0, ended_by_itself = 0;
     for (int step = 0; step < 200; step++) {
         LlgMaskResult mr;
         if (llg_compute_mask(cc, &mr) != 0) {
@@ -80,12 +85,12 @@ static void run(LlgConstraint *cc, const char *target, int want_stop_mask) {
         }
         if (mr.is_stop) {
             /* onnxruntime-genai: an EOS-only mask. */
-            CHECK(mr.sample_mask == NULL);
+            CHECK(mr.sample_mask == NULL && llg_is_stopped(cc));
             memset(mask, 0, words * sizeof *mask);
             mask[EOS / 32] = 1u << (EOS % 32);
-            saw_stop_mask = 1;
+            ended_by_itself = !eos_committed;
         } else {
-            CHECK(mr.sample_mask != NULL);
+            CHECK(mr.sample_mask != NULL && !llg_is_stopped(cc) && !eos_committed);
             memcpy(mask, mr.sample_mask, words * sizeof *mask);
         }
         long tok;
@@ -103,18 +108,22 @@ static void run(LlgConstraint *cc, const char *target, int want_stop_mask) {
             fprintf(stderr, "llg_commit_token: %s\n", llg_get_error(cc));
             exit(1);
         }
-        /* ff_tokens_ok = false: exactly the sampled token comes back. */
-        CHECK(cr.n_tokens == 1 && cr.tokens[0] == (uint32_t)tok);
-        if ((uint32_t)tok == EOS) {
-            CHECK(cr.is_stop && llg_is_stopped(cc));
-            CHECK(!want_stop_mask || saw_stop_mask);
+        if (mr.is_stop) {
+            /* The finished row's commit: nothing appended, still stopped, no error. */
+            CHECK(cr.n_tokens == 0 && cr.is_stop && llg_is_stopped(cc));
             CHECK(llg_get_error(cc) == NULL);
-            /* Stopped: later masks are stop results. */
-            CHECK(llg_compute_mask(cc, &mr) == 0 && mr.is_stop && mr.sample_mask == NULL);
+            CHECK(!want_stop_mask || ended_by_itself);
+            /* A mask asked for after the stop is LLGuidance's error, and it is sticky. */
+            CHECK(llg_compute_mask(cc, &mr) == -1);
+            const char *err = llg_get_error(cc);
+            CHECK(err != NULL && strcmp(err, "compute_mask() called after stop") == 0);
+            CHECK(llg_commit_token(cc, EOS, &cr) == -1 && llg_get_error(cc) == err);
             free(mask);
             return;
         }
-        CHECK(!cr.is_stop);
+        /* ff_tokens_ok = false: exactly the sampled token comes back, EOS included. */
+        CHECK(cr.n_tokens == 1 && cr.tokens[0] == (uint32_t)tok && !cr.is_stop);
+        eos_committed = (uint32_t)tok == EOS;
     }
     CHECK(!"no stop within 200 steps");
 }
@@ -266,7 +275,9 @@ int main(void) {
     CHECK(llg_commit_token(cc, 0x31 - 0x21, &cr) == 0); /* "1" */
     CHECK(llg_compute_mask(cc, &mr) == 0 && !mr.is_stop);
     CHECK(bit_set(mr.sample_mask, EOS) && bit_set(mr.sample_mask, N_ASCII + 9));
-    CHECK(llg_commit_token(cc, N_ASCII + 9, &cr) == 0 && cr.is_stop);
+    /* The extra EOS ends the sequence like the primary one: appended, then a stop mask. */
+    CHECK(llg_commit_token(cc, N_ASCII + 9, &cr) == 0 && !cr.is_stop && cr.n_tokens == 1);
+    CHECK(llg_compute_mask(cc, &mr) == 0 && mr.is_stop && llg_is_stopped(cc));
     llg_free_constraint(cc);
     v2.struct_size = 4; /* too small to hold vocab_size and tok_eos */
     CHECK(llg_new_tokenizer_v2(&v2, error_buf, sizeof error_buf) == NULL);

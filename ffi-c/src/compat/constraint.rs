@@ -156,9 +156,15 @@ pub(crate) struct Constraint {
     ff_tokens_ok: bool,
     mask: Vec<u32>,
     committed: Vec<u32>,
-    /// The last mask said the grammar can only end.
+    /// The last `llg_compute_mask` result was a stop (the grammar can only end). As in
+    /// LLGuidance, it stays one: a commit then appends nothing and reports the stop, and a
+    /// further `llg_compute_mask` is an error.
     stop: bool,
 }
+
+/// LLGuidance's error text for a mask asked for after a stop result; clients match on it
+/// (LiteRT-LM's runtime and JavaScript wrappers end the sequence when they see it).
+const COMPUTE_AFTER_STOP: &str = "compute_mask() called after stop";
 
 impl Castable for LlgConstraint {
     type Ownership = Exclusive;
@@ -195,6 +201,9 @@ impl Constraint {
     }
 
     fn compute_mask(&mut self) -> Result<bool, String> {
+        if self.stop && self.error.is_none() {
+            return Err(COMPUTE_AFTER_STOP.to_owned());
+        }
         let mut mask = std::mem::take(&mut self.mask);
         let Some(m) = self.live() else {
             return Err(String::new());
@@ -279,7 +288,16 @@ impl Constraint {
         self.fail(msg);
     }
 
+    /// Commits `token` after a mask: the tokens to append (it, then the forced ones with
+    /// `ff_tokens_ok`) and `is_stop` false, as LLGuidance reports a commit even when it ends
+    /// the grammar (an EOS); the next mask is then the stop. After a stop result nothing is
+    /// consumed: no tokens and `is_stop` true (a serving loop commits every row of a batch
+    /// at every step, finished rows included).
     fn commit(&mut self, token: u32) -> Result<bool, String> {
+        if self.stop && self.error.is_none() {
+            self.committed.clear();
+            return Ok(true);
+        }
         let ff_ok = self.ff_tokens_ok;
         let Some(m) = self.live() else {
             return Err(String::new());
@@ -293,10 +311,8 @@ impl Constraint {
                 out.push(t);
             }
         }
-        let stopped = m.is_stopped();
         self.committed = out;
-        self.stop = stopped;
-        Ok(stopped)
+        Ok(false)
     }
 }
 
@@ -444,14 +460,13 @@ pub extern "C" fn llg_get_temperature(cc: *const LlgConstraint) -> f32 {
     0.0
 }
 
-/// Whether the constraint cannot be extended (stopped, only EOS left, or in error).
+/// Whether the last `llg_compute_mask` result was a stop, or the constraint is in error (as
+/// in LLGuidance: a committed EOS is a stop from the next mask on).
 #[unsafe(no_mangle)]
 pub extern "C" fn llg_is_stopped(cc: *const LlgConstraint) -> bool {
     guard(true, || {
         // SAFETY: 1. NULL or a live constraint handle (caller contract).
-        unsafe { handle_ref(cc) }.is_none_or(|c| {
-            c.error.is_some() || c.stop || c.matcher.as_ref().is_none_or(Matcher::is_stopped)
-        })
+        unsafe { handle_ref(cc) }.is_none_or(|c| c.error.is_some() || c.stop || c.matcher.is_none())
     })
 }
 
