@@ -3,9 +3,13 @@
 //! Every exported function runs its body inside [`ffi_boundary!`], which catches a panic and
 //! returns the type's [`PanicOrDefault`] value (`SIEVE_STATUS_PANIC` for statuses), so no
 //! unwind ever crosses into C. Handles are tied to their ownership by [`Castable`]: a
-//! [`Exclusive`] handle is a `Box` (one owner, one thread at a time), a [`Shared`] handle an
-//! `Arc` (cloned and freed by reference count). Casting is a pointer cast: no allocation, no
-//! lookup, so the boundary costs a NULL check and a `catch_unwind` frame per call.
+//! [`Exclusive`] handle is a `Box` (one owner, one thread at a time), a [`Shared`] handle a
+//! `Box` holding one `Arc` (cloned and freed by reference count). Every handle points at the
+//! start of its allocation, so a leak checker classifies a handle a host keeps for the life of
+//! the process (llama.cpp caches its tokenizer in a static) as reachable, not as "possibly
+//! lost" as it did an `Arc::into_raw` pointer into the middle of the `Arc`'s block. Reading a
+//! handle is a pointer cast (and one load for a shared one): no allocation, no lookup, so
+//! the boundary costs a NULL check and a `catch_unwind` frame per call.
 
 use std::ffi::c_char;
 use std::marker::PhantomData;
@@ -71,13 +75,38 @@ pub(crate) use ffi_boundary;
 /// Ownership marker: the handle is a `Box`; the caller has exclusive use of it.
 pub(crate) struct Exclusive;
 
-/// Ownership marker: the handle is an `Arc`; it may be shared and used from any thread.
+/// Ownership marker: the handle is a `Box<Arc<_>>` holding one strong count; it may be shared
+/// and used from any thread.
 pub(crate) struct Shared;
+
+/// How a non-NULL handle of an ownership reaches its value.
+pub(crate) trait Ownership {
+    /// The value behind `handle`.
+    ///
+    /// # Safety
+    /// `handle` is non-NULL and was made for this ownership and `T` (by [`box_into_handle`]
+    /// or [`arc_into_handle`]) and is not freed.
+    unsafe fn payload<T>(handle: *const ()) -> *const T;
+}
+
+impl Ownership for Exclusive {
+    unsafe fn payload<T>(handle: *const ()) -> *const T {
+        handle.cast()
+    }
+}
+
+impl Ownership for Shared {
+    unsafe fn payload<T>(handle: *const ()) -> *const T {
+        // SAFETY: 1. the handle is a live `Box<Arc<T>>` (caller contract), so it points at an
+        // initialised `Arc<T>` that holds a strong count.
+        Arc::as_ptr(unsafe { &*handle.cast::<Arc<T>>() })
+    }
+}
 
 /// Ties an opaque C handle type to the Rust value behind it and to how it is owned.
 pub(crate) trait Castable {
     /// [`Exclusive`] or [`Shared`].
-    type Ownership;
+    type Ownership: Ownership;
     /// The Rust value a handle points at.
     type Rust;
 }
@@ -87,9 +116,10 @@ pub(crate) fn box_into_handle<C: Castable<Ownership = Exclusive>>(value: C::Rust
     Box::into_raw(Box::new(value)).cast()
 }
 
-/// Moves `value` into a handle that owns one strong count of the `Arc`.
+/// Moves `value` into a handle that owns one strong count of the `Arc` (a `Box` holding it, so
+/// the handle points at the start of an allocation).
 pub(crate) fn arc_into_handle<C: Castable<Ownership = Shared>>(value: Arc<C::Rust>) -> *const C {
-    Arc::into_raw(value).cast()
+    Box::into_raw(Box::new(value)).cast_const().cast()
 }
 
 /// Borrows the value behind a handle of either ownership; `None` for NULL.
@@ -99,9 +129,13 @@ pub(crate) fn arc_into_handle<C: Castable<Ownership = Shared>>(value: Arc<C::Rus
 ///    the same `C` and has not been freed.
 /// 2. For the lifetime `'a` nobody frees it or (for [`Exclusive`] handles) mutates it.
 pub(crate) unsafe fn handle_ref<'a, C: Castable>(handle: *const C) -> Option<&'a C::Rust> {
-    // SAFETY: 1. a non-NULL handle points at a live `C::Rust` (its Box or Arc payload);
+    if handle.is_null() {
+        return None;
+    }
+    // SAFETY: 1. a non-NULL handle was made for `C` and is live (caller contract), so its
+    // payload is a live `C::Rust` (the Box's value, or the value of the Arc it holds);
     // 2. the caller guarantees no concurrent free or mutation for 'a.
-    unsafe { handle.cast::<C::Rust>().as_ref() }
+    unsafe { C::Ownership::payload::<C::Rust>(handle.cast()).as_ref() }
 }
 
 /// Borrows the value behind an [`Exclusive`] handle mutably; `None` for NULL.
@@ -126,16 +160,9 @@ pub(crate) unsafe fn handle_mut<'a, C: Castable<Ownership = Exclusive>>(
 pub(crate) unsafe fn arc_clone<C: Castable<Ownership = Shared>>(
     handle: *const C,
 ) -> Option<Arc<C::Rust>> {
-    if handle.is_null() {
-        return None;
-    }
-    let ptr = handle.cast::<C::Rust>();
-    // SAFETY: 1. `ptr` came from `Arc::into_raw` and its count is at least one (the handle's),
-    // so incrementing and then taking ownership of the new count is balanced.
-    unsafe {
-        Arc::increment_strong_count(ptr);
-        Some(Arc::from_raw(ptr))
-    }
+    // SAFETY: 1. NULL, or a live `Box<Arc<C::Rust>>` made by `arc_into_handle` whose Arc holds
+    // the handle's strong count: cloning it takes a new count for the caller.
+    unsafe { handle.cast::<Arc<C::Rust>>().as_ref() }.map(Arc::clone)
 }
 
 /// Frees a [`Shared`] handle (drops its strong count). NULL is a no-op.
@@ -145,9 +172,9 @@ pub(crate) unsafe fn arc_clone<C: Castable<Ownership = Shared>>(
 /// only free of that handle.
 pub(crate) unsafe fn arc_free<C: Castable<Ownership = Shared>>(handle: *const C) {
     if !handle.is_null() {
-        // SAFETY: 1. the handle owns one strong count of an `Arc` made by `Arc::into_raw`;
-        // 2. it is freed once.
-        drop(unsafe { Arc::from_raw(handle.cast::<C::Rust>()) });
+        // SAFETY: 1. the handle is a `Box<Arc<C::Rust>>` made by `arc_into_handle`, owning one
+        // strong count; 2. it is freed once.
+        drop(unsafe { Box::from_raw(handle.cast_mut().cast::<Arc<C::Rust>>()) });
     }
 }
 

@@ -17,6 +17,8 @@ static const char *texts[N_TOK];
 static unsigned char specials[N_TOK];
 static token_table table = {N_TOK, texts, specials};
 static int tokenize_calls = 0;
+/* llama.cpp's static tokenizer cache (a global here, so the compiler keeps the store). */
+LlgTokenizer *tokenizer_cache;
 
 static size_t tokenize_cb(const void *user_data, const uint8_t *bytes, size_t len, uint32_t *out,
                           size_t cap) {
@@ -116,7 +118,11 @@ int main(void) {
         /* .slices = */ NULL,
     };
     char err[1024];
-    LlgTokenizer *tok = llg_new_tokenizer(&tinit, err, sizeof err);
+    /* llama_sampler_llg_new_tokenizer keeps its tokenizer in a static cache for the life of
+     * the process and never frees it: at exit the handle must read as reachable to a leak
+     * checker (it points at the start of its allocation), not as possibly lost. */
+    tokenizer_cache = llg_new_tokenizer(&tinit, err, sizeof err);
+    LlgTokenizer *tok = tokenizer_cache;
     CHECK(tok != NULL);
 
     /* The tokenize callback is reachable through llg_tokenize_bytes. */
@@ -146,8 +152,10 @@ int main(void) {
     CHECK(llg_matcher_get_error(m) == NULL && !llg_matcher_is_error(m));
     CHECK(llg_matcher_get_mask(m) == NULL); /* nothing computed yet */
     CHECK(llg_matcher_get_mask_byte_size(m) == ((N_TOK + 31) / 32) * 4);
-    /* The tokenizer may go before the matcher. */
+    /* The tokenizer may go before the matcher. Its handle is gone with it (as in LLGuidance,
+     * a clone is its own allocation): later matchers are made from the cached one. */
     llg_free_tokenizer(tok2);
+    cinit.tokenizer = tok;
 
     /* Specials are reachable only when named: BOS is never allowed here. */
     CHECK(llg_matcher_compute_mask(m) == 0);
@@ -251,7 +259,7 @@ int main(void) {
 
     llg_free_matcher(c);
     llg_free_matcher(m);
-    llg_free_tokenizer(tok);
+    /* tokenizer_cache is not freed, as in llama.cpp. */
     printf("compat_llama_cpp: ok\n");
     return 0;
 }
