@@ -130,30 +130,25 @@ SAME_FIELD(LlgConstraintStep, struct RefConstraintStep, constraint);
 SAME_FIELD(LlgConstraintStep, struct RefConstraintStep, mask_dest);
 SAME_FIELD(LlgConstraintStep, struct RefConstraintStep, mask_byte_len);
 
+/* The fields V1 and V2 share, in the same order (V2 puts struct_size before them). */
+#define SAME_TOKENIZER_INIT_FIELDS(T, R)                                                   \
+    SAME_FIELD(T, R, vocab_size);                                                          \
+    SAME_FIELD(T, R, tok_eos);                                                             \
+    SAME_FIELD(T, R, token_lens);                                                          \
+    SAME_FIELD(T, R, token_bytes);                                                         \
+    SAME_FIELD(T, R, tokenizer_json);                                                      \
+    SAME_FIELD(T, R, tokenize_assumes_string);                                             \
+    SAME_FIELD(T, R, tokenize_fn);                                                         \
+    SAME_FIELD(T, R, use_approximate_greedy_tokenize_fn);                                  \
+    SAME_FIELD(T, R, tokenize_user_data);                                                  \
+    SAME_FIELD(T, R, slices)
+
 SAME_LAYOUT(LlgTokenizerInit, struct RefTokenizerInit);
-SAME_FIELD(LlgTokenizerInit, struct RefTokenizerInit, vocab_size);
-SAME_FIELD(LlgTokenizerInit, struct RefTokenizerInit, tok_eos);
-SAME_FIELD(LlgTokenizerInit, struct RefTokenizerInit, token_lens);
-SAME_FIELD(LlgTokenizerInit, struct RefTokenizerInit, token_bytes);
-SAME_FIELD(LlgTokenizerInit, struct RefTokenizerInit, tokenizer_json);
-SAME_FIELD(LlgTokenizerInit, struct RefTokenizerInit, tokenize_assumes_string);
-SAME_FIELD(LlgTokenizerInit, struct RefTokenizerInit, tokenize_fn);
-SAME_FIELD(LlgTokenizerInit, struct RefTokenizerInit, use_approximate_greedy_tokenize_fn);
-SAME_FIELD(LlgTokenizerInit, struct RefTokenizerInit, tokenize_user_data);
-SAME_FIELD(LlgTokenizerInit, struct RefTokenizerInit, slices);
+SAME_TOKENIZER_INIT_FIELDS(LlgTokenizerInit, struct RefTokenizerInit);
 
 SAME_LAYOUT(LlgTokenizerInitV2, struct RefTokenizerInitV2);
 SAME_FIELD(LlgTokenizerInitV2, struct RefTokenizerInitV2, struct_size);
-SAME_FIELD(LlgTokenizerInitV2, struct RefTokenizerInitV2, vocab_size);
-SAME_FIELD(LlgTokenizerInitV2, struct RefTokenizerInitV2, tok_eos);
-SAME_FIELD(LlgTokenizerInitV2, struct RefTokenizerInitV2, token_lens);
-SAME_FIELD(LlgTokenizerInitV2, struct RefTokenizerInitV2, token_bytes);
-SAME_FIELD(LlgTokenizerInitV2, struct RefTokenizerInitV2, tokenizer_json);
-SAME_FIELD(LlgTokenizerInitV2, struct RefTokenizerInitV2, tokenize_assumes_string);
-SAME_FIELD(LlgTokenizerInitV2, struct RefTokenizerInitV2, tokenize_fn);
-SAME_FIELD(LlgTokenizerInitV2, struct RefTokenizerInitV2, use_approximate_greedy_tokenize_fn);
-SAME_FIELD(LlgTokenizerInitV2, struct RefTokenizerInitV2, tokenize_user_data);
-SAME_FIELD(LlgTokenizerInitV2, struct RefTokenizerInitV2, slices);
+SAME_TOKENIZER_INIT_FIELDS(LlgTokenizerInitV2, struct RefTokenizerInitV2);
 SAME_FIELD(LlgTokenizerInitV2, struct RefTokenizerInitV2, tok_eos_extra);
 SAME_FIELD(LlgTokenizerInitV2, struct RefTokenizerInitV2, tok_eos_extra_count);
 
