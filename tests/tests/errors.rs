@@ -59,11 +59,47 @@ fn missing_start() {
     );
 }
 
+/// A terminal that matches the empty string is an optional occurrence (LLGuidance accepts
+/// them; LiteRT-LM's tool-call grammars use `/(.|\n)*/`). Masks: `tests/oracle.rs`.
 #[test]
-fn empty_terminal_is_an_error() {
-    let e = lark_err("start: A\nA: /x*/\n");
-    assert_eq!(e.kind, GrammarErrorKind::EmptyLexeme, "{e}");
-    assert_eq!(line_col(&e).0, 2, "{e}");
+fn empty_terminal_is_optional() {
+    let vocab = synthetic_vocab();
+    type Texts = &'static [&'static [u8]];
+    // (grammar, accepted texts, rejected texts)
+    let cases: [(&str, Texts, Texts); 4] = [
+        ("start: A\nA: /x*/\n", &[b"", b"x", b"xxx"], &[b"y"]),
+        ("start: \"a\" A\nA: /()/\n", &[b"a"], &[b"", b"aa"]),
+        (
+            "start: \"<\" A \">\"\nA: /[^>]*/\n",
+            &[b"<>", b"<a\nb>"],
+            &[b"<", b"<a"],
+        ),
+        // Greedy: once the terminal has begun, it also takes `>`, so nothing can end it.
+        // (LiteRT-LM ends `/(.|\n)*/` with a special token, which text never matches.)
+        (
+            "start: \"<\" A \">\"\nA: /(.|\\n)*/\n",
+            &[b"<>"],
+            &[b"<a>", b"<"],
+        ),
+    ];
+    for (src, good, bad) in cases {
+        let g = Grammar::from_lark(src, &vocab, &Limits::default())
+            .unwrap_or_else(|e| panic!("{src}: {e}"));
+        for text in good {
+            let mut m = Matcher::new(&g);
+            assert!(
+                m.try_consume_bytes(text) && m.is_accepting(),
+                "{src} {text:?}"
+            );
+        }
+        for text in bad {
+            let mut m = Matcher::new(&g);
+            assert!(
+                !(m.try_consume_bytes(text) && m.is_accepting()),
+                "{src} {text:?}"
+            );
+        }
+    }
 }
 
 #[test]

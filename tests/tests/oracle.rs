@@ -152,6 +152,72 @@ proptest! {
     }
 }
 
+/// Lark grammars with terminals that match the empty string (LiteRT-LM writes
+/// `fc_esc_open /(.|\n)*/ fc_esc_close`), built so that the grammar is regular and lexing is
+/// unambiguous: terminals spell only `x`/`y`/`z`, literals only `a`/`b`/`c`, and two terminals
+/// are never adjacent. The language is then the concatenation of the parts, which the regex
+/// crate's DFA decides independently of sieve. Returns the grammar and the regex.
+fn nullable_terminal_strategy() -> impl Strategy<Value = (String, String)> {
+    let terminal = prop_oneof![
+        Just("/x*/"),
+        Just("/[xy]*/"),
+        Just("/(x|yz)*/"),
+        Just("/x?/"),
+        Just("/(?:xy)*/"),
+        Just("/x*y?/"),
+        Just("/(x|\\n)*/"),
+    ];
+    let literal = prop_oneof![Just("a"), Just("b"), Just("c"), Just("ab")];
+    let part = (terminal, literal);
+    (
+        prop::collection::vec(part, 1..4),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(parts, lead, opt)| {
+            let mut rule = Vec::new();
+            let mut rx = String::new();
+            let mut terms = Vec::new();
+            for (i, (t, lit)) in parts.iter().enumerate() {
+                if i > 0 || lead {
+                    rule.push(format!("\"{lit}\""));
+                    rx.push_str(lit);
+                }
+                let name = format!("T{i}");
+                terms.push(format!("{name}: {t}"));
+                rule.push(name);
+                rx.push_str(&format!("(?:{})", t.trim_matches('/')));
+            }
+            // An optional use too: `[T]` around the last terminal.
+            if opt {
+                let last = rule.pop().unwrap_or_default();
+                rule.push(format!("[{last}]"));
+            }
+            rule.push("\"c\"".to_string());
+            rx.push('c');
+            let src = format!("start: {}\n{}\n", rule.join(" "), terms.join("\n"));
+            (src, rx)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn nullable_terminal_masks_match_the_dfa_oracle(
+        (src, rx) in nullable_terminal_strategy(),
+        seed in 0u64..1000,
+    ) {
+        let vocab = synthetic_vocab();
+        let g = Grammar::from_lark(&src, &vocab, &Limits::default())
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{src}")))?;
+        let oracle = DfaOracle::new(&rx);
+        let mut dfa_oracle = |_: &Matcher, text: &[u8]| oracle.mask(&vocab, text);
+        check_walk(&g, seed, 14, &mut dfa_oracle)
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{src}/{rx}/")))?;
+    }
+}
+
 /// Small random Lark grammars: rules r0..r3 over literals, terminals (greedy and lazy),
 /// rule references and the `? * +` operators, sometimes with `%ignore`.
 fn lark_strategy() -> impl Strategy<Value = String> {

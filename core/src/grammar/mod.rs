@@ -82,7 +82,8 @@ impl Grammar {
     ) -> Result<Grammar, GrammarError> {
         let mut budget = CompileBudget::new(limits);
         let ir = lark::parse(src, vocab.as_ref(), limits, &mut budget)?;
-        Grammar::build(&ir, vocab, limits, false, &mut budget)
+        // LLGuidance accepts terminals such as `/(.|\n)*/` (LiteRT-LM's tool-call strings).
+        Grammar::build(&ir, vocab, limits, true, &mut budget)
     }
 
     /// Compile a regex: the output must match `pattern` in full (`regex-syntax` syntax).
@@ -163,7 +164,7 @@ impl Grammar {
     }
 
     /// `allow_empty_lexemes`: a lexeme matching the empty string is split into an optional
-    /// non-empty lexeme instead of being an error (used for bare regexes). Regex work is
+    /// non-empty lexeme instead of being an error (bare regexes, Lark terminals). Regex work is
     /// paid from what the front end left of `budget`; so is the copy of `ir` that such a
     /// split needs (the only copy made: [`GrammarIr::heap_bytes`] must fit what the front
     /// end left of its share of `max_memory_bytes`).
@@ -233,46 +234,44 @@ impl Grammar {
                 ignore: lex.ignore,
             });
         }
-        // A nullable lexeme L becomes an optional occurrence: every use of L gets an
-        // alternative without it (in a copy of the IR, charged).
+        // A nullable lexeme L keeps its non-empty part, and every use of L becomes a use of
+        // a fresh nonterminal `L?` with rules `L? → L` and `L? → ε` (in a copy of the IR,
+        // charged). One helper per lexeme, so the copy grows linearly. An `%ignore` lexeme
+        // is optional already: it only loses the empty string.
         let extended;
-        let ir = if nullable_lexemes.is_empty() {
+        let ir = if nullable_lexemes
+            .iter()
+            .all(|&l| ir.lexemes[l as usize].ignore)
+        {
             ir
         } else {
             if ir.heap_bytes().saturating_mul(2) > bytes_left {
                 return Err(GrammarError::limit(LimitKind::Memory));
             }
             let mut ir = ir.clone();
-            let mut extra = Vec::new();
-            for r in &ir.rules {
-                let uses: Vec<usize> = r
-                    .rhs
-                    .iter()
-                    .enumerate()
-                    .filter(
-                        |(_, s)| matches!(s, IrSymbol::Lexeme(l) if nullable_lexemes.contains(l)),
-                    )
-                    .map(|(i, _)| i)
-                    .collect();
-                if uses.len() > 8 {
-                    return Err(GrammarError::limit(LimitKind::GrammarSize));
+            let mut optional = alloc::collections::BTreeMap::new();
+            for &l in &nullable_lexemes {
+                let lex = &ir.lexemes[l as usize];
+                if lex.ignore {
+                    continue;
                 }
-                for mask in 1u32..(1 << uses.len()) {
-                    let rhs = r
-                        .rhs
-                        .iter()
-                        .enumerate()
-                        .filter(|(i, _)| {
-                            uses.iter()
-                                .position(|u| u == i)
-                                .is_none_or(|k| mask & (1 << k) == 0)
-                        })
-                        .map(|(_, s)| *s)
-                        .collect();
-                    extra.push(ir::IrRule { lhs: r.lhs, rhs });
+                let name = alloc::format!("{}?", lex.name);
+                let span = lex.span;
+                let nt = ir.add_nonterminal(name, span);
+                ir.add_rule(nt, vec![IrSymbol::Lexeme(l)]);
+                ir.add_rule(nt, Vec::new());
+                optional.insert(l, nt);
+            }
+            let helpers = ir.rules.len() - 2 * optional.len();
+            for r in &mut ir.rules[..helpers] {
+                for s in &mut r.rhs {
+                    if let IrSymbol::Lexeme(l) = *s
+                        && let Some(&nt) = optional.get(&l)
+                    {
+                        *s = IrSymbol::Nonterminal(nt);
+                    }
                 }
             }
-            ir.rules.extend(extra);
             extended = ir;
             &extended
         };
