@@ -99,6 +99,52 @@ pub struct Matcher {
     reset_tables: bool,
 }
 
+/// `bytes` (forced output) as tokens: text runs through `tokenize`, each special token's
+/// encoding (see [`Vocabulary::special_encoding`]) as its id. Stops where the tokens stop
+/// spelling `bytes`; returns them and how many bytes they spell.
+fn forced_tokens(
+    vocab: &Vocabulary,
+    bytes: &[u8],
+    tokenize: &mut dyn FnMut(&[u8]) -> Option<Vec<u32>>,
+) -> (Vec<u32>, usize) {
+    let trie = vocab.trie();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        let text = rest
+            .iter()
+            .position(|&b| b == Vocabulary::SPECIAL_PREFIX)
+            .unwrap_or(rest.len());
+        if text == 0 {
+            match trie.longest_prefix_under(&[], rest) {
+                Some((t, len)) if vocab.is_special(t) => {
+                    out.push(t);
+                    at += len;
+                    continue;
+                }
+                _ => break,
+            }
+        }
+        let Some(ids) = tokenize(&rest[..text]) else {
+            break;
+        };
+        let end = at + text;
+        for t in ids {
+            let tb = vocab.trie_bytes(t);
+            if tb.is_empty() || !bytes[at..end].starts_with(tb) {
+                return (out, at);
+            }
+            out.push(t);
+            at += tb.len();
+        }
+        if at < end {
+            break;
+        }
+    }
+    (out, at)
+}
+
 impl Matcher {
     /// A matcher at the start of the grammar.
     pub fn new(grammar: &Grammar) -> Matcher {
@@ -564,31 +610,93 @@ impl Matcher {
     }
 
     /// Tokens the grammar forces next (the output can only continue with these bytes),
-    /// tokenized greedily. The last token of a forced run is left out unless the grammar
-    /// must end right after it, because a longer token could cover it together with what
-    /// follows. Nothing is consumed.
+    /// tokenized greedily (longest match). See [`Matcher::compute_ff_tokens_with`] for which
+    /// tokens at the end are left out. Nothing is consumed.
     pub fn compute_ff_tokens(&mut self) -> Result<Vec<u32>, MatcherError> {
-        self.with_tables(|m| m.compute_ff_tokens_held())
+        let vocab = self.grammar.vocab().clone();
+        self.compute_ff_tokens_with(&mut |text| vocab.trie().greedy_tokenize(text))
     }
 
-    /// [`Matcher::compute_ff_tokens`] with the tables held.
-    fn compute_ff_tokens_held(&mut self) -> Result<Vec<u32>, MatcherError> {
-        let bytes = self.forced_bytes()?;
+    /// Tokens the grammar forces next, tokenized by `tokenize` (the model's own tokenizer,
+    /// so forced tokens are its canonical segmentation of the forced text). `tokenize` gets
+    /// text runs only: a special token's encoding in the forced bytes is read back as its id
+    /// here. Nothing is consumed.
+    ///
+    /// The tokens are cut where they stop spelling the forced bytes (a tokenizer that
+    /// returns `None` or something else). Unless the grammar must end right after the forced
+    /// bytes, tokens at the end are left out when a longer token could cover them together
+    /// with what follows: the shortest tail of the last 4 tokens (within the longest token's
+    /// length) that some longer token starts with, where the grammar allows that token's
+    /// next byte after the forced bytes. The model then writes those bytes itself, with
+    /// whatever token it prefers. (LLGuidance chops the same tail, checking the rest of the
+    /// longer token against the grammar; one byte of lookahead chops as much or more.)
+    pub fn compute_ff_tokens_with(
+        &mut self,
+        tokenize: &mut dyn FnMut(&[u8]) -> Option<Vec<u32>>,
+    ) -> Result<Vec<u32>, MatcherError> {
+        self.with_tables(|m| m.compute_ff_tokens_held(tokenize))
+    }
+
+    /// [`Matcher::compute_ff_tokens_with`] with the tables held.
+    fn compute_ff_tokens_held(
+        &mut self,
+        tokenize: &mut dyn FnMut(&[u8]) -> Option<Vec<u32>>,
+    ) -> Result<Vec<u32>, MatcherError> {
+        let bytes = self.forced_bytes_held()?;
         if bytes.is_empty() {
             return Ok(Vec::new());
         }
         let vocab = self.grammar.vocab().clone();
-        let Some(mut tokens) = vocab.trie().greedy_tokenize(&bytes) else {
-            return Ok(Vec::new());
-        };
+        let (mut tokens, spelled) = forced_tokens(&vocab, &bytes, tokenize);
         let depth = self.parser.depth();
         self.push_bytes(&bytes);
-        let must_end = self.parser.is_accepting() && !self.any_byte_allowed();
+        let chop = if spelled < bytes.len() {
+            // The next forced byte may join the last token: leave it to the model.
+            usize::from(!tokens.is_empty())
+        } else if self.parser.is_accepting() && !self.any_byte_allowed() {
+            0
+        } else {
+            self.extendable_tail(&vocab, &tokens)
+        };
         self.parser.truncate(depth);
-        if !must_end {
-            tokens.pop();
-        }
+        tokens.truncate(tokens.len() - chop);
         Ok(tokens)
+    }
+
+    /// How many tokens at the end of `tokens` (which spell the bytes just pushed) a longer
+    /// token could cover together with a next byte the grammar allows.
+    fn extendable_tail(&mut self, vocab: &Vocabulary, tokens: &[u32]) -> usize {
+        const LOOKBACK: usize = 4;
+        let trie = vocab.trie();
+        let tail_tokens = &tokens[tokens.len().saturating_sub(LOOKBACK)..];
+        let tail: Vec<u8> = tail_tokens
+            .iter()
+            .flat_map(|&t| vocab.trie_bytes(t).iter().copied())
+            .collect();
+        let tail = &tail[tail.len().saturating_sub(trie.max_token_len())..];
+        for start in 0..tail.len() {
+            let suffix = &tail[start..];
+            let extends = trie.next_bytes(suffix).any(|b| {
+                let ok = self.parser.push_byte(b);
+                if ok {
+                    self.parser.pop_bytes(1);
+                }
+                ok
+            });
+            if extends {
+                let mut covered = 0;
+                let mut n = 0;
+                for &t in tokens.iter().rev() {
+                    n += 1;
+                    covered += vocab.trie_bytes(t).len();
+                    if covered >= suffix.len() {
+                        break;
+                    }
+                }
+                return n;
+            }
+        }
+        0
     }
 
     /// The bytes every continuation must start with (empty at a choice or at an end).

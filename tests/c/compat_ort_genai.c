@@ -216,8 +216,11 @@ int main(void) {
     LlgCommitResult cr;
     LlgMaskResult mr;
     CHECK(llg_compute_mask(cc, &mr) == 0);
+    int calls_before = tokenize_calls;
     CHECK(llg_commit_token(cc, N_ASCII + 5, &cr) == 0); /* "name" */
     CHECK(cr.n_tokens >= 2 && cr.tokens[0] == N_ASCII + 5 && cr.tokens[1] == N_ASCII + 6);
+    /* The forced text is tokenized by the host's tokenize_fn, as LLGuidance does. */
+    CHECK(tokenize_calls > calls_before);
     llg_free_constraint(cc);
 
     /* Errors as onnxruntime-genai sees them: a bad schema gives a constraint with an error;

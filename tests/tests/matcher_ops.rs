@@ -119,15 +119,11 @@ KIND: "1" | "2"
         forced.starts_with(&bytes),
         "{ff:?} is not a prefix of the forced bytes"
     );
-    assert!(
-        bytes.len() < forced.len(),
-        "the last forced token is held back"
-    );
     for &t in &ff {
         assert!(m.is_allowed(t).unwrap());
         m.consume_token(t).unwrap();
     }
-    // The held-back rest of the forced run, then a name.
+    // The held-back rest of the forced run (if any), then a name.
     assert!(m.try_consume_bytes(&forced[bytes.len()..]));
     assert!(m.try_consume_bytes(b"ab"));
     // Inside NAME nothing is forced.
@@ -139,6 +135,59 @@ KIND: "1" | "2"
     assert_eq!(n.forced_bytes().unwrap(), b"}");
     let ff = n.compute_ff_tokens().unwrap();
     assert_eq!(vocab.tokens_to_bytes(&ff), b"}");
+}
+
+/// Which forced tokens are held back, over a hand-made vocabulary where the answer is known:
+/// the forced text `{"name": "` is followed by a name `[a-z]+`.
+#[test]
+fn ff_tokens_hold_back_what_a_longer_token_could_cover() {
+    use sieve_core::Vocabulary;
+    use std::sync::Arc;
+    let src = "start: \"{\\\"name\\\": \\\"\" NAME \"\\\"}\"\nNAME: /[a-z]+/\n";
+    let with = |extra: &[&str]| {
+        let mut tokens: Vec<Vec<u8>> = ["{", "\"", "name", "\":", " ", "\": \"", "}", "<eos>"]
+            .iter()
+            .map(|t| t.as_bytes().to_vec())
+            .collect();
+        tokens.extend((b'a'..=b'z').map(|b| vec![b]));
+        tokens.extend(extra.iter().map(|t| t.as_bytes().to_vec()));
+        Arc::new(Vocabulary::new(tokens, &[7], &[7]).unwrap())
+    };
+    // No token starts with `"` and goes on with a letter: the whole run is forced, greedily.
+    let vocab = with(&[]);
+    let mut m = Matcher::new(&lark(src, &vocab));
+    assert_eq!(m.compute_ff_tokens().unwrap(), vec![0, 1, 2, 5]);
+    // `"a` could cover the last `"` and the name's first letter: `": "` is held back.
+    let vocab = with(&["\"a"]);
+    let mut m = Matcher::new(&lark(src, &vocab));
+    assert_eq!(m.compute_ff_tokens().unwrap(), vec![0, 1, 2]);
+    // `"}` starts with `"` too, but `}` cannot follow the forced text: nothing held back.
+    let vocab = with(&["\"}"]);
+    let mut m = Matcher::new(&lark(src, &vocab));
+    assert_eq!(m.compute_ff_tokens().unwrap(), vec![0, 1, 2, 5]);
+    // The host's tokenizer decides the segmentation: `":` then ` ` then `"`.
+    let vocab = with(&[]);
+    let mut m = Matcher::new(&lark(src, &vocab));
+    let mut host = |text: &[u8]| {
+        assert_eq!(text, b"{\"name\": \"");
+        Some(vec![0, 1, 2, 3, 4, 1])
+    };
+    assert_eq!(
+        m.compute_ff_tokens_with(&mut host).unwrap(),
+        vec![0, 1, 2, 3, 4, 1]
+    );
+    // A tokenizer that does not spell the text is cut where it stops, and the last good
+    // token is left to the model.
+    let mut m = Matcher::new(&lark(src, &vocab));
+    let mut wrong = |_: &[u8]| Some(vec![0, 1, 6, 2]);
+    assert_eq!(m.compute_ff_tokens_with(&mut wrong).unwrap(), vec![0]);
+    let mut m = Matcher::new(&lark(src, &vocab));
+    assert_eq!(
+        m.compute_ff_tokens_with(&mut |_| None).unwrap(),
+        Vec::<u32>::new()
+    );
+    // Nothing was consumed.
+    assert_eq!(m.forced_bytes().unwrap(), b"{\"name\": \"");
 }
 
 #[test]

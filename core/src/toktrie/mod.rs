@@ -397,6 +397,19 @@ impl TokTrie {
         }
     }
 
+    /// The bytes that extend `prefix` to a longer token's prefix (children of its trie
+    /// node), in increasing order; none when no token starts with `prefix`.
+    pub fn next_bytes(&self, prefix: &[u8]) -> impl Iterator<Item = u8> + '_ {
+        let node = self.find_node(prefix);
+        let end = node.map_or(0, |n| n + self.nodes[n].subtree_size());
+        let mut c = node.map_or(0, |n| n + 1);
+        core::iter::from_fn(move || {
+            let n = self.nodes.get(c).filter(|_| c < end)?;
+            c += n.subtree_size();
+            Some(n.byte())
+        })
+    }
+
     /// Number of nodes, root included.
     pub fn num_nodes(&self) -> usize {
         self.nodes.len()

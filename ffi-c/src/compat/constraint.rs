@@ -5,7 +5,9 @@ use std::ffi::{CString, c_char};
 
 use sieve_core::{Limits, Matcher};
 
-use super::tokenizer::{LlgTokenizer, vocab_of};
+use std::sync::Arc;
+
+use super::tokenizer::{CompatTokenizer, LlgTokenizer, tokenizer_of};
 use super::{c_message, c_str, compile, guard};
 use crate::boundary::{
     Castable, Exclusive, box_free, box_into_handle, handle_mut, handle_ref, write_out,
@@ -152,6 +154,8 @@ pub struct LlgCommitResult {
 #[derive(Clone)]
 pub(crate) struct Constraint {
     matcher: Option<Matcher>,
+    /// Tokenizes forced text (the host's `tokenize_fn` when it gave one).
+    tokenizer: Option<Arc<CompatTokenizer>>,
     error: Option<CString>,
     ff_tokens_ok: bool,
     mask: Vec<u32>,
@@ -175,6 +179,7 @@ impl Constraint {
     fn failed(msg: &str) -> Constraint {
         Constraint {
             matcher: None,
+            tokenizer: None,
             error: Some(c_message(msg)),
             ff_tokens_ok: false,
             mask: Vec::new(),
@@ -299,13 +304,18 @@ impl Constraint {
             return Ok(true);
         }
         let ff_ok = self.ff_tokens_ok;
+        let tokenizer = self.tokenizer.clone();
         let Some(m) = self.live() else {
             return Err(String::new());
         };
         m.consume_token(token).map_err(|e| e.to_string())?;
         let mut out = vec![token];
         if ff_ok && !m.is_stopped() {
-            let ff = m.compute_ff_tokens().map_err(|e| e.to_string())?;
+            let ff = match &tokenizer {
+                Some(t) => m.compute_ff_tokens_with(&mut |text| t.tokenize(text)),
+                None => m.compute_ff_tokens(),
+            }
+            .map_err(|e| e.to_string())?;
             for t in ff {
                 m.consume_token(t).map_err(|e| e.to_string())?;
                 out.push(t);
@@ -353,12 +363,13 @@ unsafe fn new_constraint(
         // SAFETY: 1. NULL or readable (caller contract).
         let init = unsafe { init.as_ref() }.ok_or("init is NULL")?;
         // SAFETY: 1. NULL or a live tokenizer handle (caller contract).
-        let vocab = unsafe { vocab_of(init.tokenizer) }.ok_or("init->tokenizer is NULL")?;
+        let tokenizer = unsafe { tokenizer_of(init.tokenizer) }.ok_or("init->tokenizer is NULL")?;
         // SAFETY: 1. NULL or NUL-terminated (caller contract).
         let text = unsafe { c_str(data, "grammar text") }?;
-        let grammar = compile(&vocab, kind, text, &init.limits.to_sieve())?;
+        let grammar = compile(&tokenizer.vocab, kind, text, &init.limits.to_sieve())?;
         Ok::<_, String>(Constraint {
             matcher: Some(Matcher::new(&grammar)),
+            tokenizer: Some(tokenizer),
             error: None,
             ff_tokens_ok: init.ff_tokens_ok,
             mask: Vec::new(),

@@ -5,7 +5,9 @@ use std::ffi::{CString, c_char};
 use sieve_core::Matcher;
 
 use super::constraint::LlgConstraintInit;
-use super::tokenizer::vocab_of;
+use std::sync::Arc;
+
+use super::tokenizer::{CompatTokenizer, tokenizer_of};
 use super::{c_message, c_str, compile, guard};
 use crate::boundary::{
     Castable, Exclusive, box_free, box_into_handle, handle_mut, handle_ref, input_slice,
@@ -20,6 +22,8 @@ pub struct LlgMatcher {
 /// The Rust value behind an `LlgMatcher`.
 pub(crate) struct CompatMatcher {
     matcher: Option<Matcher>,
+    /// Tokenizes forced text (the host's `tokenize_fn` when it gave one).
+    tokenizer: Option<Arc<CompatTokenizer>>,
     error: Option<CString>,
     /// Words of a mask (known even for a grammar that failed, if the tokenizer was given).
     mask_words: usize,
@@ -38,6 +42,7 @@ impl Clone for CompatMatcher {
     fn clone(&self) -> Self {
         CompatMatcher {
             matcher: self.matcher.clone(),
+            tokenizer: self.tokenizer.clone(),
             error: self.error.clone(),
             mask_words: self.mask_words,
             mask: Vec::new(),
@@ -99,11 +104,14 @@ pub extern "C" fn llg_new_matcher(
 ) -> *mut LlgMatcher {
     guard(std::ptr::null_mut(), || {
         let mut mask_words = 0;
+        let mut tokenizer = None;
         let built = (|| {
             // SAFETY: 1. NULL or readable (caller contract).
             let init = unsafe { init.as_ref() }.ok_or("init is NULL")?;
             // SAFETY: 1. NULL or a live tokenizer handle (caller contract).
-            let vocab = unsafe { vocab_of(init.tokenizer) }.ok_or("init->tokenizer is NULL")?;
+            let tok = unsafe { tokenizer_of(init.tokenizer) }.ok_or("init->tokenizer is NULL")?;
+            let vocab = tok.vocab.clone();
+            tokenizer = Some(tok);
             mask_words = vocab.mask_words();
             // SAFETY: 1. NULL or NUL-terminated (caller contract).
             let kind = unsafe { c_str(constraint_type, "constraint_type") }?;
@@ -118,10 +126,17 @@ pub extern "C" fn llg_new_matcher(
         })();
         let (matcher, error) = match built {
             Ok(m) => (Some(m), None),
-            Err(msg) => (None, Some(c_message(&msg))),
+            Err(msg) => {
+                // SAFETY: 1. NULL or readable (caller contract).
+                if unsafe { init.as_ref() }.is_some_and(|i| i.log_stderr_level >= 1) {
+                    eprintln!("sieve (llg compat): {msg}");
+                }
+                (None, Some(c_message(&msg)))
+            }
         };
         box_into_handle::<LlgMatcher>(CompatMatcher {
             matcher,
+            tokenizer,
             error,
             mask_words,
             mask: Vec::new(),
@@ -141,6 +156,13 @@ pub extern "C" fn llg_validate_grammar(
     message_len: usize,
 ) -> i32 {
     guard(-1, || {
+        // The message goes to the caller's buffer, not to stderr.
+        // SAFETY: 1. NULL or readable (caller contract).
+        let quiet = unsafe { init.as_ref() }.map(|i| LlgConstraintInit {
+            log_stderr_level: 0,
+            ..*i
+        });
+        let init = quiet.as_ref().map_or(std::ptr::null(), |i| i as *const _);
         let m = llg_new_matcher(init, constraint_type, data);
         // SAFETY: 1. `m` was just made by llg_new_matcher (or is NULL after a panic).
         let err = unsafe { handle_ref(m) }.map_or(Some("internal error".to_owned()), |c| {
@@ -356,15 +378,22 @@ pub extern "C" fn llg_matcher_compute_ff_tokens(
         let Some(out) = (unsafe { output_slice(output, output_len) }) else {
             return c.fail("output is NULL with output_len > 0");
         };
-        c.with(|m| m.compute_ff_tokens().map_err(|e| e.to_string()))
-            .map_or_else(
-                |e| e,
-                |ff| {
-                    let n = ff.len().min(out.len());
-                    out[..n].copy_from_slice(&ff[..n]);
-                    i32::try_from(n).unwrap_or(i32::MAX)
-                },
-            )
+        let tokenizer = c.tokenizer.clone();
+        c.with(|m| {
+            match &tokenizer {
+                Some(t) => m.compute_ff_tokens_with(&mut |text| t.tokenize(text)),
+                None => m.compute_ff_tokens(),
+            }
+            .map_err(|e| e.to_string())
+        })
+        .map_or_else(
+            |e| e,
+            |ff| {
+                let n = ff.len().min(out.len());
+                out[..n].copy_from_slice(&ff[..n]);
+                i32::try_from(n).unwrap_or(i32::MAX)
+            },
+        )
     })
 }
 

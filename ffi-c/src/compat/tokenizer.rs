@@ -135,6 +135,8 @@ pub(crate) struct CompatTokenizer {
     /// The vocabulary grammars compile against.
     pub(crate) vocab: Arc<Vocabulary>,
     tokenize: Option<(TokenizeFn, HostPtr<c_void>)>,
+    /// `tokenize_assumes_string`: the callback only gets valid UTF-8.
+    assumes_string: bool,
 }
 
 impl Castable for LlgTokenizer {
@@ -228,12 +230,33 @@ impl CompatTokenizer {
         Ok(CompatTokenizer {
             vocab: Arc::new(vocab),
             tokenize,
+            assumes_string: init.tokenize_assumes_string,
         })
     }
 
-    /// Tokenizes through the host callback, else greedily (longest match). `None` when the
-    /// callback misbehaves or no token sequence spells the text.
-    fn tokenize(&self, bytes: &[u8]) -> Option<Vec<u32>> {
+    /// Tokenizes text through the host callback, else greedily (longest match); forced
+    /// tokens are tokenized here too, so they are the host's canonical segmentation, as in
+    /// LLGuidance. With `tokenize_assumes_string` the callback gets only valid UTF-8: the
+    /// bytes of an invalid sequence are tokenized greedily between the valid runs. `None`
+    /// when the callback misbehaves or no token sequence spells the text.
+    pub(crate) fn tokenize(&self, bytes: &[u8]) -> Option<Vec<u32>> {
+        if self.tokenize.is_none() || !self.assumes_string {
+            return self.tokenize_run(bytes);
+        }
+        let mut out = Vec::new();
+        for chunk in bytes.utf8_chunks() {
+            if !chunk.valid().is_empty() {
+                out.extend(self.tokenize_run(chunk.valid().as_bytes())?);
+            }
+            if !chunk.invalid().is_empty() {
+                out.extend(self.vocab.greedy_tokenize_text(chunk.invalid())?);
+            }
+        }
+        Some(out)
+    }
+
+    /// One run of text through the host callback, else greedily.
+    fn tokenize_run(&self, bytes: &[u8]) -> Option<Vec<u32>> {
         let Some((f, user_data)) = self.tokenize else {
             return self.vocab.greedy_tokenize_text(bytes);
         };
@@ -602,6 +625,15 @@ pub extern "C" fn llg_get_version() -> *const c_char {
     )
     .as_ptr()
     .cast()
+}
+
+/// The tokenizer behind a handle (a new strong reference), if non-NULL.
+///
+/// # Safety
+/// `tok` is NULL or a live tokenizer handle.
+pub(crate) unsafe fn tokenizer_of(tok: *const LlgTokenizer) -> Option<Arc<CompatTokenizer>> {
+    // SAFETY: 1. forwarded caller contract.
+    unsafe { arc_clone(tok) }
 }
 
 /// The vocabulary behind a tokenizer handle, if non-NULL.
