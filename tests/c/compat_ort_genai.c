@@ -229,10 +229,16 @@ int main(void) {
     CHECK(cc != NULL && llg_get_error(cc) != NULL && llg_is_stopped(cc));
     CHECK(llg_compute_mask(cc, &mr) == -1);
     llg_free_constraint(cc);
+    /* Several grammars: grammar 0 is the start, the others are reached by @name. */
     cc = llg_new_constraint(&constraint_init,
-                            "{\"grammars\":[{\"lark_grammar\":\"start: \\\"a\\\"\"},"
-                            "{\"lark_grammar\":\"start: \\\"b\\\"\"}]}");
-    CHECK(llg_get_error(cc) != NULL);
+                            "{\"grammars\":[{\"lark_grammar\":\"start: \\\"12\\\" @b\"},"
+                            "{\"name\":\"b\",\"json_schema\":{\"type\":\"boolean\"}}]}");
+    CHECK(llg_get_error(cc) == NULL);
+    run(cc, "12true", 0);
+    llg_free_constraint(cc);
+    cc = llg_new_constraint(&constraint_init,
+                            "{\"grammars\":[{\"lark_grammar\":\"start: @missing\"}]}");
+    CHECK(llg_get_error(cc) != NULL && strstr(llg_get_error(cc), "missing") != NULL);
     llg_free_constraint(cc);
     cc = llg_new_constraint_regex(&constraint_init, "[0-9]+");
     CHECK(llg_compute_mask(cc, &mr) == 0);

@@ -97,6 +97,13 @@ def schemas():
 
 # Shapes the samples above miss: an allOf of several `contains` (kept together, issue 15),
 # and its negation.
+REQUESTS = [
+    '{"grammars":[{"lark_grammar":"start: \\"x=\\" @num \\";\\" @w"},'
+    '{"name":"num","json_schema":{"type":"integer"}},{"name":"w","lark_grammar":"start: W @num\\nW: /[a-z]+/"}]}',
+    '{"grammars":[{"lark_grammar":"start: @a"},{"name":"a","lark_grammar":"start: \\"x\\" @a"}]}',
+    '{"lark_grammar":"%llguidance {}\\nstart: /(.|\\\\n)*/ \\"!\\""}',
+]
+
 HAND_SCHEMAS = [
     '{"type":"array","allOf":[{"contains":{"enum":["a","b"]},"maxContains":2},'
     '{"contains":{"const":"c"},"minContains":2}],"unevaluatedItems":{"const":"d"}}',
@@ -110,6 +117,9 @@ def main():
     larks = lark_sources()
     for s in larks:
         write("lark", s)
+    # LLGuidance requests: grammar lists with @name references (the lark target reads both).
+    for req in REQUESTS:
+        write("lark", req)
     for r in REGEXES:
         write("regex", r)
     schs = schemas()

@@ -293,7 +293,11 @@ pub fn check_lark(data: &[u8]) -> Result<(), String> {
     let Ok(src) = std::str::from_utf8(data) else {
         return Ok(());
     };
-    let Ok(g) = Grammar::from_lark(src, &vocab(), &Limits::default()) else {
+    // LLGuidance's request format: Lark text, or (from `{`) a JSON grammar list whose Lark
+    // grammars reference each other by `@name`.
+    let Ok(g) =
+        Grammar::from_llguidance(src, &JsonOptions::default(), &vocab(), &Limits::default())
+    else {
         return Ok(());
     };
     let mut rng = Rng::from_input(data);

@@ -7,6 +7,7 @@
 pub mod ir;
 pub mod json;
 pub mod lark;
+pub mod llguidance;
 
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -84,6 +85,37 @@ impl Grammar {
         let ir = lark::parse(src, vocab.as_ref(), limits, &mut budget)?;
         // LLGuidance accepts terminals such as `/(.|\n)*/` (LiteRT-LM's tool-call strings).
         Grammar::build(&ir, vocab, limits, true, &mut budget)
+    }
+
+    /// [`Grammar::from_lark`] with `json` as the options of its inline `%json` schemas.
+    pub fn from_lark_with(
+        src: &str,
+        json: &json::JsonOptions,
+        vocab: &Arc<Vocabulary>,
+        limits: &Limits,
+    ) -> Result<Grammar, GrammarError> {
+        let mut budget = CompileBudget::new(limits);
+        let ctx = lark::Context {
+            specials: vocab.as_ref(),
+            json,
+            grammars: &lark::NoSubGrammars,
+        };
+        let ir = lark::parse_in(src, &ctx, limits, &mut budget)?;
+        Grammar::build(&ir, vocab, limits, true, &mut budget)
+    }
+
+    /// Compile an LLGuidance request: Lark text, or a JSON list of Lark grammars and JSON
+    /// Schemas that reference each other by `@name` (see [`llguidance`]). `json` applies to
+    /// every JSON Schema in it.
+    pub fn from_llguidance(
+        data: &str,
+        json: &json::JsonOptions,
+        vocab: &Arc<Vocabulary>,
+        limits: &Limits,
+    ) -> Result<Grammar, GrammarError> {
+        let mut budget = CompileBudget::new(limits);
+        let lowered = llguidance::lower(data, json, vocab, limits, &mut budget)?;
+        Grammar::build(&lowered.ir, vocab, limits, lowered.lark, &mut budget)
     }
 
     /// Compile a regex: the output must match `pattern` in full (`regex-syntax` syntax).

@@ -83,18 +83,25 @@ pub(crate) unsafe fn write_message(buf: *mut c_char, len: usize, msg: &str) {
     }
 }
 
+/// The JSON Schema options of this layer: LLGuidance's defaults, which its clients were
+/// tuned for.
+fn json_options() -> JsonOptions {
+    JsonOptions::default()
+}
+
 /// Compiles grammar text of an LLGuidance constraint type against `vocab` within `limits`
 /// (from the host's `LlgParserLimits`, see [`constraint::LlgParserLimits::to_sieve`]).
 ///
 /// Types: `regex`; `json` / `json_schema`; `json_object`; `lark`; `llguidance` / `guidance`
-/// (LLGuidance's JSON grammar list, or Lark text when it does not start with `{`).
+/// (LLGuidance's JSON grammar list, or Lark text when it does not start with `{`: see
+/// `sieve_core::grammar::llguidance`).
 pub(crate) fn compile(
     vocab: &Arc<Vocabulary>,
     kind: &str,
     data: &str,
     limits: &Limits,
 ) -> Result<Grammar, String> {
-    let opts = JsonOptions::default();
+    let opts = json_options();
     let err = |e: sieve_core::GrammarError| e.to_string();
     match kind {
         "regex" => Grammar::from_regex(data, vocab, limits).map_err(err),
@@ -107,62 +114,14 @@ pub(crate) fn compile(
                 .map(|(g, _)| g)
                 .map_err(err)
         }
-        "lark" => Grammar::from_lark(data, vocab, limits).map_err(err),
-        "llguidance" | "guidance" => compile_top_level(vocab, data, limits, &opts),
+        "lark" => Grammar::from_lark_with(data, &opts, vocab, limits).map_err(err),
+        "llguidance" | "guidance" => {
+            Grammar::from_llguidance(data, &opts, vocab, limits).map_err(err)
+        }
         other => Err(format!(
             "unknown constraint type {other:?} (expected regex, json, json_schema, json_object, lark, llguidance)"
         )),
     }
-}
-
-/// LLGuidance's "TopLevelGrammar": `{"grammars": [{"lark_grammar": "..."} | {"json_schema":
-/// {...}}]}`, a bare `{"lark_grammar": ...}` / `{"json_schema": ...}` object, or Lark text.
-/// Only one grammar is supported (sieve has no cross-grammar references).
-fn compile_top_level(
-    vocab: &Arc<Vocabulary>,
-    data: &str,
-    limits: &Limits,
-    opts: &JsonOptions,
-) -> Result<Grammar, String> {
-    if !data.trim_start().starts_with('{') {
-        return Grammar::from_lark(data, vocab, limits).map_err(|e| e.to_string());
-    }
-    let top: serde_json::Value =
-        serde_json::from_str(data).map_err(|e| format!("llguidance grammar JSON: {e}"))?;
-    let one = match top.get("grammars") {
-        Some(list) => {
-            let list = list
-                .as_array()
-                .ok_or("llguidance grammar JSON: \"grammars\" is not an array")?;
-            match list.as_slice() {
-                [one] => one,
-                [] => return Err("llguidance grammar JSON: \"grammars\" is empty".to_owned()),
-                _ => {
-                    return Err(format!(
-                        "llguidance grammar JSON: {} grammars given; sieve supports exactly one",
-                        list.len()
-                    ));
-                }
-            }
-        }
-        None => &top,
-    };
-    if let Some(lark) = one.get("lark_grammar") {
-        let lark = lark
-            .as_str()
-            .ok_or("llguidance grammar JSON: \"lark_grammar\" is not a string")?;
-        return Grammar::from_lark(lark, vocab, limits).map_err(|e| e.to_string());
-    }
-    if let Some(schema) = one.get("json_schema") {
-        return Grammar::from_json_schema(schema, opts, vocab, limits)
-            .map(|(g, _)| g)
-            .map_err(|e| e.to_string());
-    }
-    Err(
-        "llguidance grammar JSON: a grammar needs \"lark_grammar\" or \"json_schema\" \
-         (other forms are not supported by sieve)"
-            .to_owned(),
-    )
 }
 
 #[cfg(test)]
@@ -191,10 +150,13 @@ mod tests {
         ));
         assert!(ok("llguidance", r#"{"lark_grammar":"start: \"a\""}"#));
         assert!(ok("llguidance", "start: \"a\""));
-        let two =
-            r#"{"grammars":[{"lark_grammar":"start: \"a\""},{"lark_grammar":"start: \"b\""}]}"#;
+        // Grammar 0 is the start; the others are reached through `@name`.
+        let two = r#"{"grammars":[{"lark_grammar":"start: \"a\" @b"},{"name":"b","lark_grammar":"start: \"b\""}]}"#;
+        assert!(ok("llguidance", two));
         let err = |kind: &str, text: &str| compile(&v, kind, text, &l).unwrap_err();
-        assert!(err("llguidance", two).contains("exactly one"));
+        let missing =
+            r#"{"grammars":[{"lark_grammar":"start: @c"},{"name":"b","json_schema":{}}]}"#;
+        assert!(err("llguidance", missing).contains("no grammar named"));
         assert!(err("nope", "x").contains("unknown constraint type"));
     }
 

@@ -36,6 +36,8 @@ pub(super) enum NodeKind {
     Special(String),
     /// `%json { ... }`: an inline JSON Schema.
     Json(Box<JsonLit>),
+    /// `@name`: another grammar of the request (the name without `@`).
+    GrammarRef(String),
     /// Juxtaposition of the preceding `n` subtrees (`n != 1`).
     Seq(usize),
     /// Alternation of the preceding `n` subtrees (`n >= 2`).

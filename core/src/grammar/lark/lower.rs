@@ -25,9 +25,9 @@ use core::ops::Range;
 
 use hashbrown::HashMap;
 
-use super::SpecialTokens;
 use super::ast::{Def, Item, JsonLit, NodeKind, Parsed, is_terminal_name};
 use super::span::LineIndex;
+use super::{Context, SpecialTokens, SubGrammars};
 use crate::Limits;
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind, Span};
 use crate::grammar::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
@@ -333,7 +333,9 @@ impl<'a, 's> Terminals<'a, 's> {
                         "special tokens are only allowed in rules, not in terminals".to_string(),
                     ));
                 }
-                NodeKind::Json(_) => return Err(super::schema::not_a_terminal(self.lines, span)),
+                NodeKind::Json(_) | NodeKind::GrammarRef(_) => {
+                    return Err(super::schema::not_a_terminal(self.lines, span));
+                }
                 NodeKind::Seq(k) | NodeKind::Alt(k) => {
                     let is_seq = matches!(n.kind, NodeKind::Seq(_));
                     self.charge(budget, 1, span)?;
@@ -511,7 +513,7 @@ fn common_terminals(limits: &Limits) -> LResult<BTreeMap<String, TermRegex>> {
 pub(super) fn lower(
     parsed: &Parsed,
     lines: &LineIndex<'_>,
-    specials: &dyn SpecialTokens,
+    ctx: &Context<'_>,
     limits: &Limits,
     budget: &mut crate::CompileBudget,
 ) -> LResult<GrammarIr> {
@@ -646,7 +648,9 @@ pub(super) fn lower(
         lines,
         limits,
         acct,
-        specials,
+        specials: ctx.specials,
+        json_options: ctx.json,
+        grammars: ctx.grammars,
         terms: &terms,
         ir,
         term_lexemes: BTreeMap::new(),
@@ -736,6 +740,8 @@ struct Lowerer<'a, 's> {
     /// from it too).
     acct: Account<'a>,
     specials: &'a dyn SpecialTokens,
+    json_options: &'a JsonOptions,
+    grammars: &'a dyn SubGrammars,
     terms: &'a Terminals<'a, 's>,
     ir: GrammarIr,
     term_lexemes: BTreeMap<usize, u32>,
@@ -744,9 +750,10 @@ struct Lowerer<'a, 's> {
     /// Nonterminal names in use.
     taken: alloc::collections::BTreeSet<String>,
     counter: usize,
-    /// Embedded `%json` schemas by their compact text: the start nonterminal of each.
+    /// Embedded `%json` schemas by their compact text, and `@name` grammars by `@name`:
+    /// the start nonterminal of each.
     json_cache: BTreeMap<String, u32>,
-    /// Index ranges of the rules and lexemes that embedded schemas brought in.
+    /// Index ranges of the rules and lexemes that embedded grammars brought in.
     json_rules: Vec<Range<usize>>,
     json_lexemes: Vec<Range<usize>>,
 }
@@ -754,6 +761,10 @@ struct Lowerer<'a, 's> {
 impl Lowerer<'_, '_> {
     fn span(&self, s: (usize, usize)) -> Span {
         self.lines.span(s.0, s.1)
+    }
+
+    fn err(&self, kind: GrammarErrorKind, span: (usize, usize), msg: String) -> GrammarError {
+        self.lines.error(kind, span.0, span.1, msg)
     }
 
     /// Pay for `n` rule symbols: grammar size, fuel and [`SYMBOL_BYTES`] each.
@@ -922,15 +933,61 @@ impl Lowerer<'_, '_> {
         if let Some(&id) = self.json_cache.get(&key) {
             return Ok(id);
         }
-        let (sub, _report) = json::compile(
-            &lit.value,
-            &JsonOptions::default(),
-            self.limits,
-            self.acct.budget,
-        )
-        .map_err(|e| super::schema::locate(self.lines, lit.text, e))?;
+        let (sub, _report) =
+            json::compile(&lit.value, self.json_options, self.limits, self.acct.budget)
+                .map_err(|e| super::schema::locate(self.lines, lit.text, e))?;
         // Coverage approximations are allowed (the report is dropped), as in
         // `Grammar::from_json_schema` with default options.
+        let id = self.embed(sub, span, rule, "json")?;
+        self.json_cache.insert(key, id);
+        Ok(id)
+    }
+
+    /// The nonterminal of grammar `@name` of the request (compiled and embedded on first
+    /// use). Like a `%json` value, it is one unit for this grammar's `%ignore`; a referenced
+    /// grammar with an `%ignore` of its own is refused (the lexer would apply it everywhere,
+    /// where LLGuidance keeps it inside that grammar).
+    fn grammar_ref(&mut self, name: &str, span: (usize, usize), rule: &str) -> LResult<u32> {
+        let key = format!("@{name}");
+        if let Some(&id) = self.json_cache.get(&key) {
+            return Ok(id);
+        }
+        let located = |lw: &Self, e: GrammarError| {
+            let kind = e.kind;
+            lw.err(kind, span, format!("in grammar @{name}: {}", e.message))
+        };
+        let sub = match self.grammars.lower(name, self.limits, self.acct.budget) {
+            None => {
+                return Err(self.err(
+                    GrammarErrorKind::UndefinedSymbol,
+                    span,
+                    format!("no grammar named `{name}` in the request"),
+                ));
+            }
+            Some(Err(e)) => return Err(located(self, e)),
+            Some(Ok(sub)) => sub,
+        };
+        if sub.lexemes.iter().any(|l| l.ignore) {
+            return Err(self.err(
+                GrammarErrorKind::Unsupported,
+                span,
+                format!("grammar @{name} has its own %ignore, which sieve cannot scope to it"),
+            ));
+        }
+        let id = self.embed(sub, span, rule, &key)?;
+        self.json_cache.insert(key, id);
+        Ok(id)
+    }
+
+    /// Appends a sub-grammar's IR (charged), names its nonterminals `rule.tag.name`, and
+    /// records its rules and lexemes as one unit for `%ignore`; returns its start.
+    fn embed(
+        &mut self,
+        sub: GrammarIr,
+        span: (usize, usize),
+        rule: &str,
+        tag: &str,
+    ) -> LResult<u32> {
         let size = sub
             .rules
             .iter()
@@ -947,7 +1004,7 @@ impl Lowerer<'_, '_> {
         let sp = Some(self.span(span));
         let base = rule.trim_start_matches('_');
         for n in self.ir.nonterminals.iter_mut().skip(nt0) {
-            n.name = format!("{base}.json.{}", n.name);
+            n.name = format!("{base}.{tag}.{}", n.name);
             n.span = sp;
         }
         for l in self.ir.lexemes.iter_mut().skip(lex0) {
@@ -955,7 +1012,6 @@ impl Lowerer<'_, '_> {
         }
         self.json_rules.push(rule0..self.ir.rules.len());
         self.json_lexemes.push(lex0..self.ir.lexemes.len());
-        self.json_cache.insert(key, id);
         Ok(id)
     }
 
@@ -1131,6 +1187,10 @@ impl Lowerer<'_, '_> {
                 }
                 NodeKind::Json(lit) => {
                     let id = self.json(lit, span, rule)?;
+                    self.leaf(IrSymbol::Nonterminal(id), span)?
+                }
+                NodeKind::GrammarRef(name) => {
+                    let id = self.grammar_ref(name, span, rule)?;
                     self.leaf(IrSymbol::Nonterminal(id), span)?
                 }
                 NodeKind::Seq(count) => {

@@ -59,6 +59,46 @@ pub trait SpecialTokens {
     fn by_id(&self, id: u32) -> Option<Vec<u8>>;
 }
 
+/// The other grammars of a request that `@name` in a rule may reference (LLGuidance's
+/// grammar list: its grammar 0 is the Lark text being parsed, the others have names).
+pub trait SubGrammars {
+    /// The IR of the grammar named `name`, compiled within `budget`; `None` when no grammar
+    /// has that name. Errors are the referenced grammar's own (the caller locates them at
+    /// the reference).
+    fn lower(
+        &self,
+        name: &str,
+        limits: &crate::Limits,
+        budget: &mut crate::CompileBudget,
+    ) -> Option<Result<GrammarIr, GrammarError>>;
+}
+
+/// A [`SubGrammars`] with no grammars (every `@name` is an error).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoSubGrammars;
+
+impl SubGrammars for NoSubGrammars {
+    fn lower(
+        &self,
+        _name: &str,
+        _limits: &crate::Limits,
+        _budget: &mut crate::CompileBudget,
+    ) -> Option<Result<GrammarIr, GrammarError>> {
+        None
+    }
+}
+
+/// What a Lark grammar is compiled against besides its text.
+#[derive(Clone, Copy)]
+pub struct Context<'a> {
+    /// Special tokens by name and id.
+    pub specials: &'a dyn SpecialTokens,
+    /// Options for inline `%json` schemas.
+    pub json: &'a crate::grammar::json::JsonOptions,
+    /// Grammars `@name` references.
+    pub grammars: &'a dyn SubGrammars,
+}
+
 /// A [`SpecialTokens`] that knows no tokens (every special token is an error).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoSpecialTokens;
@@ -96,8 +136,24 @@ pub fn parse(
     limits: &crate::Limits,
     budget: &mut crate::CompileBudget,
 ) -> Result<GrammarIr, GrammarError> {
+    let json = crate::grammar::json::JsonOptions::default();
+    let ctx = Context {
+        specials,
+        json: &json,
+        grammars: &NoSubGrammars,
+    };
+    parse_in(src, &ctx, limits, budget)
+}
+
+/// [`parse`] with `%json` options and the grammars `@name` may reference.
+pub fn parse_in(
+    src: &str,
+    ctx: &Context<'_>,
+    limits: &crate::Limits,
+    budget: &mut crate::CompileBudget,
+) -> Result<GrammarIr, GrammarError> {
     let lines = span::LineIndex::new(src, budget).map_err(crate::GrammarError::limit)?;
     let toks = token::tokenize(src, &lines, budget)?;
     let items = parser::Parser::new(src, toks, &lines, limits, budget).parse_items()?;
-    lower::lower(&items, &lines, specials, limits, budget)
+    lower::lower(&items, &lines, ctx, limits, budget)
 }

@@ -803,6 +803,12 @@ impl<'s, 'i> Parser<'s, 'i> {
                 let text = self.copy_text(&t)?;
                 self.emit(NodeKind::Special(text), t.start, t.end, idx)
             }
+            TokKind::GrammarRef => {
+                self.bump();
+                let mut text = self.copy_text(&t)?;
+                text.remove(0);
+                self.emit(NodeKind::GrammarRef(text), t.start, t.end, idx)
+            }
             TokKind::Ident => {
                 self.bump();
                 if !self.text(&t).bytes().any(|b| b.is_ascii_alphabetic()) {

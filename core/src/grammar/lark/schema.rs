@@ -183,7 +183,7 @@ pub(super) fn not_a_terminal(lines: &LineIndex<'_>, span: (usize, usize)) -> Gra
         GrammarErrorKind::Unsupported,
         span.0,
         span.1,
-        "`%json` behaves like a rule: it cannot be used in a terminal, `%ignore` or a \
+        "`%json` and `@grammar` behave like rules: they cannot be used in a terminal, `%ignore` or a \
          `lazy`/`stop` rule",
     )
 }

@@ -40,6 +40,9 @@ pub(super) enum TokKind {
     Regex(RegexLit),
     /// `<|name|>` or `<[ids]>`; the text is the token's source.
     Special,
+    /// `@name`: a reference to another grammar of the request; the text is the token's
+    /// source.
+    GrammarRef,
     /// A decimal number.
     Number(u64),
     /// `%name`; the text is the token's source.
@@ -224,6 +227,18 @@ impl Tokenizer<'_, '_> {
                 b'"' => self.string(start)?,
                 b'/' => self.regex(start)?,
                 b'<' => self.special(start)?,
+                b'@' if self.peek_at(start + 1).is_some_and(is_ident_start) => {
+                    let end = self.ident_end(start + 1);
+                    self.push(TokKind::GrammarRef, start, end)?;
+                }
+                b'@' => {
+                    return Err(self.lines.syntax(
+                        start,
+                        start + 1,
+                        "`@` must be followed by a grammar's name (`@name`; numeric references \
+                         such as `@17` are not supported, as in LLGuidance)",
+                    ));
+                }
                 b'%' => self.directive(start)?,
                 _ => {
                     let len = self.char_at(start).map_or(1, char::len_utf8);
