@@ -251,6 +251,30 @@ int main(void) {
     generate(r, eos, "The");
     llg_free_matcher(r);
 
+    /* llama.cpp sends a grammar that starts with `%llguidance` to this sampler as "lark".
+     * A lazy tool call inside free text (LLGuidance's documented idiom): text until "<f",
+     * then the call's syntax is enforced, then free text again. */
+    const char *lazy = "%llguidance {}\n"
+                       "start: f_call* f_end\n"
+                       "f_end: TEXT\n"
+                       "TEXT: /(.|\\n)*/\n"
+                       "f_call_hd[lazy]: TEXT \"<f\"\n"
+                       "f_call: f_call_hd \"=\" /[0-9]+/ \">\"\n";
+    r = llg_new_matcher(&cinit, "lark", lazy);
+    CHECK(llg_matcher_get_error(r) == NULL);
+    generate(r, eos, "The answer is <f=42>The\n<f=7>ing");
+    CHECK(llg_matcher_reset(r) == 0);
+    /* Inside a call only its syntax is allowed: after "<f" the only text is "=" (EOS stays
+     * allowed: the whole output so far is also one TEXT). */
+    CHECK(llg_matcher_consume_token(r, N_ASCII) == 0); /* "The" */
+    CHECK(llg_matcher_consume_token(r, '<' - 0x20) == 0);
+    CHECK(llg_matcher_consume_token(r, 'f' - 0x20) == 0);
+    const uint32_t *lm = llg_apply(r);
+    for (uint32_t t = 0; t < N_TOK; t++) {
+        CHECK(t == eos || bit_set(lm, t) == (t == '=' - 0x20));
+    }
+    llg_free_matcher(r);
+
     /* NULL handles are safe. */
     llg_free_matcher(NULL);
     llg_free_tokenizer(NULL);

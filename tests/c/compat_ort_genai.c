@@ -128,6 +128,78 @@ static void run(LlgConstraint *cc, const char *target, int want_stop_mask) {
     CHECK(!"no stop within 200 steps");
 }
 
+/* The batch path of ConstrainedLogitsProcessor: one constraint per row; every step computes
+ * every row's mask (an EOS-only mask for a stopped row), samples, and commits a token for
+ * every row, finished rows included, so rows end at different steps. Before each commit the
+ * processor checks a draft (speculative decoding) on clones: llg_clone_constraint per row,
+ * commit the draft tokens on the clone, keep the original. */
+#define N_ROWS 3
+static void batch(const LlgConstraintInit *init) {
+    const char *targets[N_ROWS] = {"12", "123-ab", "9-abcdef"};
+    LlgConstraint *rows[N_ROWS];
+    size_t at[N_ROWS] = {0};
+    int stopped_at[N_ROWS] = {-1, -1, -1};
+    size_t words = (VOCAB_SIZE - 1) / 32 + 1;
+    uint32_t *mask = calloc(N_ROWS * words, sizeof *mask);
+    CHECK(mask != NULL);
+    for (int r = 0; r < N_ROWS; r++) {
+        rows[r] = llg_new_constraint_regex(init, "[0-9]+(-[a-z]+)?");
+        CHECK(llg_get_error(rows[r]) == NULL);
+    }
+    for (int step = 0; step < 40; step++) {
+        int live = 0;
+        for (int r = 0; r < N_ROWS; r++) {
+            uint32_t *row = mask + r * words;
+            LlgMaskResult mr;
+            if (stopped_at[r] >= 0) {
+                /* ComputeMask skips a finished row: its mask stays EOS-only. */
+                continue;
+            }
+            CHECK(llg_compute_mask(rows[r], &mr) == 0);
+            if (mr.is_stop) {
+                stopped_at[r] = step;
+                memset(row, 0, words * sizeof *row);
+                row[EOS / 32] = 1u << (EOS % 32);
+                continue;
+            }
+            live++;
+            memcpy(row, mr.sample_mask, words * sizeof *row);
+        }
+        if (!live) {
+            break;
+        }
+        for (int r = 0; r < N_ROWS; r++) {
+            uint32_t *row = mask + r * words;
+            size_t tlen = strlen(targets[r]);
+            long tok = at[r] < tlen ? pick_token(&table, row, targets[r] + at[r]) : (long)EOS;
+            CHECK(tok >= 0 && bit_set(row, (uint32_t)tok));
+            if (stopped_at[r] < 0 && at[r] < tlen) {
+                /* Speculative draft on a clone: the sampled token, then "!" (never valid here). */
+                LlgConstraint *draft = llg_clone_constraint(rows[r]);
+                LlgCommitResult dr;
+                CHECK(llg_commit_token(draft, (uint32_t)tok, &dr) == 0);
+                CHECK(llg_commit_token(draft, '!' - 0x21, &dr) == -1);
+                CHECK(llg_get_error(draft) != NULL && llg_get_error(rows[r]) == NULL);
+                llg_free_constraint(draft);
+                at[r] += strlen(texts[tok]);
+            }
+            LlgCommitResult cr;
+            CHECK(llg_commit_token(rows[r], (uint32_t)tok, &cr) == 0);
+            if (stopped_at[r] >= 0) {
+                CHECK(cr.n_tokens == 0 && cr.is_stop);
+            }
+        }
+    }
+    /* Rows end after their own lengths: "12" first, "9-abcdef" last. */
+    for (int r = 0; r < N_ROWS; r++) {
+        CHECK(stopped_at[r] > 0 && at[r] == strlen(targets[r]));
+        CHECK(llg_is_stopped(rows[r]) && llg_get_error(rows[r]) == NULL);
+        llg_free_constraint(rows[r]);
+    }
+    CHECK(stopped_at[0] < stopped_at[1] && stopped_at[1] < stopped_at[2]);
+    free(mask);
+}
+
 int main(void) {
     size_t id = 0;
     for (int b = 0x21; b < 0x7f; b++, id++) {
@@ -191,6 +263,8 @@ int main(void) {
     CHECK(llg_get_error(cc) == NULL);
     run(cc, "123-abc", 0);
     llg_free_constraint(cc);
+
+    batch(&constraint_init);
 
     /* lark: after "no" the grammar can only end, so compute_mask says is_stop. */
     cc = llg_new_constraint_lark(&constraint_init, "start: \"yes\" | \"no\"\n");

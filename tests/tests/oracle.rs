@@ -431,3 +431,74 @@ fn sliced_generic_key_masks_match_the_oracle_on_o200k() {
     let sliced = sliced_walks_match_the_oracle(&g, 3, 30);
     assert!(sliced > 0, "the slicer never applied");
 }
+
+/// Terminal `&` and prefix `~` (LLGuidance's extension; LiteRT-LM's text-only grammar is
+/// `/(.|\n)*/ & ~FORBIDDEN_CALL`), checked against hand-written predicates over every token:
+/// a token is allowed iff the text with it is still a prefix of the language (each language
+/// here is prefix-closed or says which prefixes are viable), EOS iff the text is in it.
+#[test]
+fn intersection_and_complement_match_predicates() {
+    type Pred = fn(&[u8]) -> bool;
+    // (grammar, viable prefix, member)
+    let cases: [(&str, Pred, Pred); 3] = [
+        (
+            "start: T\nT: /[ab]*/ & ~/(?s:.*)aa(?s:.*)/\n",
+            |s| s.iter().all(|c| b"ab".contains(c)) && !s.windows(2).any(|w| w == b"aa"),
+            |s| s.iter().all(|c| b"ab".contains(c)) && !s.windows(2).any(|w| w == b"aa"),
+        ),
+        (
+            "start: T\nT: ~/(?s:.*)x(?s:.*)/ & /[a-z]{0,5}/\n",
+            |s| s.len() <= 5 && s.iter().all(|c| c.is_ascii_lowercase() && *c != b'x'),
+            |s| s.len() <= 5 && s.iter().all(|c| c.is_ascii_lowercase() && *c != b'x'),
+        ),
+        (
+            // Lowercase words not equal to "ab", then "!".
+            "start: W \"!\"\nW: /[a-z]+/ & ~(\"ab\")\n",
+            |s| match s.iter().position(|&c| c == b'!') {
+                None => s.iter().all(u8::is_ascii_lowercase),
+                Some(i) => {
+                    i + 1 == s.len()
+                        && i > 0
+                        && &s[..i] != b"ab"
+                        && s[..i].iter().all(u8::is_ascii_lowercase)
+                }
+            },
+            |s| {
+                s.len() >= 2
+                    && s.ends_with(b"!")
+                    && &s[..s.len() - 1] != b"ab"
+                    && s[..s.len() - 1].iter().all(u8::is_ascii_lowercase)
+            },
+        ),
+    ];
+    let vocab = synthetic_vocab();
+    for (src, viable, member) in cases {
+        let g = Grammar::from_lark(src, &vocab, &Limits::default())
+            .unwrap_or_else(|e| panic!("{src}: {e}"));
+        let mut oracle = |_: &Matcher, text: &[u8]| {
+            let mut mask = vec![0u32; vocab.mask_words()];
+            let mut buf = text.to_vec();
+            for t in 0..vocab.vocab_size() as u32 {
+                let bytes = vocab.trie_bytes(t);
+                buf.truncate(text.len());
+                buf.extend_from_slice(bytes);
+                let ok = if vocab.eos_tokens().contains(&t) {
+                    member(text)
+                } else {
+                    !bytes.is_empty() && viable(&buf)
+                };
+                if ok {
+                    mask[t as usize / 32] |= 1 << (t % 32);
+                }
+            }
+            mask
+        };
+        for seed in 0..20 {
+            check_walk(&g, seed, 8, &mut oracle).unwrap_or_else(|e| panic!("{src}: {e}"));
+        }
+    }
+    // Only in terminals.
+    let e =
+        Grammar::from_lark("start: a\na: \"x\" & \"y\"\n", &vocab, &Limits::default()).unwrap_err();
+    assert_eq!(e.kind, GrammarErrorKind::Unsupported, "{e}");
+}

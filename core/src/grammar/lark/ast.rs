@@ -42,6 +42,10 @@ pub(super) enum NodeKind {
     Seq(usize),
     /// Alternation of the preceding `n` subtrees (`n >= 2`).
     Alt(usize),
+    /// Intersection of the preceding `n` subtrees (`n >= 2`; `a & b`, terminals only).
+    And(usize),
+    /// Complement of the preceding subtree (prefix `~a`, terminals only).
+    Not,
     /// `{min,max}` of the preceding subtree (`*`, `+`, `?`, `[..]`, `~ n..m` included).
     Repeat(u32, Option<u32>),
 }

@@ -366,6 +366,37 @@ impl<'a, 's> Terminals<'a, 's> {
                     };
                     TermRegex { ast, size, height }
                 }
+                NodeKind::And(k) => {
+                    self.charge(budget, 1, span)?;
+                    let children = pop_n(&mut vals, *k)?;
+                    let (mut size, mut height) = (1usize, 1usize);
+                    let mut parts = Vec::with_capacity(children.len());
+                    for r in children {
+                        size = size.saturating_add(r.size);
+                        height = height.max(r.height + 1);
+                        parts.push(r.ast);
+                    }
+                    TermRegex {
+                        ast: RegexAst::And(parts),
+                        size,
+                        height,
+                    }
+                }
+                NodeKind::Not => {
+                    // Complement within text: any bytes but `0xFF`, which only special tokens
+                    // spell (LLGuidance's `~` may match invalid UTF-8; so may this one).
+                    self.charge(budget, 3, span)?;
+                    let mut children = pop_n(&mut vals, 1)?;
+                    let r = children.pop().ok_or_else(internal)?;
+                    let mut text = [u32::MAX; 8];
+                    text[7] &= !(1u32 << 31);
+                    let any_text = RegexAst::Repeat(Box::new(RegexAst::ByteSet(text)), 0, None);
+                    TermRegex {
+                        ast: RegexAst::And(alloc::vec![RegexAst::Not(Box::new(r.ast)), any_text]),
+                        size: r.size.saturating_add(3),
+                        height: r.height + 2,
+                    }
+                }
                 NodeKind::Repeat(min, max) => {
                     check_repeat(self.lines, self.limits, *min, *max, span)?;
                     self.charge(budget, 1, span)?;
@@ -1192,6 +1223,15 @@ impl Lowerer<'_, '_> {
                 NodeKind::GrammarRef(name) => {
                     let id = self.grammar_ref(name, span, rule)?;
                     self.leaf(IrSymbol::Nonterminal(id), span)?
+                }
+                NodeKind::And(_) | NodeKind::Not => {
+                    return Err(self.err(
+                        GrammarErrorKind::Unsupported,
+                        span,
+                        "`&` and prefix `~` are only allowed in terminal definitions \
+                         (UPPERCASE names), as in LLGuidance"
+                            .to_string(),
+                    ));
                 }
                 NodeKind::Seq(count) => {
                     let mut out = Vec::new();

@@ -42,6 +42,12 @@ struct Frame {
     seq_start: usize,
     /// Finished alternatives.
     alts: usize,
+    /// Finished `&` operands of the current alternative, its first node and start.
+    conj: usize,
+    alt_first: usize,
+    alt_start: usize,
+    /// Prefix `~` operators on the group itself (applied when it closes).
+    negate: u32,
 }
 
 impl Frame {
@@ -54,6 +60,10 @@ impl Frame {
             items: 0,
             seq_start: open_start,
             alts: 0,
+            conj: 0,
+            alt_first: first_node,
+            alt_start: open_start,
+            negate: 0,
         }
     }
 }
@@ -505,8 +515,8 @@ impl<'s, 'i> Parser<'s, 'i> {
         Ok(self.nodes.len() - 1)
     }
 
-    /// Close the current alternative of `f` (emitting its `Seq` node if needed).
-    fn finish_seq(&mut self, f: &mut Frame) -> PResult<()> {
+    /// Close the current `&` operand of `f` (emitting its `Seq` node if needed).
+    fn finish_conjunct(&mut self, f: &mut Frame) -> PResult<()> {
         let at = self.tok().start;
         match f.items {
             0 => {
@@ -519,9 +529,22 @@ impl<'s, 'i> Parser<'s, 'i> {
                 self.emit(NodeKind::Seq(k), f.seq_start, end, f.seq_first)?;
             }
         }
-        f.alts += 1;
+        f.conj += 1;
         f.items = 0;
         f.seq_first = self.nodes.len();
+        Ok(())
+    }
+
+    /// Close the current alternative of `f` (emitting its `Seq` and `And` nodes if needed).
+    fn finish_seq(&mut self, f: &mut Frame) -> PResult<()> {
+        self.finish_conjunct(f)?;
+        if f.conj >= 2 {
+            let end = self.nodes.last().map_or(f.alt_start, |n| n.end);
+            self.emit(NodeKind::And(f.conj), f.alt_start, end, f.alt_first)?;
+        }
+        f.alts += 1;
+        f.conj = 0;
+        f.alt_first = self.nodes.len();
         Ok(())
     }
 
@@ -557,6 +580,9 @@ impl<'s, 'i> Parser<'s, 'i> {
                     if open_groups >= self.limits.max_nesting_depth {
                         return Err(self.limit(LimitKind::NestingDepth, t.start, t.end));
                     }
+                    if top.items == 0 && top.conj == 0 {
+                        top.alt_start = t.start;
+                    }
                     if top.items == 0 {
                         top.seq_start = t.start;
                     }
@@ -573,6 +599,61 @@ impl<'s, 'i> Parser<'s, 'i> {
                 TokKind::Pipe => {
                     self.bump();
                     self.finish_seq(top)?;
+                    top.alt_start = self.tok().start;
+                    top.seq_start = top.alt_start;
+                }
+                TokKind::Amp => {
+                    if top.items == 0 {
+                        return Err(self.unexpected("an expression before `&`"));
+                    }
+                    self.bump();
+                    self.finish_conjunct(top)?;
+                    top.seq_start = self.tok().start;
+                }
+                TokKind::Tilde => {
+                    // Prefix `~`: complement of the atom or group that follows (LLGuidance;
+                    // a postfix `x ~ n` is read with its atom).
+                    if top.items == 0 && top.conj == 0 {
+                        top.alt_start = t.start;
+                    }
+                    if top.items == 0 {
+                        top.seq_start = t.start;
+                    }
+                    let mut negate = 0u32;
+                    while self.kind() == &TokKind::Tilde {
+                        self.bump();
+                        negate += 1;
+                        if negate as usize > self.limits.max_nesting_depth {
+                            return Err(self.limit(LimitKind::NestingDepth, t.start, t.end));
+                        }
+                    }
+                    let next = self.peek();
+                    if matches!(next.kind, TokKind::LParen | TokKind::LBracket) {
+                        if open_groups >= self.limits.max_nesting_depth {
+                            return Err(self.limit(LimitKind::NestingDepth, next.start, next.end));
+                        }
+                        self.bump();
+                        let close = if next.kind == TokKind::LParen {
+                            (TokKind::RParen, false)
+                        } else {
+                            (TokKind::RBracket, true)
+                        };
+                        let mut frame = Frame::new(Some(close), t.start, self.nodes.len());
+                        frame.negate = negate;
+                        heap::push(&mut stack, frame, self.budget)
+                            .map_err(|k| self.limit(k, t.start, t.end))?;
+                        continue;
+                    }
+                    let item_first = self.nodes.len();
+                    self.leaf()?;
+                    let end = self.nodes.last().map_or(t.end, |n| n.end);
+                    for _ in 0..negate {
+                        self.emit(NodeKind::Not, t.start, end, item_first)?;
+                    }
+                    self.postfix(item_first, t.start, open_groups)?;
+                    if let Some(top) = stack.last_mut() {
+                        top.items += 1;
+                    }
                 }
                 TokKind::Arrow => {
                     // Lark tree-shaping alias: no effect on the language.
@@ -594,9 +675,13 @@ impl<'s, 'i> Parser<'s, 'i> {
                     self.bump();
                     let group_first = f.first_node;
                     let open_start = f.open_start;
+                    let negate = f.negate;
                     self.finish_frame(f)?;
                     if optional {
                         self.emit(NodeKind::Repeat(0, Some(1)), open_start, t.end, group_first)?;
+                    }
+                    for _ in 0..negate {
+                        self.emit(NodeKind::Not, open_start, t.end, group_first)?;
                     }
                     // The group and the operators on it count as one level.
                     self.postfix(group_first, open_start, stack.len().saturating_sub(1))?;
@@ -605,6 +690,9 @@ impl<'s, 'i> Parser<'s, 'i> {
                     }
                 }
                 _ => {
+                    if top.items == 0 && top.conj == 0 {
+                        top.alt_start = t.start;
+                    }
                     if top.items == 0 {
                         top.seq_start = t.start;
                     }

@@ -54,6 +54,8 @@ pub(super) enum TokKind {
     Json(usize),
     Colon,
     Pipe,
+    /// `&`: intersection, in terminals.
+    Amp,
     LParen,
     RParen,
     LBracket,
@@ -184,6 +186,7 @@ impl Tokenizer<'_, '_> {
             let simple = match b {
                 b':' => single(TokKind::Colon),
                 b'|' => single(TokKind::Pipe),
+                b'&' => single(TokKind::Amp),
                 b'(' => single(TokKind::LParen),
                 b')' => single(TokKind::RParen),
                 b'[' => single(TokKind::LBracket),
