@@ -255,3 +255,48 @@ impl fmt::Display for MatcherError {
 }
 
 impl core::error::Error for MatcherError {}
+
+/// Why a [`crate::StopController`] could not be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopError {
+    /// A stop token id is not below the vocabulary size.
+    TokenOutOfRange {
+        /// The offending id.
+        token: u32,
+        /// The vocabulary size.
+        vocab_size: usize,
+    },
+    /// The stop regex does not compile (syntax, unsupported feature, or a budget).
+    Regex(GrammarError),
+    /// The stop regex matches the empty string: it would stop before any text.
+    EmptyMatch {
+        /// The regex as given.
+        pattern: String,
+    },
+}
+
+impl fmt::Display for StopError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StopError::TokenOutOfRange { token, vocab_size } => write!(
+                f,
+                "stop token {token} is not below the vocabulary size {vocab_size}"
+            ),
+            StopError::Regex(e) => write!(f, "invalid stop regex: {e}"),
+            StopError::EmptyMatch { pattern } => write!(
+                f,
+                "stop regex {pattern:?} matches the empty string (it would stop at once)"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for StopError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            StopError::Regex(e) => Some(e),
+            _ => None,
+        }
+    }
+}

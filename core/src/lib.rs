@@ -9,6 +9,8 @@
 //! - [`Grammar`]: a compiled grammar (`Send + Sync`, cheap to clone).
 //! - [`Matcher`]: per-sequence state: `compute_mask`, `consume_token`, `rollback`, ...
 //! - [`Limits`]: every budget (lexer states, fuel, Earley items, grammar size, memory).
+//! - [`StopController`]: stop tokens and a stop regex over the decoded text; what to show
+//!   and when to end a sequence ([`stop`]).
 //!
 //! # Usage pattern
 //! compile → matcher → `compute_mask` → sample → `consume_token` → repeat until EOS.
@@ -43,11 +45,15 @@ pub mod matcher;
 pub mod regex;
 mod roomy;
 pub mod slicer;
+pub mod stop;
 pub mod toktrie;
 pub mod vocab;
 
-pub use error::{GrammarError, GrammarErrorKind, LimitKind, MatcherError, Position, Span};
+pub use error::{
+    GrammarError, GrammarErrorKind, LimitKind, MatcherError, Position, Span, StopError,
+};
 pub use grammar::Grammar;
 pub use limits::{CompileBudget, Limits};
 pub use matcher::{MaskStats, Matcher};
+pub use stop::StopController;
 pub use vocab::Vocabulary;

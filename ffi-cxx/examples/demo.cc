@@ -1,7 +1,9 @@
 // The sieve C++ API end to end: a tokenizer from a byte table, a Lark grammar, and a
 // greedy decoding loop (compute_mask -> pick the longest allowed token -> consume_token)
 // that prints the generated text. Then the error model: a rejected token (sticky until
-// reset) and a grammar that does not compile, both as rust::Error exceptions.
+// reset) and a grammar that does not compile, both as rust::Error exceptions. Last, a stop
+// controller: text held back while it may begin the stop string "END", the match never
+// shown, a clone branching the sequence, and a stop regex that is rejected.
 //
 // Built by build.rs with cxx_build; `sieve_cxx_demo_main` is the program (examples/demo.rs
 // only calls it). Prints "demo ok" and returns 0 on success.
@@ -9,6 +11,7 @@
 #include <cstdint>
 #include <exception>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -82,6 +85,53 @@ std::string generate(const sieve::Tokenizer &tok, sieve::Matcher &m) {
     return out;
 }
 
+void check(bool ok, const char *what) {
+    if (!ok) {
+        throw std::runtime_error(std::string("check failed: ") + what);
+    }
+}
+
+// Commits `text` one printable-ASCII token at a time (id = byte - 0x20) and returns the text
+// the controller showed; `stopped` says whether the last commit reported a stop.
+std::string commit_chars(sieve::StopController &sc, const std::string &text, bool &stopped) {
+    std::string shown;
+    for (char c : text) {
+        sieve::StopCommit r = sc.commit_token(static_cast<uint32_t>(c - 0x20));
+        shown.append(r.text.begin(), r.text.end());
+        stopped = r.stopped;
+    }
+    return shown;
+}
+
+void stop_controller_demo(const sieve::Tokenizer &tok) {
+    const uint32_t eos = tok.eos_tokens()[0];
+    rust::Box<sieve::StopController> sc =
+        sieve::stop_controller_new(tok, rust::Slice<const uint32_t>(&eos, 1), "END");
+    bool stopped = false;
+    std::string shown = commit_chars(*sc, "hi E", stopped);
+    check(shown == "hi " && !stopped, "\"E\" may begin \"END\": held back");
+    rust::Box<sieve::StopController> branch = sc->clone();
+    shown += commit_chars(*sc, "ND and more", stopped);
+    check(shown == "hi " && stopped && sc->is_stopped(), "\"END\" stops and is never shown");
+    std::cout << "stop: shown=[" << shown << "] stopped=" << sc->is_stopped() << "\n";
+
+    // The clone still holds "E": "x" releases it; the stop token releases nothing more.
+    std::string branch_shown = commit_chars(*branch, "x", stopped);
+    sieve::StopCommit last = branch->commit_token(eos);
+    check(branch_shown == "Ex" && !stopped && last.text.empty() && last.stopped,
+          "the clone is independent");
+    std::cout << "stop branch: shown=[" << branch_shown << "] stopped=" << last.stopped << "\n";
+
+    try {
+        sieve::stop_controller_new(tok, rust::Slice<const uint32_t>(), "x*");
+        std::cout << "error: a stop regex matching the empty string did not throw\n";
+        throw std::runtime_error("no exception");
+    } catch (const rust::Error &e) {
+        std::cout << "bad stop regex: "
+                  << std::string(sieve::error_code_name(sieve::error_code_of(e.what()))) << "\n";
+    }
+}
+
 int run() {
     std::cout << "version: " << std::string(sieve::version()) << "\n";
     rust::Box<sieve::Tokenizer> tok = small_tokenizer();
@@ -115,6 +165,7 @@ int run() {
         std::cout << "bad grammar: "
                   << std::string(sieve::error_code_name(sieve::error_code_of(e.what()))) << "\n";
     }
+    stop_controller_demo(*tok);
     std::cout << "demo ok\n";
     return 0;
 }

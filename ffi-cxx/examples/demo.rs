@@ -3,7 +3,7 @@
 //! file only hands it the process and its exit code.
 //!
 //! `cargo run -p sieve-ffi-cxx --example demo` prints the text generated under a small Lark
-//! grammar and the exception a bad grammar throws.
+//! grammar, the exception a bad grammar throws, and a stop controller at work.
 
 use sieve_ffi_cxx as _;
 

@@ -8,6 +8,10 @@
 //!   it does not borrow the tokenizer.
 //! - `sieve::Matcher`: per-sequence state made from a grammar ([`matcher_new`]); it does not
 //!   borrow the grammar. Used from one thread at a time.
+//! - `sieve::StopController`: stop tokens and a stop regex over the decoded text
+//!   ([`stop_controller_new`], the core's [`sieve_core::StopController`]): `commit_token`
+//!   returns a `sieve::StopCommit` with the text safe to show and the stop flag; `clone()`
+//!   branches it. Used from one thread at a time.
 //!
 //! # Usage pattern
 //! compile (`grammar_from_lark`) → `matcher_new` → `compute_mask` into a
@@ -35,7 +39,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use sieve_core::grammar::json::JsonOptions;
-use sieve_core::{GrammarErrorKind, Limits, MatcherError, Vocabulary};
+use sieve_core::{GrammarErrorKind, Limits, MatcherError, StopError, Vocabulary};
 
 pub use ffi::ErrorCode;
 
@@ -65,10 +69,18 @@ pub mod ffi {
         CallbackError = 14,
     }
 
+    /// What `StopController::commit_token` returns: the text now safe to show (bytes,
+    /// possibly empty) and whether the sequence has stopped.
+    struct StopCommit {
+        text: Vec<u8>,
+        stopped: bool,
+    }
+
     extern "Rust" {
         type Tokenizer;
         type Grammar;
         type Matcher;
+        type StopController;
 
         fn version() -> &'static str;
         fn error_code_name(code: ErrorCode) -> &'static str;
@@ -99,6 +111,16 @@ pub mod ffi {
         fn is_stopped(self: &Matcher) -> bool;
         fn reset(self: &mut Matcher) -> Result<()>;
         fn error_code(self: &Matcher) -> ErrorCode;
+
+        fn stop_controller_new(
+            tokenizer: &Tokenizer,
+            stop_tokens: &[u32],
+            stop_regex: &str,
+        ) -> Result<Box<StopController>>;
+        fn commit_token(self: &mut StopController, token: u32) -> Result<StopCommit>;
+        fn is_stopped(self: &StopController) -> bool;
+        #[cxx_name = "clone"]
+        fn clone_box(self: &StopController) -> Box<StopController>;
     }
 }
 
@@ -478,6 +500,76 @@ impl Matcher {
     }
 }
 
+/// Per-sequence stop detection (stop tokens and a stop regex); `Send`, used from one thread
+/// at a time.
+#[derive(Debug, Clone)]
+pub struct StopController {
+    inner: sieve_core::StopController,
+}
+
+fn stop_error(e: &StopError) -> Error {
+    match e {
+        StopError::TokenOutOfRange { .. } => Error::new(ErrorCode::TokenOutOfRange, e),
+        StopError::Regex(g) => Error::new(grammar_error(g).code, e),
+        _ => Error::new(ErrorCode::GrammarError, e),
+    }
+}
+
+/// A stop controller for `tokenizer`: the sequence stops when one of `stop_tokens` is
+/// committed or when the text ends with a match of the regex `stop_regex` (`""`: no regex).
+/// The regex compiles with `Limits::default()`.
+///
+/// # Errors
+/// [`ErrorCode::TokenOutOfRange`] for a stop token not below the vocabulary size;
+/// [`ErrorCode::GrammarError`] when the regex does not compile or matches the empty string;
+/// [`ErrorCode::LimitExceeded`] when compiling it exceeds a budget.
+pub fn stop_controller_new(
+    tokenizer: &Tokenizer,
+    stop_tokens: &[u32],
+    stop_regex: &str,
+) -> Result<Box<StopController>, Error> {
+    guard(|| {
+        let regex = Some(stop_regex).filter(|r| !r.is_empty());
+        let inner = sieve_core::StopController::new(
+            Arc::clone(&tokenizer.vocab),
+            stop_tokens,
+            regex,
+            &Limits::default(),
+        )
+        .map_err(|e| stop_error(&e))?;
+        Ok(Box::new(StopController { inner }))
+    })
+}
+
+impl StopController {
+    /// Commits `token`: the bytes now safe to show (text that may begin a stop match is held
+    /// back; a stop match is never shown) and whether the sequence has stopped. After a
+    /// stop, every commit returns no text. Any id is accepted (see
+    /// [`sieve_core::StopController::commit_token`]).
+    ///
+    /// # Errors
+    /// Only [`ErrorCode::Panic`].
+    pub fn commit_token(&mut self, token: u32) -> Result<ffi::StopCommit, Error> {
+        guard(|| {
+            let (text, stopped) = self.inner.commit_token(token);
+            Ok(ffi::StopCommit {
+                text: text.to_vec(),
+                stopped,
+            })
+        })
+    }
+
+    /// Whether a stop token or a stop-regex match was committed.
+    pub fn is_stopped(&self) -> bool {
+        guard_or(false, || self.inner.is_stopped())
+    }
+
+    /// An independent copy (held-back text, regex state, stop flag); `clone()` in C++.
+    pub fn clone_box(&self) -> Box<StopController> {
+        Box::new(self.clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -519,5 +611,33 @@ mod tests {
         assert!(e.to_string().starts_with("GrammarError: "));
         let e = tokenizer_from_byte_table(b"abc", &[1], &[], &[]).expect_err("bad table");
         assert_eq!(e.code, ErrorCode::InvalidArgument);
+    }
+
+    #[test]
+    fn stop_controller_holds_back_and_stops() {
+        let tok = small();
+        let mut sc = stop_controller_new(&tok, &[3], "ab|cc").expect("stop controller");
+        let c = sc.commit_token(0).expect("a");
+        assert_eq!((c.text.as_slice(), c.stopped), (&b""[..], false));
+        let mut branch = sc.clone_box();
+        let c = sc.commit_token(4).expect("c");
+        assert_eq!((c.text.as_slice(), c.stopped), (&b"a"[..], false));
+        let c = sc.commit_token(4).expect("c");
+        assert_eq!((c.text.as_slice(), c.stopped), (&b""[..], true));
+        assert!(sc.is_stopped());
+        let c = branch.commit_token(1).expect("b");
+        assert_eq!((c.text.as_slice(), c.stopped), (&b""[..], true));
+        let c = stop_controller_new(&tok, &[3], "")
+            .expect("no regex")
+            .commit_token(3)
+            .expect("eos");
+        assert!(c.stopped && c.text.is_empty());
+        let e = stop_controller_new(&tok, &[], "a*").expect_err("empty match");
+        assert_eq!(e.code, ErrorCode::GrammarError);
+        assert!(e.message.contains("empty string"), "{e}");
+        let e = stop_controller_new(&tok, &[7], "").expect_err("bad stop token");
+        assert_eq!(e.code, ErrorCode::TokenOutOfRange);
+        let e = stop_controller_new(&tok, &[], "(").expect_err("bad regex");
+        assert_eq!(e.code, ErrorCode::GrammarError);
     }
 }

@@ -75,6 +75,9 @@ fn cxx_demo() {
         "rejected: TokenRejected (sticky: TokenRejected)",
         "after reset: Ok",
         "bad grammar: GrammarError",
+        "stop: shown=[hi ] stopped=1",
+        "stop branch: shown=[Ex] stopped=1",
+        "bad stop regex: GrammarError",
         "demo ok",
     ] {
         assert!(stdout.contains(want), "missing {want:?} in:\n{stdout}");

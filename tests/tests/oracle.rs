@@ -6,12 +6,17 @@
 //!   by one (no trie walk).
 //!
 //! Both over the synthetic vocabulary (proptest) and over o200k_base (fixed seeds).
+//! Last, the stop controller (`sieve_core::StopController`): the text it shows and where it
+//! stops, against the same DFA oracle run from every start position of the decoded text
+//! (proptest over a small vocabulary).
 
 use proptest::prelude::*;
 use regex_automata::dfa::{Automaton, StartKind, dense};
 use regex_automata::util::{primitives::StateID, start};
 use regex_automata::{Anchored, MatchKind};
-use sieve_core::{Grammar, GrammarErrorKind, Limits, Matcher, Vocabulary};
+use sieve_core::{
+    Grammar, GrammarErrorKind, Limits, Matcher, StopController, StopError, Vocabulary,
+};
 use sieve_tests::{check_walk, oracle_mask, oracle_mask_is_allowed, synthetic_vocab};
 use std::collections::{HashMap, HashSet};
 
@@ -501,4 +506,134 @@ fn intersection_and_complement_match_predicates() {
     let e =
         Grammar::from_lark("start: a\na: \"x\" & \"y\"\n", &vocab, &Limits::default()).unwrap_err();
     assert_eq!(e.kind, GrammarErrorKind::Unsupported, "{e}");
+}
+
+// ---- The stop controller against the DFA oracle ----
+
+/// Token texts for the stop-controller test; 7 and 8 are the two halves of "é".
+const STOP_TOKENS: [&[u8]; 12] = [
+    b"a",
+    b"b",
+    b"ab",
+    b"ba",
+    b"0",
+    b" ",
+    b"\"",
+    b"\xC3",
+    b"\xA9",
+    "é".as_bytes(),
+    b"<|x|>",
+    b"<|stop|>",
+];
+const STOP_C3: u32 = 7;
+const STOP_SPECIAL: u32 = 10;
+const STOP_TOKEN: u32 = 11;
+
+/// What a stop controller must have shown in total, from the whole decoded text and the DFA
+/// oracle: no [`sieve_core::StopController`] code is reused.
+struct StopOracle<'a> {
+    dfa: &'a DfaOracle,
+    /// Decoded text (special tokens by name).
+    text: Vec<u8>,
+    /// Where the text after the last special token starts (no match runs across one).
+    barrier: usize,
+    /// `Some(total shown)` once stopped.
+    stopped: Option<usize>,
+}
+
+impl StopOracle<'_> {
+    fn is_match(&self, bytes: &[u8]) -> bool {
+        self.dfa
+            .run(bytes)
+            .is_some_and(|s| self.dfa.dfa.is_match_state(self.dfa.dfa.next_eoi_state(s)))
+    }
+
+    /// The starts `j` of the current segment with `text[j..]` at most `MAX_STOP_BYTES` long.
+    fn starts(&self) -> std::ops::Range<usize> {
+        let n = self.text.len();
+        self.barrier
+            .max(n.saturating_sub(sieve_core::stop::MAX_STOP_BYTES))..n
+    }
+
+    /// Commits `token`; returns how many bytes of `text` must have been shown in total.
+    fn commit(&mut self, token: u32, stop_token: bool) -> usize {
+        if let Some(shown) = self.stopped {
+            return shown;
+        }
+        let bytes = STOP_TOKENS[token as usize];
+        if token == STOP_TOKEN && stop_token {
+            self.stopped = Some(self.text.len());
+            return self.text.len();
+        }
+        if token == STOP_SPECIAL || token == STOP_TOKEN {
+            self.text.extend_from_slice(bytes);
+            self.barrier = self.text.len();
+            return self.text.len();
+        }
+        for &b in bytes {
+            self.text.push(b);
+            // The earliest start of a match ending here: the longest match.
+            if let Some(j) = self.starts().find(|&j| self.is_match(&self.text[j..])) {
+                self.stopped = Some(j);
+                return j;
+            }
+        }
+        // Held back: from the earliest start of a prefix of a match.
+        let k = self
+            .starts()
+            .find(|&j| self.dfa.run(&self.text[j..]).is_some())
+            .unwrap_or(self.text.len());
+        // Shown only up to a whole character (the text is valid UTF-8 between units).
+        (0..=k)
+            .rev()
+            .find(|&k| std::str::from_utf8(&self.text[..k]).is_ok())
+            .unwrap_or(0)
+    }
+}
+
+/// A unit of the token stream: one token, or "é" split in two (so the text is valid UTF-8
+/// between units).
+fn stop_unit() -> impl Strategy<Value = Vec<u32>> {
+    prop_oneof![
+        10 => prop_oneof![0u32..7, Just(9)].prop_map(|t| vec![t]),
+        1 => Just(vec![STOP_C3, STOP_C3 + 1]),
+        1 => Just(vec![STOP_SPECIAL]),
+        1 => Just(vec![STOP_TOKEN]),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Over random regexes and token streams, the stop controller shows exactly the text
+    /// before the earliest live match candidate (cut to whole characters) and stops at the
+    /// first match, withholding the longest match ending there.
+    #[test]
+    fn stop_controller_matches_the_dfa_oracle(
+        pattern in regex_strategy(),
+        units in prop::collection::vec(stop_unit(), 0..40),
+        stop_token in any::<bool>(),
+    ) {
+        let tokens = STOP_TOKENS.iter().map(|t| t.to_vec()).collect();
+        let vocab = std::sync::Arc::new(
+            Vocabulary::new(tokens, &[STOP_SPECIAL, STOP_TOKEN], &[STOP_TOKEN])
+                .expect("stop vocabulary"),
+        );
+        let stops: &[u32] = if stop_token { &[STOP_TOKEN] } else { &[] };
+        let mut c = match StopController::new(vocab, stops, Some(&pattern), &Limits::default()) {
+            Ok(c) => c,
+            Err(StopError::EmptyMatch { .. }) => return Ok(()),
+            Err(e) => return Err(TestCaseError::fail(format!("/{pattern}/: {e}"))),
+        };
+        let dfa = DfaOracle::new(&pattern);
+        let mut oracle = StopOracle { dfa: &dfa, text: Vec::new(), barrier: 0, stopped: None };
+        let mut shown = Vec::new();
+        for token in units.into_iter().flatten() {
+            let want = oracle.commit(token, stop_token);
+            let (text, stopped) = c.commit_token(token);
+            shown.extend_from_slice(text);
+            prop_assert_eq!(stopped, oracle.stopped.is_some(), "/{}/", pattern);
+            prop_assert_eq!(&shown[..], &oracle.text[..want], "/{}/", pattern);
+        }
+    }
 }

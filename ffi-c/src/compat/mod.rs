@@ -19,7 +19,10 @@
 //! # Beyond the per-sequence calls
 //! - `llg_par_compute_mask` (`par.rs`): a batch of constraints on library threads, optionally
 //!   asynchronous with a completion callback.
-//! - The stop controller (`stop.rs`): stop tokens and a stop regex run by sieve matchers.
+//! - The stop controller (`stop.rs`): `LlgStopController` is a handle around
+//!   `sieve_core::StopController` (stop tokens and a stop regex; the algorithm, its
+//!   `MAX_STOP_BYTES` bound and its tests are in `core/src/stop.rs`); the file only converts
+//!   arguments, the NUL-terminated output and error messages.
 //! - `LlgParserLimits` is honoured: `LlgParserLimits::to_sieve` (`constraint.rs`) maps each
 //!   field onto the sieve budget of the same kind, relative to LLGuidance's defaults.
 //! - Decoding and marker tokenization (`llg_decode_tokens`, `llg_tokenize_bytes_marker`,

@@ -1,22 +1,12 @@
-//! `LlgStopController`: LLGuidance's stop-sequence detector over a token stream. Each
-//! committed token's text is returned once it is known not to belong to a stop sequence;
-//! the sequence stops at a stop token or when the text ends with a match of the stop regex,
-//! whose matched text is never returned.
-//!
-//! The regex is a sieve grammar (`Grammar::from_regex`) run by sieve matchers over bytes:
-//! one *candidate* matcher per position where a match may have started, advanced byte by byte
-//! and dropped when its bytes stop being a prefix of a match. Text before the earliest live
-//! candidate is safe to return (cut at a UTF-8 character boundary); a candidate that accepts
-//! stops the sequence and its text is withheld. Cost per byte: one byte push per live
-//! candidate (for literal stop strings at most their length), plus one trial push to see
-//! whether a match can start there. Bounded: a candidate is dropped after
-//! [`MAX_STOP_BYTES`] bytes, so longer matches are not detected and no more than that many
-//! bytes are held back.
+//! `LlgStopController`: LLGuidance's stop-sequence detector, as a C handle around
+//! [`sieve_core::StopController`] (the algorithm, its bounds and its tests live in
+//! `core/src/stop.rs`). This file only converts: C arguments in, the core's text out as a
+//! NUL-terminated UTF-8 buffer owned by the handle (invalid UTF-8 replaced by U+FFFD), errors
+//! as messages in the caller's buffer.
 
 use std::ffi::c_char;
-use std::sync::Arc;
 
-use sieve_core::{Grammar, Limits, Matcher, Vocabulary};
+use sieve_core::{Limits, StopError};
 
 use super::tokenizer::{LlgTokenizer, vocab_of};
 use super::{c_str, guard, write_message};
@@ -24,34 +14,15 @@ use crate::boundary::{
     Castable, Exclusive, box_free, box_into_handle, handle_mut, handle_ref, input_slice, write_out,
 };
 
-/// The longest stop-regex match detected, in bytes (and the most text held back).
-pub(crate) const MAX_STOP_BYTES: usize = 1024;
-
 /// Opaque stop-controller handle: one sequence, one thread at a time.
 pub struct LlgStopController {
     _private: [u8; 0],
 }
 
-/// The stop regex's matchers.
-#[derive(Clone)]
-struct StopRegex {
-    /// At the start of the regex: tried on each byte to see whether a match can start there.
-    fresh: Matcher,
-    /// `(absolute byte offset where the match started, matcher after the bytes since)`, in
-    /// order of start.
-    live: Vec<(usize, Matcher)>,
-}
-
 /// The Rust value behind an `LlgStopController`.
 #[derive(Clone)]
 pub(crate) struct StopController {
-    vocab: Arc<Vocabulary>,
-    stop_tokens: Vec<u32>,
-    regex: Option<StopRegex>,
-    /// Bytes decoded but not returned yet; `pending[0]` is byte `base` of the stream.
-    pending: Vec<u8>,
-    base: usize,
-    stopped: bool,
+    inner: sieve_core::StopController,
     /// The text the last commit returned, NUL-terminated (`llg_stop_commit_token`'s result).
     last: Vec<u8>,
 }
@@ -61,139 +32,11 @@ impl Castable for LlgStopController {
     type Rust = StopController;
 }
 
-/// The length of the longest prefix of `bytes` that does not end inside a UTF-8 character
-/// that more bytes could complete (invalid bytes count as complete: they are replaced).
-fn complete_utf8_len(bytes: &[u8]) -> usize {
-    let mut at = 0;
-    loop {
-        match std::str::from_utf8(&bytes[at..]) {
-            Ok(_) => return bytes.len(),
-            Err(e) => match e.error_len() {
-                Some(bad) => at += e.valid_up_to() + bad,
-                None => return at + e.valid_up_to(),
-            },
-        }
-    }
-}
-
-impl StopController {
-    /// A controller over `vocab` stopping at `stop_tokens` or at a match of `stop_rx`.
-    fn new(
-        vocab: Arc<Vocabulary>,
-        stop_tokens: &[u32],
-        stop_rx: Option<&str>,
-    ) -> Result<StopController, String> {
-        if let Some(&t) = stop_tokens
-            .iter()
-            .find(|&&t| t as usize >= vocab.vocab_size())
-        {
-            return Err(format!(
-                "stop token {t} is not below the vocabulary size {}",
-                vocab.vocab_size()
-            ));
-        }
-        let regex = match stop_rx {
-            None => None,
-            Some(rx) => {
-                let grammar = Grammar::from_regex(rx, &vocab, &Limits::default())
-                    .map_err(|e| format!("stop_rx: {e}"))?;
-                let mut fresh = Matcher::new(&grammar);
-                if fresh.is_accepting() {
-                    return Err(format!(
-                        "stop_rx {rx:?} matches the empty string (it would stop at once)"
-                    ));
-                }
-                Some(StopRegex {
-                    fresh,
-                    live: Vec::new(),
-                })
-            }
-        };
-        Ok(StopController {
-            vocab,
-            stop_tokens: stop_tokens.to_vec(),
-            regex,
-            pending: Vec::new(),
-            base: 0,
-            stopped: false,
-            last: vec![0],
-        })
-    }
-
-    /// Removes and returns the first `n` pending bytes.
-    fn take_pending(&mut self, n: usize) -> Vec<u8> {
-        let n = n.min(self.pending.len());
-        self.base += n;
-        self.pending.drain(..n).collect()
-    }
-
-    /// Commits one token; returns the bytes now safe to show.
-    fn commit(&mut self, token: u32) -> Vec<u8> {
-        if self.stopped {
-            return Vec::new();
-        }
-        if self.stop_tokens.contains(&token) {
-            // The held-back text was not a stop sequence after all.
-            self.stopped = true;
-            return self.take_pending(self.pending.len());
-        }
-        let vocab = Arc::clone(&self.vocab);
-        let text = if token as usize >= vocab.vocab_size() {
-            None
-        } else {
-            Some(vocab.token_text(token)).filter(|t| !t.is_empty())
-        };
-        let plain = text.filter(|_| !vocab.is_special(token));
-        let Some(bytes) = plain else {
-            // A special token (its name) or an id without text (`<[id]>`): shown as is; a stop
-            // match cannot run across it.
-            let shown = match text {
-                Some(name) => name.to_vec(),
-                None => format!("<[{token}]>").into_bytes(),
-            };
-            if let Some(rx) = &mut self.regex {
-                rx.live.clear();
-            }
-            let mut out = self.take_pending(self.pending.len());
-            out.extend_from_slice(&shown);
-            self.base += shown.len();
-            return out;
-        };
-        let Some(rx) = &mut self.regex else {
-            self.pending.extend_from_slice(bytes);
-            let n = complete_utf8_len(&self.pending);
-            return self.take_pending(n);
-        };
-        for &b in bytes {
-            let pos = self.base + self.pending.len();
-            self.pending.push(b);
-            rx.live.retain_mut(|(start, m)| {
-                pos + 1 - *start <= MAX_STOP_BYTES && m.try_consume_bytes(&[b])
-            });
-            if rx.fresh.try_consume_bytes(&[b]) {
-                rx.live.push((pos, rx.fresh.clone()));
-                // Back to the start: the trial push is undone (it cannot fail).
-                let _ = rx.fresh.rollback(1);
-            }
-            let hit = rx
-                .live
-                .iter_mut()
-                .find_map(|(start, m)| m.is_accepting().then_some(*start));
-            if let Some(start) = hit {
-                // Candidates are in order of start, so this is the longest match ending here.
-                self.stopped = true;
-                rx.live.clear();
-                let out = self.take_pending(start - self.base);
-                self.pending.clear();
-                return out;
-            }
-        }
-        let safe = rx
-            .live
-            .first()
-            .map_or(self.pending.len(), |(start, _)| start - self.base);
-        let n = complete_utf8_len(&self.pending[..safe]);
-        self.take_pending(n)
+/// The message `llg_new_stop_controller` writes: errors about the regex name the parameter.
+fn error_message(e: &StopError) -> String {
+    match e {
+        StopError::TokenOutOfRange { .. } => e.to_string(),
+        _ => format!("stop_rx: {e}"),
     }
 }
 
@@ -224,7 +67,12 @@ pub extern "C" fn llg_new_stop_controller(
                 // SAFETY: 1. non-NULL and NUL-terminated (caller contract).
                 Some(unsafe { c_str(stop_rx, "stop_rx") }?).filter(|r| !r.is_empty())
             };
-            StopController::new(vocab, stops, rx)
+            sieve_core::StopController::new(vocab, stops, rx, &Limits::default())
+                .map(|inner| StopController {
+                    inner,
+                    last: vec![0],
+                })
+                .map_err(|e| error_message(&e))
         })();
         match built {
             Ok(c) => box_into_handle::<LlgStopController>(c),
@@ -257,15 +105,16 @@ pub extern "C" fn llg_stop_commit_token(
         let Some(c) = (unsafe { handle_mut(stop_ctrl) }) else {
             return std::ptr::null();
         };
-        let bytes = c.commit(token);
-        let mut text = String::from_utf8_lossy(&bytes).into_owned().into_bytes();
-        let len = text.len();
-        text.push(0);
-        c.last = text;
+        let (bytes, stopped) = c.inner.commit_token(token);
+        c.last.clear();
+        c.last
+            .extend_from_slice(String::from_utf8_lossy(bytes).as_bytes());
+        let len = c.last.len();
+        c.last.push(0);
         // SAFETY: 1. both outputs checked non-NULL; writable (caller contract).
         unsafe {
             write_out(output_len_p, len);
-            write_out(is_stopped_p, c.stopped);
+            write_out(is_stopped_p, stopped);
         }
         c.last.as_ptr().cast()
     })
@@ -293,64 +142,4 @@ pub extern "C" fn llg_free_stop_controller(stop_ctrl: *mut LlgStopController) {
         // SAFETY: 1. NULL or a controller handle freed once (caller contract).
         unsafe { box_free(stop_ctrl) }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Bytes 0x20..0x7f, "ab", "<|eos|>" (special), then an unused id.
-    fn vocab() -> Arc<Vocabulary> {
-        let mut tokens: Vec<Vec<u8>> = (0x20u8..0x7f).map(|b| vec![b]).collect();
-        tokens.push(b"ab".to_vec());
-        tokens.push(b"<|eos|>".to_vec());
-        tokens.push(Vec::new());
-        tokens.push(vec![0xC3]);
-        tokens.push(vec![0xA9]);
-        let eos = (tokens.len() - 4) as u32;
-        Arc::new(Vocabulary::new(tokens, &[eos], &[eos]).unwrap())
-    }
-
-    fn id(c: u8) -> u32 {
-        u32::from(c - 0x20)
-    }
-
-    fn feed(c: &mut StopController, text: &str) -> String {
-        let mut out = Vec::new();
-        for b in text.bytes() {
-            out.extend(c.commit(id(b)));
-        }
-        String::from_utf8(out).unwrap()
-    }
-
-    #[test]
-    fn holds_back_a_partial_stop_and_cuts_the_match() {
-        let mut c = StopController::new(vocab(), &[], Some("END|\\n\\n")).unwrap();
-        assert_eq!(feed(&mut c, "hello E"), "hello ");
-        assert_eq!(feed(&mut c, "N"), "");
-        assert_eq!(feed(&mut c, "x"), "ENx");
-        assert!(!c.stopped);
-        assert_eq!(feed(&mut c, " bye END"), " bye ");
-        assert!(c.stopped);
-        assert_eq!(feed(&mut c, "more"), "");
-    }
-
-    #[test]
-    fn stop_tokens_special_tokens_and_utf8() {
-        let v = vocab();
-        let eos = v.eos_tokens()[0];
-        let mut c = StopController::new(v.clone(), &[eos], None).unwrap();
-        // é split over two tokens: nothing until it is complete.
-        assert_eq!(c.commit(eos + 2), b"");
-        assert_eq!(c.commit(eos + 3), "é".as_bytes());
-        assert_eq!(c.commit(eos + 1), b"<[97]>");
-        assert_eq!(c.commit(eos), b"");
-        assert!(c.stopped);
-        let mut c = StopController::new(v.clone(), &[], Some("x")).unwrap();
-        assert_eq!(c.commit(eos), b"<|eos|>");
-        assert!(!c.stopped);
-        assert!(StopController::new(v.clone(), &[], Some("a*")).is_err());
-        assert!(StopController::new(v.clone(), &[9999], None).is_err());
-        assert!(StopController::new(v, &[], Some("(")).is_err());
-    }
 }
