@@ -119,6 +119,14 @@ fn c_compat_ort_genai() {
     c_test("compat_ort_genai", false);
 }
 
+/// LiteRT-LM's constraint provider: functional states (clone + commit), its tool-call
+/// grammars (`<escape>/(.|\n)*/<escape>`, `%ignore`, empty alternatives) and its text-only
+/// grammar (`/(.|\n)*/ & ~FORBIDDEN_CALL`).
+#[test]
+fn c_compat_litert_lm() {
+    c_test("compat_litert_lm", false);
+}
+
 /// A serving loop's batch and stop calls against the compatible layer:
 /// `llg_par_compute_mask` (synchronous, and with a completion callback on a library thread)
 /// checked against `llg_compute_mask`, malformed batches, `LlgParserLimits` mapped onto

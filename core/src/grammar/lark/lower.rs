@@ -916,7 +916,7 @@ impl Lowerer<'_, '_> {
             )
         };
         let mut alts: Vec<Vec<u8>> = Vec::new();
-        if text.starts_with("<|") {
+        if !text.starts_with("<[") {
             alts = self.specials.by_name(text);
             if alts.is_empty() {
                 return Err(unknown(format!("`{text}`")));

@@ -458,11 +458,25 @@ impl Tokenizer<'_, '_> {
         heap::reserve(offsets, n, self.budget).map_err(|k| self.limit(k, at))
     }
 
-    /// `<|name|>` or `<[...]>`, on one line.
+    /// `<|name|>`, `<[...]>` or `<name>` (any special token's text, as in LLGuidance:
+    /// `<escape>`, `<start_of_turn>`), on one line; a plain `<name>` has no blanks.
     fn special(&mut self, start: usize) -> Result<(), GrammarError> {
         let close: &[u8] = match self.peek_at(start + 1) {
             Some(b'|') => b"|>",
             Some(b'[') => b"]>",
+            Some(b) if !b.is_ascii_whitespace() && b != b'>' => {
+                let mut i = start + 1;
+                while let Some(b) = self.peek_at(i) {
+                    if b == b'>' {
+                        return self.push(TokKind::Special, start, i + 1);
+                    }
+                    if b.is_ascii_whitespace() {
+                        break;
+                    }
+                    i += 1;
+                }
+                return Err(self.lines.syntax(start, start + 1, "unexpected `<`"));
+            }
             _ => return Err(self.lines.syntax(start, start + 1, "unexpected `<`")),
         };
         let mut i = start + 2;
