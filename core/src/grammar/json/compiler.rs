@@ -71,6 +71,11 @@ const MAX_TRACKED_REQUIRED: usize = 10;
 /// `Limits::max_grammar_size` (issue 16: tracking 10 keys, 10k rules per object, put 9
 /// MaskBench schemas over it and doubled the mean compile time).
 const MAX_OBJECT_RULES: usize = 2048;
+/// [`MAX_OBJECT_RULES`] once the grammar has grown past a quarter of
+/// `Limits::max_grammar_size`: every key of objects with up to 3 named keys, fewer of larger
+/// ones (a schema of hundreds of 7-key objects, JsonSchemaStore's `v4-config`, went over the
+/// limit otherwise).
+const MAX_OBJECT_RULES_LEAN: usize = 64;
 /// Most states of one object's key automaton.
 const MAX_OBJECT_STATES: usize = 4096;
 /// Largest `maxItems` unrolled exactly.
@@ -3962,7 +3967,9 @@ impl<'a> Compiler<'a> {
         // Any order tracks the set of named keys seen ([`AnyOrderPlan`]), so that none
         // repeats.
         let plan = if order == PropertyOrder::AnyOrder {
-            let plan = AnyOrderPlan::new(named, extras.is_empty(), cap, max_p);
+            // Past a quarter of the grammar budget, objects track fewer optional keys.
+            let lean = self.size > self.limits.max_grammar_size / 4;
+            let plan = AnyOrderPlan::new(named, extras.is_empty(), cap, max_p, lean);
             cap = plan.cap;
             max_p = plan.max_p;
             Some(plan)
@@ -4129,8 +4136,9 @@ impl<'a> Compiler<'a> {
 /// How an any-order object tracks its named keys ([`PropertyOrder::AnyOrder`]).
 ///
 /// Every named key (of `properties` and `required`) is tracked in a set when the object has
-/// at most [`MAX_TRACKED_KEYS`] of them and the states fit [`MAX_OBJECT_STATES`]: each key
-/// appears at most once, exactly. A larger object tracks its required keys and, while the
+/// at most [`MAX_TRACKED_KEYS`] of them and the states fit [`MAX_OBJECT_STATES`] and
+/// [`MAX_OBJECT_RULES`] ([`MAX_OBJECT_RULES_LEAN`] in a large grammar): each key appears at
+/// most once, exactly. A larger object tracks its required keys and, while the
 /// states fit, its first optional ones (schema order); the other optional keys form a pool
 /// that may repeat, and a closed object (no `additionalProperties`/`patternProperties`
 /// key) is then bounded to as many members as it has named keys, so that a repeated key
@@ -4151,7 +4159,12 @@ struct AnyOrderPlan {
 }
 
 impl AnyOrderPlan {
-    fn new(named: &[(u32, bool)], closed: bool, cap: u64, max_p: Option<u64>) -> Self {
+    fn new(named: &[(u32, bool)], closed: bool, cap: u64, max_p: Option<u64>, lean: bool) -> Self {
+        let rules = if lean {
+            MAX_OBJECT_RULES_LEAN
+        } else {
+            MAX_OBJECT_RULES
+        };
         // States of `keys` tracked keys with a counter capped at `cap` (count 0 only with no
         // key), and their rules (one per tracked key, the pool, the end).
         let states = |keys: usize, cap: u64| {
@@ -4162,7 +4175,7 @@ impl AnyOrderPlan {
         let fits = |keys: usize, cap: u64| {
             keys <= MAX_TRACKED_KEYS
                 && states(keys, cap) <= MAX_OBJECT_STATES
-                && states(keys, cap).saturating_mul(keys + 2) <= MAX_OBJECT_RULES
+                && states(keys, cap).saturating_mul(keys + 2) <= rules
         };
         let n = named.len();
         let required = named.iter().filter(|x| x.1).count();

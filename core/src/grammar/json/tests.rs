@@ -1424,3 +1424,32 @@ fn large_any_order_objects_are_bounded() {
     over.push("k0");
     assert!(!accepts(&g, &object_text(&over)));
 }
+
+/// Hundreds of closed objects: past a quarter of the grammar budget each tracks fewer keys
+/// (`MAX_OBJECT_RULES_LEAN`), so the schema compiles; every object still rejects a repeated
+/// tracked key and more members than it names, and takes its keys in any order.
+#[test]
+fn many_objects_stay_within_the_grammar_budget() {
+    let objects: Vec<Value> = (0..300)
+        .map(|i| {
+            let mut props = serde_json::Map::new();
+            for j in 0..7 {
+                props.insert(alloc::format!("p{i}_{j}"), json!({"type": "integer"}));
+            }
+            json!({"type": "object", "properties": props, "additionalProperties": false})
+        })
+        .collect();
+    let s = json!({"type": "array", "items": {"anyOf": objects}});
+    let (g, _) = build(s, &ws(Whitespace::Compact));
+    for i in [0, 299] {
+        let keys: Vec<String> = (0..7).map(|j| alloc::format!("p{i}_{j}")).collect();
+        let k: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let rev: Vec<&str> = k.iter().rev().copied().collect();
+        let arr = |keys: &[&str]| alloc::format!("[{}]", object_text(keys));
+        assert!(accepts(&g, &arr(&k)) && accepts(&g, &arr(&rev)), "{i}");
+        assert!(!accepts(&g, &arr(&[k[0], k[0]])), "{i}");
+        let mut over = k.clone();
+        over.push(k[6]);
+        assert!(!accepts(&g, &arr(&over)), "{i}");
+    }
+}
