@@ -7,7 +7,8 @@
 //!   compiler and creating the first matcher. Time to first mask (TTFM) = compile + the
 //!   first mask on a fresh matcher; that mask is not counted in the mask statistics.
 //! - **Instances**: `data` serialized as Python's `json.dumps(data, ensure_ascii=False)`
-//!   ([`crate::pyjson`]), tokenized without special tokens, fed to a fresh matcher: per
+//!   ([`crate::pyjson`]; with [`MaskbenchConfig::pretty`], `indent=2`: every instance
+//!   pretty-printed, to check the default whitespace policy accepts it), tokenized without special tokens, fed to a fresh matcher: per
 //!   token the mask (only that call is timed), then the token's bit is checked and the token
 //!   consumed; at the end the matcher must accept ([`check_text`]). A valid instance passes
 //!   if accepted; an invalid one if some token is rejected or the end is not accepting.
@@ -482,6 +483,9 @@ pub struct MaskbenchConfig {
     pub timeout: Option<Duration>,
     /// Draw a progress bar on stderr.
     pub progress: bool,
+    /// Serialize instances as `json.dumps(data, indent=2, ensure_ascii=False)` (pretty
+    /// printed, [`crate::pyjson::dumps_indent`]) instead of `json.dumps`'s one line.
+    pub pretty: bool,
 }
 
 impl Default for MaskbenchConfig {
@@ -491,6 +495,7 @@ impl Default for MaskbenchConfig {
             limits: Limits::default(),
             timeout: Some(Duration::from_secs(60)),
             progress: false,
+            pretty: false,
         }
     }
 }
@@ -882,7 +887,11 @@ fn run_file(
         if deadline.is_some_and(|d| Instant::now() > d) {
             return timed_out(res, i, cfg);
         }
-        let text = python_dumps(data);
+        let text = if cfg.pretty {
+            crate::pyjson::dumps_indent(data, 2)
+        } else {
+            python_dumps(data)
+        };
         let check = match check_text(&grammar, feed, &text, mask, &mut res.mask_us, deadline) {
             Ok(c) => c,
             Err(e) => {

@@ -1,7 +1,7 @@
 //! Python's `json.dumps(data, ensure_ascii=False)` spelling of a value: the serializer lives in
 //! core (`sieve_core::grammar::json::pydumps`), where the JSON Schema compiler uses it too.
 
-pub use sieve_core::grammar::json::pydumps::{dumps, float_repr};
+pub use sieve_core::grammar::json::pydumps::{dumps, dumps_indent, float_repr};
 
 #[cfg(test)]
 mod tests {
@@ -29,6 +29,16 @@ mod tests {
         assert_eq!(
             dumps(&v),
             "{\"b\": [1, 2.0, \"x\\n\\u0001é\"], \"a\": {}, \"c\": null}"
+        );
+        // `json.dumps(v, indent=2, ensure_ascii=False)`.
+        assert_eq!(
+            dumps_indent(&v, 2),
+            "{\n  \"b\": [\n    1,\n    2.0,\n    \"x\\n\\u0001é\"\n  ],\n  \"a\": {},\n  \"c\": null\n}"
+        );
+        let ints: Value = serde_json::from_str(r#"[[1, {"k": []}], 2]"#).unwrap();
+        assert_eq!(
+            dumps_indent(&ints, 2),
+            serde_json::to_string_pretty(&ints).unwrap()
         );
     }
 }

@@ -153,7 +153,7 @@ enum sieve_json_whitespace
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
     /**
-     * Up to `whitespace_max` whitespace characters around each `{ } [ ] , :` (default, 2).
+     * Up to `whitespace_max` whitespace characters around each `{ } [ ] , :`.
      */
     SIEVE_JSON_WHITESPACE_FLEXIBLE = 0,
     /**
@@ -164,6 +164,16 @@ enum sieve_json_whitespace
      * Python `json.dumps` separators exactly: `{"a": 1, "b": [1, 2]}`.
      */
     SIEVE_JSON_WHITESPACE_PYTHON = 2,
+    /**
+     * Pretty-printing, bounded (default): around each `{ } [ ] , :` up to 2 whitespace
+     * characters, or a line break followed by up to `whitespace_max` spaces and tabs
+     * (default 64).
+     */
+    SIEVE_JSON_WHITESPACE_PRETTY = 3,
+    /**
+     * Any whitespace around each `{ } [ ] , :`, unbounded (LLGuidance's default).
+     */
+    SIEVE_JSON_WHITESPACE_UNBOUNDED = 4,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -355,7 +365,8 @@ typedef struct sieve_json_options {
     uint32_t whitespace;
     /**
      * With `SIEVE_JSON_WHITESPACE_FLEXIBLE`: most whitespace characters on each side of a
-     * punctuation token.
+     * punctuation token; with `SIEVE_JSON_WHITESPACE_PRETTY`: most spaces and tabs after a
+     * line break.
      */
     uint32_t whitespace_max;
     /**
@@ -492,8 +503,9 @@ void sieve_error_free(struct sieve_error *error);
 SIEVE_NODISCARD sieve_status sieve_limits_default(struct sieve_limits *limits);
 
 /**
- * Fills `*options` with the defaults (flexible whitespace up to 2, any key order,
- * additional properties allowed, not strict). `options->struct_size` must be set first.
+ * Fills `*options` with the defaults (pretty-printing whitespace with indentation up to 64,
+ * any key order, additional properties allowed, not strict). `options->struct_size` must be
+ * set first.
  */
 SIEVE_NODISCARD sieve_status sieve_json_options_default(struct sieve_json_options *options);
 

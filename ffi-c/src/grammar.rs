@@ -146,12 +146,18 @@ pub extern "C" fn sieve_limits_default(limits: *mut sieve_limits) -> sieve_statu
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum sieve_json_whitespace {
-    /// Up to `whitespace_max` whitespace characters around each `{ } [ ] , :` (default, 2).
+    /// Up to `whitespace_max` whitespace characters around each `{ } [ ] , :`.
     Flexible = 0,
     /// No whitespace: `{"a":1}`.
     Compact = 1,
     /// Python `json.dumps` separators exactly: `{"a": 1, "b": [1, 2]}`.
     Python = 2,
+    /// Pretty-printing, bounded (default): around each `{ } [ ] , :` up to 2 whitespace
+    /// characters, or a line break followed by up to `whitespace_max` spaces and tabs
+    /// (default 64).
+    Pretty = 3,
+    /// Any whitespace around each `{ } [ ] , :`, unbounded (LLGuidance's default).
+    Unbounded = 4,
 }
 
 /// The order of object keys (`sieve_json_options.property_order`).
@@ -174,7 +180,8 @@ pub struct sieve_json_options {
     /// A `sieve_json_whitespace` value.
     pub whitespace: u32,
     /// With `SIEVE_JSON_WHITESPACE_FLEXIBLE`: most whitespace characters on each side of a
-    /// punctuation token.
+    /// punctuation token; with `SIEVE_JSON_WHITESPACE_PRETTY`: most spaces and tabs after a
+    /// line break.
     pub whitespace_max: u32,
     /// A `sieve_json_property_order` value.
     pub property_order: u32,
@@ -191,6 +198,9 @@ impl sieve_json_options {
             Whitespace::Compact => (sieve_json_whitespace::Compact, 0),
             Whitespace::Python => (sieve_json_whitespace::Python, 0),
             Whitespace::Flexible { max } => (sieve_json_whitespace::Flexible, max),
+            Whitespace::Pretty { max_indent } => (sieve_json_whitespace::Pretty, max_indent),
+            // A whitespace regex has no C spelling; only the defaults are converted.
+            Whitespace::Unbounded | Whitespace::Pattern(_) => (sieve_json_whitespace::Unbounded, 0),
         };
         let property_order = match o.property_order {
             PropertyOrder::SchemaOrder => sieve_json_property_order::Schema,
@@ -213,6 +223,10 @@ impl sieve_json_options {
             },
             1 => Whitespace::Compact,
             2 => Whitespace::Python,
+            3 => Whitespace::Pretty {
+                max_indent: self.whitespace_max,
+            },
+            4 => Whitespace::Unbounded,
             _ => return None,
         };
         let property_order = match self.property_order {
@@ -230,8 +244,9 @@ impl sieve_json_options {
     }
 }
 
-/// Fills `*options` with the defaults (flexible whitespace up to 2, any key order,
-/// additional properties allowed, not strict). `options->struct_size` must be set first.
+/// Fills `*options` with the defaults (pretty-printing whitespace with indentation up to 64,
+/// any key order, additional properties allowed, not strict). `options->struct_size` must be
+/// set first.
 #[unsafe(no_mangle)]
 #[must_use]
 pub extern "C" fn sieve_json_options_default(options: *mut sieve_json_options) -> sieve_status {

@@ -66,6 +66,8 @@ fn answer_accepts_exactly_the_schema() {
             r#"Answer: {"x":-5,"y":"z"}"#,
             r#"Answer: {"y": [1, {"}": "{"}], "x": 0}"#,
             "Answer: {\n \"x\": 12\n}",
+            // Pretty-printed (the default whitespace policy since issue 16).
+            "Answer: {\n  \"x\": 12\n}",
         ],
         &[
             "Answer: {}",
@@ -75,10 +77,11 @@ fn answer_accepts_exactly_the_schema() {
             r#"Answer: {"x": 1} "#,
             r#"Answer: {"x": 1}}"#,
             r#"Answer:  {"x": 1}"#,
-            // JSON whitespace is bounded by the default options (at most 2 per side).
+            // JSON whitespace is bounded by the default options (at most 2 per side, or a
+            // line break and up to 64 spaces or tabs).
             r#"Answer: {"x":   1}"#,
             r#"{"x": 1}"#,
-            "Answer: {\n  \"x\": 12\n}",
+            "Answer: {\n\n  \"x\": 12\n}",
         ],
     );
 }

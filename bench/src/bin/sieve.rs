@@ -77,6 +77,10 @@ struct MaskbenchArgs {
     /// Compile in strict mode (every approximation is an error).
     #[arg(long)]
     strict: bool,
+    /// Feed every instance pretty-printed, as `json.dumps(data, indent=2)`, instead of on
+    /// one line.
+    #[arg(long)]
+    pretty: bool,
     /// Per-schema wall-clock guard in seconds (0 = none).
     #[arg(long, default_value_t = 60.0)]
     timeout_s: f64,
@@ -293,6 +297,7 @@ fn run_maskbench(args: MaskbenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let tok = load(&args.tokenizer)?;
     let cfg = MaskbenchConfig {
         strict: args.strict,
+        pretty: args.pretty,
         timeout: (args.timeout_s > 0.0).then(|| Duration::from_secs_f64(args.timeout_s)),
         progress: std::io::stderr().is_terminal(),
         limits: Limits {
@@ -326,7 +331,11 @@ fn run_maskbench(args: MaskbenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
             "data": paths,
             "files": files.len(),
             "sample": format!("first {limit} files by sha256(file name)"),
-            "serialization": "json.dumps(data, indent=None, ensure_ascii=False)",
+            "serialization": if args.pretty {
+                "json.dumps(data, indent=2, ensure_ascii=False)"
+            } else {
+                "json.dumps(data, indent=None, ensure_ascii=False)"
+            },
             "mode": if args.strict { "strict" } else { "default" },
             "timeout_s": args.timeout_s,
             "timing": "Instant around Matcher::compute_mask only; compile = \

@@ -56,8 +56,26 @@ const NUMBER: &str = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?";
 /// domain in which a number regex is complemented, so that complementing spellings
 /// complements values.
 const CANON_NUMBER: &str = r"(?:0|-?(?:[1-9][0-9]*(?:\.[0-9]*[1-9])?|0\.[0-9]*[1-9]))";
-/// Most required properties tracked as a subset in any-order objects.
+/// Most whitespace characters of a [`Whitespace::Pretty`] gap without a line break (as
+/// `Flexible { max: 2 }`: `", "`, `": "`).
+const PRETTY_INLINE: u32 = 2;
+/// Most named properties (`properties` and `required`) of an any-order object tracked as a
+/// set, so that none repeats ([`AnyOrderPlan`]), within [`MAX_OBJECT_RULES`].
+const MAX_TRACKED_KEYS: usize = 10;
+/// Most required properties tracked as a set when not every named key is (the state
+/// budget permitting); beyond, they are counted.
 const MAX_TRACKED_REQUIRED: usize = 10;
+/// Most rules (states times transitions) of one object's key automaton spent on tracking
+/// optional keys: every key of an object with up to 7 named keys (2^7 states, 9 rules each),
+/// fewer of a larger one. A budget per object keeps schemas with hundreds of objects within
+/// `Limits::max_grammar_size` (issue 16: tracking 10 keys, 10k rules per object, put 9
+/// MaskBench schemas over it and doubled the mean compile time).
+const MAX_OBJECT_RULES: usize = 2048;
+/// [`MAX_OBJECT_RULES`] once the grammar has grown past a quarter of
+/// `Limits::max_grammar_size`: every key of objects with up to 3 named keys, fewer of larger
+/// ones (a schema of hundreds of 7-key objects, JsonSchemaStore's `v4-config`, went over the
+/// limit otherwise).
+const MAX_OBJECT_RULES_LEAN: usize = 64;
 /// Most states of one object's key automaton.
 const MAX_OBJECT_STATES: usize = 4096;
 /// Largest `maxItems` unrolled exactly.
@@ -150,6 +168,7 @@ fn is_annotation(k: &str) -> bool {
             | "contentMediaType"
             | "contentEncoding"
             | "contentSchema"
+            | "x-guidance"
     )
 }
 
@@ -1026,45 +1045,79 @@ impl<'a> Compiler<'a> {
         if let Some(p) = self.punct {
             return Ok(p);
         }
-        let mk = |c: &str, before: bool, after: bool, ws: Whitespace| -> RegexAst {
-            match ws {
-                Whitespace::Compact => RegexAst::literal(c),
-                Whitespace::Python => {
-                    if c == "," || c == ":" {
-                        RegexAst::Literal(format!("{c} ").into_bytes())
-                    } else {
-                        RegexAst::literal(c)
-                    }
-                }
-                Whitespace::Flexible { max } => {
-                    let w = RegexAst::Repeat(
-                        Box::new(RegexAst::Pattern("[ \\t\\n\\r]".into(), Default::default())),
+        let ws_char = || RegexAst::Pattern("[ \\t\\n\\r]".into(), Default::default());
+        // The regex of one gap; `None` = no whitespace.
+        let gap = match &self.opts.whitespace {
+            Whitespace::Compact | Whitespace::Python => None,
+            Whitespace::Flexible { max } => {
+                Some(RegexAst::Repeat(Box::new(ws_char()), 0, Some(*max)))
+            }
+            Whitespace::Pretty { max_indent } => Some(RegexAst::Or(vec![
+                RegexAst::Repeat(Box::new(ws_char()), 0, Some(PRETTY_INLINE)),
+                RegexAst::Concat(vec![
+                    RegexAst::Pattern("\\r?\\n".into(), Default::default()),
+                    RegexAst::Repeat(
+                        Box::new(RegexAst::Pattern("[ \\t]".into(), Default::default())),
                         0,
-                        Some(max),
-                    );
-                    let mut parts = Vec::new();
-                    if before {
-                        parts.push(w.clone());
-                    }
-                    parts.push(RegexAst::literal(c));
-                    if after {
-                        parts.push(w);
-                    }
-                    RegexAst::Concat(parts)
-                }
+                        Some(*max_indent),
+                    ),
+                ]),
+            ])),
+            Whitespace::Unbounded => Some(RegexAst::Repeat(Box::new(ws_char()), 0, None)),
+            Whitespace::Pattern(p) => Some(RegexAst::Repeat(
+                Box::new(self.option_regex(p, "whitespace_pattern")?),
+                0,
+                Some(1),
+            )),
+        };
+        let item = self.option_regex(&self.opts.item_separator.clone(), "item_separator")?;
+        let key = self.option_regex(&self.opts.key_separator.clone(), "key_separator")?;
+        let python = self.opts.whitespace == Whitespace::Python;
+        let mk = |c: RegexAst, before: bool, after: bool, sep: bool| -> RegexAst {
+            let mut parts = Vec::new();
+            if before {
+                parts.extend(gap.clone());
+            }
+            parts.push(c);
+            if sep && python {
+                parts.push(RegexAst::literal(" "));
+            }
+            if after {
+                parts.extend(gap.clone());
+            }
+            if parts.len() == 1 {
+                parts.pop().unwrap_or(RegexAst::Nothing)
+            } else {
+                RegexAst::Concat(parts)
             }
         };
-        let ws = self.opts.whitespace;
+        let lit = RegexAst::literal;
         let p = Punct {
-            lbrace: self.lexeme("'{'", mk("{", false, true, ws))?,
-            rbrace: self.lexeme("'}'", mk("}", true, false, ws))?,
-            lbrack: self.lexeme("'['", mk("[", false, true, ws))?,
-            rbrack: self.lexeme("']'", mk("]", true, false, ws))?,
-            comma: self.lexeme("','", mk(",", true, true, ws))?,
-            colon: self.lexeme("':'", mk(":", true, true, ws))?,
+            lbrace: self.lexeme("'{'", mk(lit("{"), false, true, false))?,
+            rbrace: self.lexeme("'}'", mk(lit("}"), true, false, false))?,
+            lbrack: self.lexeme("'['", mk(lit("["), false, true, false))?,
+            rbrack: self.lexeme("']'", mk(lit("]"), true, false, false))?,
+            comma: self.lexeme("','", mk(item, true, true, true))?,
+            colon: self.lexeme("':'", mk(key, true, true, true))?,
         };
         self.punct = Some(p);
         Ok(p)
+    }
+
+    /// A regex of [`JsonOptions`] (`item_separator`, `key_separator`, `whitespace_pattern`),
+    /// checked here so that its error names the option. The literal separators stay literals.
+    fn option_regex(&mut self, p: &str, option: &str) -> R<RegexAst> {
+        if p == "," || p == ":" {
+            return Ok(RegexAst::literal(p));
+        }
+        let r = RegexAst::Pattern(p.into(), Default::default());
+        self.exprs.compile(&r).map_err(|e| {
+            GrammarError::new(
+                GrammarErrorKind::InvalidRegex,
+                format!("JSON option {option} {p:?}: {}", e.message),
+            )
+        })?;
+        Ok(r)
     }
 
     fn string_any(&self) -> RegexAst {
@@ -2169,32 +2222,41 @@ impl<'a> Compiler<'a> {
             let rewritten;
             let mut branches = branches;
             if key == "oneOf" && !self.one_of_disjoint(branches, &rest, base, ptr)? {
-                // Default mode keeps big overlapping `oneOf`s as (reported) `anyOf`s: the
-                // exact form grows with the square of the branches and its negations can
-                // make masks expensive.
-                // Default mode also keeps `oneOf`s that reach `$ref`s: negating recursive
-                // definitions inlines them, which can grow without bound.
-                let most = if self.opts.strict {
-                    MAX_ONE_OF_REWRITE
-                } else if branches.iter().any(|b| b.to_string().contains("\"$ref\"")) {
-                    0
-                } else {
-                    MAX_ONE_OF_REWRITE_DEFAULT
-                };
-                if branches.len() <= most {
-                    // Each branch is copied once per branch.
-                    for b in branches {
-                        self.spend_on_times(b, branches.len())?;
-                    }
-                    rewritten = negate::exactly_one(branches);
-                    branches = &rewritten;
-                } else {
+                if self.opts.coerce_one_of {
                     self.approx(
                         ptr,
                         "oneOf",
                         Direction::Superset,
-                        "branches not provably disjoint; compiled as anyOf",
+                        "coerce_one_of: compiled as anyOf",
                     )?;
+                } else {
+                    // Default mode keeps big overlapping `oneOf`s as (reported) `anyOf`s: the
+                    // exact form grows with the square of the branches and its negations can
+                    // make masks expensive.
+                    // Default mode also keeps `oneOf`s that reach `$ref`s: negating recursive
+                    // definitions inlines them, which can grow without bound.
+                    let most = if self.opts.strict {
+                        MAX_ONE_OF_REWRITE
+                    } else if branches.iter().any(|b| b.to_string().contains("\"$ref\"")) {
+                        0
+                    } else {
+                        MAX_ONE_OF_REWRITE_DEFAULT
+                    };
+                    if branches.len() <= most {
+                        // Each branch is copied once per branch.
+                        for b in branches {
+                            self.spend_on_times(b, branches.len())?;
+                        }
+                        rewritten = negate::exactly_one(branches);
+                        branches = &rewritten;
+                    } else {
+                        self.approx(
+                            ptr,
+                            "oneOf",
+                            Direction::Superset,
+                            "branches not provably disjoint; compiled as anyOf",
+                        )?;
+                    }
                 }
             }
             let nt = self.nt(&format!("{key}:{ptr}"))?;
@@ -3902,11 +3964,18 @@ impl<'a> Compiler<'a> {
             max_p = None;
         }
         let order = self.opts.property_order;
-        let req_count = k as usize;
-        // Track the set of required keys seen when small; otherwise count them, which is
-        // exact for documents without duplicate keys.
-        let tracked = req_count <= MAX_TRACKED_REQUIRED
-            && (1usize << req_count).saturating_mul(cap as usize + 1) <= MAX_OBJECT_STATES;
+        // Any order tracks the set of named keys seen ([`AnyOrderPlan`]), so that none
+        // repeats.
+        let plan = if order == PropertyOrder::AnyOrder {
+            // Past a quarter of the grammar budget, objects track fewer optional keys.
+            let lean = self.size > self.limits.max_grammar_size / 4;
+            let plan = AnyOrderPlan::new(named, extras.is_empty(), cap, max_p, lean);
+            cap = plan.cap;
+            max_p = plan.max_p;
+            Some(plan)
+        } else {
+            None
+        };
         let inc = |c: u64| (c + 1).min(cap);
         let can_add = |c: u64| max_p.is_none_or(|mx| c < mx);
         let mut states: BTreeMap<(u64, u64), u32> = BTreeMap::new();
@@ -3974,35 +4043,48 @@ impl<'a> Compiler<'a> {
                 }
             }
             PropertyOrder::AnyOrder => {
-                let req: Vec<u32> = named.iter().filter(|x| x.1).map(|x| x.0).collect();
-                let opt: Vec<u32> = named
+                let plan = plan.unwrap_or_default();
+                // Bit `j` of a state's mask: `named[plan.tracked[j]]` is present; with
+                // `counted`, the mask is the number of required members seen instead.
+                let need: u64 = if plan.counted {
+                    plan.required as u64
+                } else {
+                    plan.tracked
+                        .iter()
+                        .enumerate()
+                        .filter(|&(_, &i)| named[i].1)
+                        .fold(0, |m, (j, _)| m | (1 << j))
+                };
+                let pool: Vec<u32> = named
                     .iter()
-                    .filter(|x| !x.1)
-                    .map(|x| x.0)
+                    .enumerate()
+                    .filter(|&(i, x)| !(plan.tracked.contains(&i) || (plan.counted && x.1)))
+                    .map(|(_, x)| x.0)
                     .chain(extras.iter().copied())
                     .collect();
-                let opt_nt = if opt.is_empty() {
-                    None
-                } else {
-                    let o = self.nt("optional")?;
-                    for &x in &opt {
-                        self.rule(o, vec![IrSymbol::Nonterminal(x)])?;
+                let group = |s: &mut Self, name: &str, members: &[u32]| -> R<Option<u32>> {
+                    if members.is_empty() {
+                        return Ok(None);
                     }
-                    Some(o)
-                };
-                let full = if tracked {
-                    (1u64 << req.len()) - 1
-                } else {
-                    req.len() as u64
-                };
-                let any_req = if tracked || req.is_empty() {
-                    None
-                } else {
-                    let r = self.nt("required")?;
-                    for &x in &req {
-                        self.rule(r, vec![IrSymbol::Nonterminal(x)])?;
+                    let e = s.nt(name)?;
+                    for &x in members {
+                        s.rule(e, vec![IrSymbol::Nonterminal(x)])?;
                     }
-                    Some(r)
+                    Ok(Some(e))
+                };
+                let pool_nt = group(self, "optional", &pool)?;
+                let req_members: Vec<u32> = named.iter().filter(|x| x.1).map(|x| x.0).collect();
+                let req_nt = if plan.counted {
+                    group(self, "required", &req_members)?
+                } else {
+                    None
+                };
+                let done = |mask: u64| {
+                    if plan.counted {
+                        mask == need
+                    } else {
+                        mask & need == need
+                    }
                 };
                 while let Some((mask, c)) = todo.pop() {
                     let here = states[&(mask, c)];
@@ -4016,38 +4098,31 @@ impl<'a> Compiler<'a> {
                             todo.push(key);
                             Ok(x)
                         };
-                    if mask == full && c >= min_p {
+                    if done(mask) && c >= min_p {
                         self.rule(here, vec![])?;
                     }
                     if !can_add(c) {
                         continue;
                     }
-                    if let Some(r) = any_req
-                        && mask < full
-                    {
-                        let next = goto(self, (mask + 1, inc(c)), &mut todo)?;
-                        let mut rhs = Vec::new();
-                        sep(c, &mut rhs);
-                        rhs.push(IrSymbol::Nonterminal(r));
-                        rhs.push(IrSymbol::Nonterminal(next));
-                        self.rule(here, rhs)?;
-                    }
-                    for (j, &mem) in req.iter().enumerate() {
-                        if !tracked || mask & (1 << j) != 0 {
-                            continue;
+                    let mut steps: Vec<(u32, u64)> = Vec::new();
+                    for (j, &i) in plan.tracked.iter().enumerate() {
+                        if mask & (1 << j) == 0 {
+                            steps.push((named[i].0, mask | (1 << j)));
                         }
-                        let next = goto(self, (mask | (1 << j), inc(c)), &mut todo)?;
+                    }
+                    if let Some(r) = req_nt
+                        && mask < need
+                    {
+                        steps.push((r, mask + 1));
+                    }
+                    if let Some(o) = pool_nt {
+                        steps.push((o, mask));
+                    }
+                    for (mem, to) in steps {
+                        let next = goto(self, (to, inc(c)), &mut todo)?;
                         let mut rhs = Vec::new();
                         sep(c, &mut rhs);
                         rhs.push(IrSymbol::Nonterminal(mem));
-                        rhs.push(IrSymbol::Nonterminal(next));
-                        self.rule(here, rhs)?;
-                    }
-                    if let Some(o) = opt_nt {
-                        let next = goto(self, (mask, inc(c)), &mut todo)?;
-                        let mut rhs = Vec::new();
-                        sep(c, &mut rhs);
-                        rhs.push(IrSymbol::Nonterminal(o));
                         rhs.push(IrSymbol::Nonterminal(next));
                         self.rule(here, rhs)?;
                     }
@@ -4055,6 +4130,98 @@ impl<'a> Compiler<'a> {
             }
         }
         Ok(start)
+    }
+}
+
+/// How an any-order object tracks its named keys ([`PropertyOrder::AnyOrder`]).
+///
+/// Every named key (of `properties` and `required`) is tracked in a set when the object has
+/// at most [`MAX_TRACKED_KEYS`] of them and the states fit [`MAX_OBJECT_STATES`] and
+/// [`MAX_OBJECT_RULES`] ([`MAX_OBJECT_RULES_LEAN`] in a large grammar): each key appears at
+/// most once, exactly. A larger object tracks its required keys and, while the
+/// states fit, its first optional ones (schema order); the other optional keys form a pool
+/// that may repeat, and a closed object (no `additionalProperties`/`patternProperties`
+/// key) is then bounded to as many members as it has named keys, so that a repeated key
+/// cannot loop. Beyond 10 required keys (or the state budget) the required keys are counted
+/// instead, which is exact for documents without duplicate keys.
+#[derive(Debug, Default)]
+struct AnyOrderPlan {
+    /// Indices (into the named members) of the tracked keys: bit `j` of a state's mask is
+    /// `tracked[j]`.
+    tracked: Vec<usize>,
+    /// Required keys are counted, not tracked.
+    counted: bool,
+    /// Required keys.
+    required: usize,
+    /// The member counter's cap and the most members (see `object_body`).
+    cap: u64,
+    max_p: Option<u64>,
+}
+
+impl AnyOrderPlan {
+    fn new(named: &[(u32, bool)], closed: bool, cap: u64, max_p: Option<u64>, lean: bool) -> Self {
+        let rules = if lean {
+            MAX_OBJECT_RULES_LEAN
+        } else {
+            MAX_OBJECT_RULES
+        };
+        // States of `keys` tracked keys with a counter capped at `cap` (count 0 only with no
+        // key), and their rules (one per tracked key, the pool, the end).
+        let states = |keys: usize, cap: u64| {
+            (1usize << keys)
+                .saturating_mul(cap as usize)
+                .saturating_add(1)
+        };
+        let fits = |keys: usize, cap: u64| {
+            keys <= MAX_TRACKED_KEYS
+                && states(keys, cap) <= MAX_OBJECT_STATES
+                && states(keys, cap).saturating_mul(keys + 2) <= rules
+        };
+        let n = named.len();
+        let required = named.iter().filter(|x| x.1).count();
+        let plan = |tracked, counted, cap, max_p| AnyOrderPlan {
+            tracked,
+            counted,
+            required,
+            cap,
+            max_p,
+        };
+        if fits(n, cap) {
+            return plan((0..n).collect(), false, cap, max_p);
+        }
+        // Required keys alone are tracked up to `MAX_TRACKED_REQUIRED` (the state budget
+        // only), counted beyond.
+        let counted =
+            !(required <= MAX_TRACKED_REQUIRED && states(required, cap) <= MAX_OBJECT_STATES);
+        // Some optional keys go untracked: bound a closed object's members by its named
+        // keys, when the counter fits the budgets.
+        let (mut cap, mut max_p) = (cap, max_p);
+        let bound = n as u64;
+        let bounded_cap = cap.max(bound + 1);
+        let base = if counted {
+            (required + 1).saturating_mul(bounded_cap as usize + 1)
+        } else {
+            states(required, bounded_cap)
+        };
+        if closed
+            && max_p.is_none_or(|m| m > bound)
+            && base <= MAX_OBJECT_STATES
+            && base.saturating_mul(required.min(MAX_TRACKED_REQUIRED) + 2) <= MAX_OBJECT_RULES
+        {
+            cap = bounded_cap;
+            max_p = Some(bound);
+        }
+        if counted {
+            return plan(Vec::new(), true, cap, max_p);
+        }
+        let mut tracked: Vec<usize> = (0..n).filter(|&i| named[i].1).collect();
+        for i in (0..n).filter(|&i| !named[i].1) {
+            if !fits(tracked.len() + 1, cap) {
+                break;
+            }
+            tracked.push(i);
+        }
+        plan(tracked, false, cap, max_p)
     }
 }
 

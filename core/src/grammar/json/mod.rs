@@ -8,6 +8,19 @@
 //! token, so adjacent lexemes never swallow each other's bytes. Whitespace is folded into the
 //! punctuation lexemes ([`Whitespace`]).
 //!
+//! # Options
+//!
+//! [`JsonOptions::default`] accepts pretty-printed documents, bounded: at each gap between
+//! tokens up to 2 whitespace characters, or a line break and up to 64 spaces and tabs of
+//! indentation ([`Whitespace::Pretty`]; `json.dumps(indent=2)` of every valid MaskBench
+//! instance, 12 levels deep at most, indents 24). Keys come in any order, each named key at
+//! most once (see the property-order row below). [`JsonOptions::llguidance`] gives
+//! LLGuidance's defaults (schema order, unbounded whitespace), and a schema's top-level
+//! `"x-guidance"` object is applied onto the options it is compiled with
+//! ([`JsonOptions::apply_x_guidance`]: `whitespace_flexible`, `whitespace_pattern`,
+//! `item_separator`, `key_separator`, `coerce_one_of`, `lenient`; any other key is an
+//! error).
+//!
 //! # Bounded work
 //!
 //! - **Stack.** Flattening (`$ref` with siblings, `allOf`), negation, `const`/`enum` emission
@@ -69,7 +82,7 @@
 //! |:--|:--|
 //! | `type` (string or array), `enum`, `const` | exact over values (enum values are filtered by `type` and checked against the other keywords). Spelling: a string matches every JSON spelling of its value (any escape choice); a number matches every spelling of its value within exponent ±12 (`2` = `2.0` = `2e0` = `0.2e1` = `20e-1`); a nonzero number beyond (`0.0000000000002e13`) is rejected: subset, reported on `enum`/`const`. `type: integer` accepts `1.0`, `1e0`, `10e-1`, `1.5e1`, ... (every exponent within ±12, and beyond with at most 12 significant fraction digits); the rest (`1.0000000000001e20`) is not regular: subset, reported on `type` |
 //! | `properties`, `required`, `additionalProperties`, `patternProperties` | exact; a key matching several patterns must match their schemas' union (superset, reported, when patterns overlap) |
-//! | property order | [`PropertyOrder::AnyOrder`]: any order; required keys are tracked as a set (at most 10 of them) or, beyond, counted (exact for documents without duplicate keys). [`PropertyOrder::SchemaOrder`]: schema order, extra keys last |
+//! | property order | [`PropertyOrder::AnyOrder`]: any order, and no named key (of `properties` or `required`) twice: the keys seen are tracked as a set, every named key of an object with up to 7 of them (more while the object's key automaton stays within 2,048 rules). In a larger object the required keys (up to 10; beyond, they are counted) and its first optional keys are tracked; its other optional keys may repeat, but a closed object (no `additionalProperties`/`patternProperties`) then holds at most as many members as it names, so no key loops. Keys matched only by `additionalProperties`/`patternProperties` are not tracked (an unbounded set, as in LLGuidance): they may repeat. [`PropertyOrder::SchemaOrder`]: schema order, extra keys last |
 //! | `propertyNames` | exact for string keywords (`pattern`, lengths, `enum`, `const`, `format`); other forms ignored (superset, reported) |
 //! | `minProperties`, `maxProperties` | exact (counted up to 64; beyond: superset, reported) |
 //! | `dependentRequired`, `dependentSchemas`, draft-7 `dependencies` | exact: `{a: [b]}` is `(a absent) ∨ (a and b present)`, `{a: S}` is `(a absent) ∨ (a present ∧ S)` |
@@ -98,8 +111,10 @@
 //! object `const`/`enum` value accepts its members in any order with
 //! [`PropertyOrder::AnyOrder`]. A schema that admits no document fails to compile with
 //! [`GrammarErrorKind::Unproductive`] (the grammar's start derives nothing). Duplicate object
-//! keys (undefined in RFC 8259) are accepted for
-//! optional properties in [`PropertyOrder::AnyOrder`] (and for required ones beyond 10).
+//! keys (undefined in RFC 8259) are rejected for named keys wherever they are tracked (the
+//! property-order row above): in [`PropertyOrder::AnyOrder`] a repeated key is accepted only
+//! for the untracked optional keys of large objects (boundedly, when closed), required keys
+//! beyond 10, and keys matched only by `additionalProperties`/`patternProperties`.
 
 mod compiler;
 pub(crate) mod ecma;
@@ -123,19 +138,53 @@ use super::ir::GrammarIr;
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind, Position, Span};
 use crate::limits::{CompileBudget, Limits};
 
-/// Whitespace allowed between tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Whitespace allowed between tokens: at each *gap* (before and after each of
+/// `{ } [ ] , :`, never before the first or after the last token of the document), and the
+/// spelling of the separators ([`JsonOptions::item_separator`], [`JsonOptions::key_separator`]).
+///
+/// Whitespace is never a value, so every policy is exact over values; the bounded ones are a
+/// subset of the texts RFC 8259 allows (reported nowhere: the policy is the caller's choice).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Whitespace {
     /// No whitespace at all: `{"a":1,"b":[1,2]}`.
     Compact,
-    /// Exactly Python's `json.dumps` default: `{"a": 1, "b": [1, 2]}`.
+    /// Exactly Python's `json.dumps` default: `{"a": 1, "b": [1, 2]}` (a space after each
+    /// separator).
     Python,
-    /// Up to `max` whitespace characters (space, tab, CR, LF) before and after each of
-    /// `{ } [ ] , :` (none before the first or after the last token).
+    /// Up to `max` whitespace characters (space, tab, CR, LF) at each gap.
     Flexible {
-        /// Most whitespace characters on each side of a punctuation token.
+        /// Most whitespace characters at each gap.
         max: u32,
     },
+    /// Pretty-printing, bounded (the default, with `max_indent: 64`): at each gap either up
+    /// to 2 whitespace characters (as `Flexible { max: 2 }`: compact JSON, `", "` and
+    /// `": "`), or a line break (`\n` or `\r\n`) followed by up to `max_indent` spaces and
+    /// tabs. Accepts `json.dumps(indent=k)` and `serde_json::to_string_pretty` output up to
+    /// `max_indent / k` levels deep, while a model cannot emit whitespace without end: every
+    /// gap is bounded, and every gap needs a punctuation token.
+    Pretty {
+        /// Most spaces and tabs after a line break.
+        max_indent: u32,
+    },
+    /// Any run of space, tab, CR and LF at each gap, unbounded: LLGuidance's
+    /// `whitespace_flexible: true` (its `[\x20\x0A\x0D\x09]+`, optional at each gap).
+    Unbounded,
+    /// A regex (regex-syntax syntax, matching the whole gap) matched at most once at each
+    /// gap: LLGuidance's `whitespace_pattern`. The gap may also be empty.
+    Pattern(String),
+}
+
+impl Whitespace {
+    /// The default policy: [`Whitespace::Pretty`] with `max_indent` [`Self::DEFAULT_MAX_INDENT`].
+    pub const DEFAULT: Whitespace = Whitespace::Pretty {
+        max_indent: Self::DEFAULT_MAX_INDENT,
+    };
+
+    /// The indentation bound of the default policy: 64 spaces. MaskBench's valid instances
+    /// nest at most 12 levels deep, so `indent=2` pretty-printing indents at most 24 (and
+    /// `indent=4` 48); 64 leaves room for deeper documents and tab/4-space styles while
+    /// keeping a runaway gap under one line of a typical terminal.
+    pub const DEFAULT_MAX_INDENT: u32 = 64;
 }
 
 /// The order of object keys.
@@ -150,8 +199,18 @@ pub enum PropertyOrder {
 /// Options for [`compile`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonOptions {
-    /// Whitespace between tokens.
+    /// Whitespace between tokens (default [`Whitespace::DEFAULT`]).
     pub whitespace: Whitespace,
+    /// The regex (regex-syntax syntax) separating array items and object members, in place
+    /// of `,` (LLGuidance's `item_separator`; default `","`). Whitespace gaps still surround
+    /// it.
+    pub item_separator: String,
+    /// The regex separating an object key from its value, in place of `:` (LLGuidance's
+    /// `key_separator`; default `":"`).
+    pub key_separator: String,
+    /// Treat `oneOf` as `anyOf` (LLGuidance's `coerce_one_of`): a superset when branches
+    /// overlap, not reported (the caller asked for it).
+    pub coerce_one_of: bool,
     /// Order of object keys.
     pub property_order: PropertyOrder,
     /// What an object without `additionalProperties` allows for keys not in `properties`
@@ -170,20 +229,111 @@ pub struct JsonOptions {
 }
 
 impl Default for JsonOptions {
-    /// `Flexible { max: 2 }` whitespace accepts both compact JSON and the `", "`/`": "`
-    /// separators that `json.dumps` writes (how MaskBench and most Python clients serialize),
-    /// while the bound keeps a model from emitting unbounded runs of whitespace.
-    /// `AnyOrder` accepts the keys of real documents, which do not always follow the
-    /// schema's order, while still enforcing `required`.
+    /// [`Whitespace::Pretty`] with a 64-character indentation bound
+    /// ([`Whitespace::DEFAULT`]) accepts compact JSON, the `", "`/`": "` separators that
+    /// `json.dumps` writes (how MaskBench and most Python clients serialize) and
+    /// pretty-printed documents (`json.dumps(indent=2)`, what models write), while the bounds
+    /// keep a model from emitting unbounded runs of whitespace. `AnyOrder` accepts the keys
+    /// of real documents, which do not always follow the schema's order, while still
+    /// enforcing `required` and (where tracked) that no key repeats.
     fn default() -> Self {
         JsonOptions {
-            whitespace: Whitespace::Flexible { max: 2 },
+            whitespace: Whitespace::DEFAULT,
+            item_separator: String::from(","),
+            key_separator: String::from(":"),
+            coerce_one_of: false,
             property_order: PropertyOrder::AnyOrder,
             additional_properties_default: true,
             strict: false,
             assert_formats: true,
             documents: Vec::new(),
         }
+    }
+}
+
+impl JsonOptions {
+    /// LLGuidance 1.9.1's JSON defaults: declared property order
+    /// ([`PropertyOrder::SchemaOrder`]), unbounded flexible whitespace
+    /// ([`Whitespace::Unbounded`], its `whitespace_flexible: true`), `,` and `:` separators,
+    /// formats asserted, `oneOf` not coerced. Differences that remain: this compiler
+    /// compiles some keywords LLGuidance refuses (it reports them instead), and LLGuidance
+    /// refuses unknown formats unless `lenient`.
+    pub fn llguidance() -> Self {
+        JsonOptions {
+            whitespace: Whitespace::Unbounded,
+            property_order: PropertyOrder::SchemaOrder,
+            ..JsonOptions::default()
+        }
+    }
+
+    /// Applies the schema's top-level `"x-guidance"` object (LLGuidance's JSON options; the
+    /// key is only recognized at the top level, as there) onto `self`:
+    ///
+    /// | key | effect |
+    /// |:--|:--|
+    /// | `whitespace_flexible` (bool) | `true`: [`Whitespace::Unbounded`]; `false`: [`Whitespace::Compact`] |
+    /// | `whitespace_pattern` (string or null) | [`Whitespace::Pattern`]; overrides `whitespace_flexible` |
+    /// | `item_separator`, `key_separator` (string) | [`Self::item_separator`], [`Self::key_separator`] |
+    /// | `coerce_one_of` (bool) | [`Self::coerce_one_of`] |
+    /// | `lenient` (bool) | `true`: unsupported keywords and formats are ignored (reported), not errors: [`Self::strict`] off, and `coerce_one_of` on |
+    ///
+    /// A schema without `"x-guidance"` (or not an object) leaves `self` as it is.
+    ///
+    /// # Errors
+    /// [`GrammarErrorKind::Unsupported`] for an unknown key or a value of the wrong type,
+    /// with a message starting `at /x-guidance`.
+    pub fn apply_x_guidance(&mut self, schema: &Value) -> Result<(), GrammarError> {
+        let Some(x) = schema.get("x-guidance") else {
+            return Ok(());
+        };
+        let bad = |key: &str, why: &str| {
+            let at = if key.is_empty() {
+                String::from("at /x-guidance")
+            } else {
+                alloc::format!("at /x-guidance/{key}")
+            };
+            GrammarError::new(GrammarErrorKind::Unsupported, alloc::format!("{at}: {why}"))
+        };
+        let Value::Object(x) = x else {
+            return Err(bad("", "must be an object"));
+        };
+        let flag = |k: &str, v: &Value| v.as_bool().ok_or_else(|| bad(k, "must be a boolean"));
+        let text = |k: &str, v: &Value| {
+            v.as_str()
+                .map(String::from)
+                .ok_or_else(|| bad(k, "must be a string"))
+        };
+        let mut pattern = None;
+        let mut flexible = None;
+        for (k, v) in x {
+            match k.as_str() {
+                "whitespace_flexible" => flexible = Some(flag(k, v)?),
+                "whitespace_pattern" => {
+                    if !v.is_null() {
+                        pattern = Some(text(k, v)?);
+                    }
+                }
+                "item_separator" => self.item_separator = text(k, v)?,
+                "key_separator" => self.key_separator = text(k, v)?,
+                "coerce_one_of" => self.coerce_one_of = flag(k, v)?,
+                "lenient" => {
+                    if flag(k, v)? {
+                        self.strict = false;
+                        self.coerce_one_of = true;
+                    }
+                }
+                _ => {
+                    return Err(bad(k, "unknown x-guidance option"));
+                }
+            }
+        }
+        match (pattern, flexible) {
+            (Some(p), _) => self.whitespace = Whitespace::Pattern(p),
+            (None, Some(true)) => self.whitespace = Whitespace::Unbounded,
+            (None, Some(false)) => self.whitespace = Whitespace::Compact,
+            (None, None) => {}
+        }
+        Ok(())
     }
 }
 
@@ -301,13 +451,23 @@ impl fmt::Display for CoverageEntry {
 }
 
 /// Compile a JSON Schema into grammar IR plus the coverage report. All work is paid from
-/// `budget` (shared with the rest of the compile).
+/// `budget` (shared with the rest of the compile). A top-level `"x-guidance"` object is
+/// applied onto `opts` first ([`JsonOptions::apply_x_guidance`]): a schema that carries it
+/// asks for those options, whoever compiles it.
+///
+/// # Errors
+/// See [`GrammarErrorKind`]; an invalid `"x-guidance"` is `Unsupported`.
 pub fn compile(
     schema: &Value,
     opts: &JsonOptions,
     limits: &Limits,
     budget: &mut CompileBudget,
 ) -> Result<(GrammarIr, CoverageReport), GrammarError> {
+    if schema.get("x-guidance").is_some() {
+        let mut own = opts.clone();
+        own.apply_x_guidance(schema)?;
+        return compiler::Compiler::new(schema, &own, limits, budget).run();
+    }
     compiler::Compiler::new(schema, opts, limits, budget).run()
 }
 

@@ -18,26 +18,46 @@ use serde_json::Value;
 /// `json.dumps(value, ensure_ascii=False)`.
 pub fn dumps(value: &Value) -> String {
     let mut out = String::new();
-    write_value(&mut out, value);
+    write_value(&mut out, value, None);
     out
 }
 
-fn write_value(out: &mut String, value: &Value) {
+/// `json.dumps(value, indent=indent, ensure_ascii=False)`: each member and item on its own
+/// line, indented by `indent` spaces per level, `,` and `": "` separators, empty arrays and
+/// objects as `[]` and `{}` (the same text as `serde_json::to_string_pretty` for
+/// `indent = 2`, numbers aside).
+pub fn dumps_indent(value: &Value, indent: usize) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value, Some(indent));
+    out
+}
+
+fn write_value(out: &mut String, value: &Value, indent: Option<usize>) {
     // Explicit stack: instances can nest deeply.
     enum Step<'a> {
-        Value(&'a Value),
+        Value(&'a Value, usize),
         Text(&'static str),
         Key(&'a str),
+        /// A line break and the indentation of this depth (with `indent`), else the text.
+        Break(usize, &'static str),
     }
-    let mut stack = vec![Step::Value(value)];
+    let sep = if indent.is_some() { "," } else { ", " };
+    let mut stack = vec![Step::Value(value, 0)];
     while let Some(step) = stack.pop() {
         match step {
             Step::Text(t) => out.push_str(t),
+            Step::Break(depth, t) => match indent {
+                Some(k) => {
+                    out.push('\n');
+                    out.extend(core::iter::repeat_n(' ', k * depth));
+                }
+                None => out.push_str(t),
+            },
             Step::Key(k) => {
                 write_string(out, k);
                 out.push_str(": ");
             }
-            Step::Value(v) => match v {
+            Step::Value(v, depth) => match v {
                 Value::Null => out.push_str("null"),
                 Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
                 Value::Number(n) => write_number(out, n),
@@ -45,22 +65,30 @@ fn write_value(out: &mut String, value: &Value) {
                 Value::Array(a) => {
                     out.push('[');
                     stack.push(Step::Text("]"));
+                    if !a.is_empty() {
+                        stack.push(Step::Break(depth, ""));
+                    }
                     for (i, x) in a.iter().enumerate().rev() {
-                        stack.push(Step::Value(x));
+                        stack.push(Step::Value(x, depth + 1));
+                        stack.push(Step::Break(depth + 1, ""));
                         if i > 0 {
-                            stack.push(Step::Text(", "));
+                            stack.push(Step::Text(sep));
                         }
                     }
                 }
                 Value::Object(m) => {
                     out.push('{');
                     stack.push(Step::Text("}"));
+                    if !m.is_empty() {
+                        stack.push(Step::Break(depth, ""));
+                    }
                     let entries: Vec<(&String, &Value)> = m.iter().collect();
                     for (i, (k, x)) in entries.into_iter().enumerate().rev() {
-                        stack.push(Step::Value(x));
+                        stack.push(Step::Value(x, depth + 1));
                         stack.push(Step::Key(k));
+                        stack.push(Step::Break(depth + 1, ""));
                         if i > 0 {
-                            stack.push(Step::Text(", "));
+                            stack.push(Step::Text(sep));
                         }
                     }
                 }
