@@ -89,7 +89,7 @@ pub(crate) unsafe fn write_message(buf: *mut c_char, len: usize, msg: &str) {
 /// The JSON Schema options of this layer: LLGuidance's defaults, which its clients were
 /// tuned for.
 fn json_options() -> JsonOptions {
-    JsonOptions::default()
+    JsonOptions::llguidance()
 }
 
 /// Compiles grammar text of an LLGuidance constraint type against `vocab` within `limits`
@@ -161,6 +161,26 @@ mod tests {
             r#"{"grammars":[{"lark_grammar":"start: @c"},{"name":"b","json_schema":{}}]}"#;
         assert!(err("llguidance", missing).contains("no grammar named"));
         assert!(err("nope", "x").contains("unknown constraint type"));
+    }
+
+    /// Through this layer JSON Schemas get LLGuidance's defaults: declared property order,
+    /// any whitespace run between tokens; a schema's `x-guidance` still applies.
+    #[test]
+    fn json_defaults_are_llguidances() {
+        let v = vocab();
+        let l = Limits::default();
+        let accepts = |schema: &str, text: &str| {
+            let g = compile(&v, "json_schema", schema, &l).unwrap();
+            let mut m = sieve_core::Matcher::new(&g);
+            m.try_consume_bytes(text.as_bytes()) && m.is_accepting()
+        };
+        let s = r#"{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}"#;
+        assert!(accepts(s, "{\"a\": 1, \"b\": 2}"));
+        assert!(accepts(s, "{\n      \"a\" :1,\n\n\"b\":2\n}"));
+        assert!(!accepts(s, "{\"b\": 2, \"a\": 1}"));
+        let compact = r#"{"x-guidance":{"whitespace_flexible":false},"type":"array","items":{"type":"integer"}}"#;
+        assert!(accepts(compact, "[1,2]"));
+        assert!(!accepts(compact, "[1, 2]"));
     }
 
     #[test]
