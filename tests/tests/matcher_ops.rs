@@ -11,14 +11,18 @@ KEY: /"[a-z]+"/
 VALUE: /[0-9]+/ | "true" | "false"
 "#;
 
-/// A random token path through the grammar, as sampled from its own masks.
+/// A random token path through the grammar, as sampled from its own masks; EOS only when
+/// nothing else is allowed (so paths are as long as asked where the grammar allows it).
 fn random_path(m: &mut Matcher, rng: &mut Rng, len: usize) -> Vec<u32> {
     let vocab = m.grammar().vocab().clone();
     let mut mask = vec![0u32; vocab.mask_words()];
     let mut path = Vec::new();
     for _ in 0..len {
         m.compute_mask(&mut mask).unwrap();
-        let choices = allowed_tokens(&mask);
+        let mut choices = allowed_tokens(&mask);
+        if choices.iter().any(|t| !vocab.eos_tokens().contains(t)) {
+            choices.retain(|t| !vocab.eos_tokens().contains(t));
+        }
         if choices.is_empty() {
             break;
         }
@@ -228,6 +232,15 @@ fn rollback_of_eos_resumes() {
 /// position of a bounded string, with and without escapes, in every string.
 const LONG_STRINGS: &str = r#"{"type":"array","items":{"type":"string","maxLength":40}}"#;
 
+/// A random path of up to `len` tokens consumed by `m`: the first seed whose path has more
+/// than 60 tokens (a path ends early when it closes the array).
+fn long_path(m: &mut Matcher, len: usize) -> Vec<u32> {
+    let seed = (5..500)
+        .find(|&s| random_path(&mut m.clone(), &mut Rng::new(s), len).len() > 60)
+        .expect("some seed gives a long path");
+    random_path(m, &mut Rng::new(seed), len)
+}
+
 fn with_lexer_states(max_lexer_states: usize) -> Grammar {
     let vocab = synthetic_vocab();
     let limits = Limits {
@@ -242,7 +255,7 @@ fn with_lexer_states(max_lexer_states: usize) -> Grammar {
 #[test]
 fn a_full_lexer_is_rebuilt_and_masks_do_not_change() {
     let mut roomy = Matcher::new(&with_lexer_states(50_000));
-    let path = random_path(&mut roomy, &mut Rng::new(5), 120);
+    let path = long_path(&mut roomy, 120);
     assert!(
         path.len() > 60,
         "the path is long enough to fill small budgets"
@@ -329,7 +342,7 @@ fn a_full_expression_store_is_rebuilt_too() {
         }
     }
     let mut roomy = Matcher::new(&with_lexer_states(50_000));
-    let path = random_path(&mut roomy, &mut Rng::new(5), 120);
+    let path = long_path(&mut roomy, 120);
     let g = compile(lo + 400).expect("compiles at its minimum plus room");
     let mut tight = Matcher::new(&g);
     let mut fresh = Matcher::new(&with_lexer_states(50_000));
@@ -348,7 +361,7 @@ fn a_full_expression_store_is_rebuilt_too() {
 fn matchers_share_the_grammars_tables() {
     let g = with_lexer_states(50_000);
     let mut first = Matcher::new(&g);
-    let path = random_path(&mut first, &mut Rng::new(5), 120);
+    let path = long_path(&mut first, 120);
     let built = first.lexer_states();
     // A second matcher reads and extends the same tables: the same path adds no state.
     let mut second = Matcher::new(&g);
@@ -444,9 +457,12 @@ fn eight_threads_sharing_a_grammar_see_the_masks_of_one() {
     );
 }
 
-/// Random paths of `len` tokens, one per seed, sampled from matchers with a roomy budget.
+/// `seeds.len()` random paths of up to `len` tokens sampled from matchers with a roomy
+/// budget: those of the first seeds from `seeds.start` whose path has more than `len / 2`
+/// tokens (a path ends early when it closes the array).
 fn roomy_paths(seeds: core::ops::Range<u64>, len: usize) -> Vec<Vec<u32>> {
-    seeds
+    let want = seeds.clone().count();
+    (seeds.start..seeds.start + 500)
         .map(|s| {
             random_path(
                 &mut Matcher::new(&with_lexer_states(50_000)),
@@ -454,6 +470,8 @@ fn roomy_paths(seeds: core::ops::Range<u64>, len: usize) -> Vec<Vec<u32>> {
                 len,
             )
         })
+        .filter(|p| p.len() > len / 2)
+        .take(want)
         .collect()
 }
 
@@ -462,7 +480,7 @@ fn roomy_paths(seeds: core::ops::Range<u64>, len: usize) -> Vec<Vec<u32>> {
 /// (`a_full_lexer_is_rebuilt_...` uses a fifth).
 fn quarter_budget_grammar() -> (Grammar, usize) {
     let mut roomy = Matcher::new(&with_lexer_states(50_000));
-    random_path(&mut roomy, &mut Rng::new(5), 120);
+    long_path(&mut roomy, 120);
     let limit = roomy.lexer_states() / 4;
     (with_lexer_states(limit), limit)
 }

@@ -11,10 +11,10 @@
 //! # Options
 //!
 //! [`JsonOptions::default`] accepts pretty-printed documents, bounded: at each gap between
-//! tokens up to 2 whitespace characters, or a line break and up to 64 spaces and tabs of
+//! tokens up to 2 spaces or tabs, then optionally a line break and up to 64 spaces and tabs of
 //! indentation ([`Whitespace::Pretty`]; `json.dumps(indent=2)` of every valid MaskBench
 //! instance, 12 levels deep at most, indents 24). Keys come in any order, each named key at
-//! most once (see the property-order row below). [`JsonOptions::llguidance`] gives
+//! most once in closed objects (see the property-order row below). [`JsonOptions::llguidance`] gives
 //! LLGuidance's defaults (schema order, unbounded whitespace), and a schema's top-level
 //! `"x-guidance"` object is applied onto the options it is compiled with
 //! ([`JsonOptions::apply_x_guidance`]: `whitespace_flexible`, `whitespace_pattern`,
@@ -82,7 +82,7 @@
 //! |:--|:--|
 //! | `type` (string or array), `enum`, `const` | exact over values (enum values are filtered by `type` and checked against the other keywords). Spelling: a string matches every JSON spelling of its value (any escape choice); a number matches every spelling of its value within exponent ±12 (`2` = `2.0` = `2e0` = `0.2e1` = `20e-1`); a nonzero number beyond (`0.0000000000002e13`) is rejected: subset, reported on `enum`/`const`. `type: integer` accepts `1.0`, `1e0`, `10e-1`, `1.5e1`, ... (every exponent within ±12, and beyond with at most 12 significant fraction digits); the rest (`1.0000000000001e20`) is not regular: subset, reported on `type` |
 //! | `properties`, `required`, `additionalProperties`, `patternProperties` | exact; a key matching several patterns must match their schemas' union (superset, reported, when patterns overlap) |
-//! | property order | [`PropertyOrder::AnyOrder`]: any order, and no named key (of `properties` or `required`) twice: the keys seen are tracked as a set, every named key of an object with up to 7 of them (more while the object's key automaton stays within 2,048 rules). In a larger object the required keys (up to 10; beyond, they are counted) and its first optional keys are tracked; its other optional keys may repeat, but a closed object (no `additionalProperties`/`patternProperties`) then holds at most as many members as it names, so no key loops. Keys matched only by `additionalProperties`/`patternProperties` are not tracked (an unbounded set, as in LLGuidance): they may repeat. [`PropertyOrder::SchemaOrder`]: schema order, extra keys last |
+//! | property order | [`PropertyOrder::AnyOrder`]: any order, each required key once; in a closed object (`additionalProperties: false`, no `patternProperties`) no named key twice: the keys seen are tracked as a set, every named key of an object with up to 7 of them (more while the object's key automaton stays within 2,048 rules); a larger closed object tracks its required keys (up to 10; beyond, they are counted) and its first optional keys, and holds at most as many members as it names, so no key loops. An open object tracks only its required keys: it takes any number of other keys anyway, so tracking its optional ones would stop no loop and costs lexer states (+4% mask time on MaskBench); its optional keys may repeat, as may keys matched only by `additionalProperties`/`patternProperties` (an unbounded set, as in LLGuidance). [`PropertyOrder::SchemaOrder`]: schema order, extra keys last |
 //! | `propertyNames` | exact for string keywords (`pattern`, lengths, `enum`, `const`, `format`); other forms ignored (superset, reported) |
 //! | `minProperties`, `maxProperties` | exact (counted up to 64; beyond: superset, reported) |
 //! | `dependentRequired`, `dependentSchemas`, draft-7 `dependencies` | exact: `{a: [b]}` is `(a absent) ∨ (a and b present)`, `{a: S}` is `(a absent) ∨ (a present ∧ S)` |
@@ -113,8 +113,9 @@
 //! [`GrammarErrorKind::Unproductive`] (the grammar's start derives nothing). Duplicate object
 //! keys (undefined in RFC 8259) are rejected for named keys wherever they are tracked (the
 //! property-order row above): in [`PropertyOrder::AnyOrder`] a repeated key is accepted only
-//! for the untracked optional keys of large objects (boundedly, when closed), required keys
-//! beyond 10, and keys matched only by `additionalProperties`/`patternProperties`.
+//! for optional keys of open objects, the untracked optional keys of large closed objects
+//! (boundedly), required keys beyond 10, and keys matched only by
+//! `additionalProperties`/`patternProperties`.
 
 mod compiler;
 pub(crate) mod ecma;
@@ -156,12 +157,13 @@ pub enum Whitespace {
         /// Most whitespace characters at each gap.
         max: u32,
     },
-    /// Pretty-printing, bounded (the default, with `max_indent: 64`): at each gap either up
-    /// to 2 whitespace characters (as `Flexible { max: 2 }`: compact JSON, `", "` and
-    /// `": "`), or a line break (`\n` or `\r\n`) followed by up to `max_indent` spaces and
-    /// tabs. Accepts `json.dumps(indent=k)` and `serde_json::to_string_pretty` output up to
-    /// `max_indent / k` levels deep, while a model cannot emit whitespace without end: every
-    /// gap is bounded, and every gap needs a punctuation token.
+    /// Pretty-printing, bounded (the default, with `max_indent: 64`): at each gap up to 2
+    /// spaces or tabs (compact JSON, `", "` and `": "`), then optionally one line break
+    /// (`\n` or `\r\n`) followed by up to `max_indent` spaces and tabs. One line break per
+    /// gap: no blank lines. Accepts `json.dumps(indent=k)` and
+    /// `serde_json::to_string_pretty` output up to `max_indent / k` levels deep, while a
+    /// model cannot emit whitespace without end: every gap is bounded, and every gap needs a
+    /// punctuation token.
     Pretty {
         /// Most spaces and tabs after a line break.
         max_indent: u32,
