@@ -637,6 +637,19 @@ impl Matcher {
         self.with_tables(|m| m.compute_ff_tokens_held(tokenize))
     }
 
+    /// The token LLGuidance allows alone where the grammar forces text: the first token of
+    /// [`Matcher::compute_ff_tokens_with`], when the forced bytes are not empty and that list
+    /// is not. Its masks then hold that token only (the model's canonical tokenization of
+    /// forced text); every other allowed token spells the same bytes differently. `None`
+    /// elsewhere. sieve's own masks keep every spelling; LLGuidance-compatible layers call
+    /// this to narrow them.
+    pub fn canonical_forced_token(
+        &mut self,
+        tokenize: &mut dyn FnMut(&[u8]) -> Option<Vec<u32>>,
+    ) -> Result<Option<u32>, MatcherError> {
+        Ok(self.compute_ff_tokens_with(tokenize)?.first().copied())
+    }
+
     /// [`Matcher::compute_ff_tokens_with`] with the tables held.
     fn compute_ff_tokens_held(
         &mut self,

@@ -298,7 +298,8 @@ int main(void) {
         return 1;
     }
     const uint32_t *mask = llg.matcher_get_mask(m);
-    /* "a" and "ab" start (ab)+; "b" and <|eos|> do not. */
+    /* "a" and "ab" start (ab)+, but the grammar forces the text "ab": as in LLGuidance, the
+     * mask holds only its canonical token, "ab" (bit 2). */
     printf("%zu functions with LLGuidance's types; mask 0x%x\n", n, (unsigned)mask[0]);
     llg.free_matcher(m);
     llg.free_tokenizer(tok);

@@ -210,6 +210,7 @@ impl Constraint {
             return Err(COMPUTE_AFTER_STOP.to_owned());
         }
         let mut mask = std::mem::take(&mut self.mask);
+        let tokenizer = self.tokenizer.clone();
         let Some(m) = self.live() else {
             return Err(String::new());
         };
@@ -217,10 +218,10 @@ impl Constraint {
             return Ok(true);
         }
         mask.resize(m.mask_words(), 0);
-        let res = m.compute_mask(&mut mask);
+        let res = super::llg_mask(m, tokenizer.as_deref(), &mut mask);
         let eos = m.grammar().vocab().eos_tokens().to_vec();
         self.mask = mask;
-        res.map_err(|e| e.to_string())?;
+        res?;
         // Only EOS left (or nothing): the grammar can only end here.
         let mut rest = self.mask.clone();
         for &t in &eos {

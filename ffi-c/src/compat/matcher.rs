@@ -184,7 +184,8 @@ pub extern "C" fn llg_matcher_compute_mask(matcher: *mut LlgMatcher) -> i32 {
         c.clear_mask();
         let mut mask = std::mem::take(&mut c.mask);
         mask.resize(c.mask_words, 0);
-        let res = c.with(|m| m.compute_mask(&mut mask).map_err(|e| e.to_string()));
+        let tokenizer = c.tokenizer.clone();
+        let res = c.with(|m| super::llg_mask(m, tokenizer.as_deref(), &mut mask));
         c.mask = mask;
         c.mask_valid = res.is_ok();
         res.map_or_else(|e| e, |()| 0)
@@ -211,7 +212,8 @@ pub extern "C" fn llg_matcher_compute_mask_into(
         let Some(dst) = (unsafe { output_slice(mask_dest, c.mask_words) }) else {
             return c.fail("mask_dest is NULL");
         };
-        c.with(|m| m.compute_mask(dst).map_err(|e| e.to_string()))
+        let tokenizer = c.tokenizer.clone();
+        c.with(|m| super::llg_mask(m, tokenizer.as_deref(), dst))
             .map_or_else(|e| e, |()| 0)
     })
 }

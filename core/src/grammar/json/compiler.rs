@@ -56,6 +56,9 @@ const NUMBER: &str = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?";
 /// domain in which a number regex is complemented, so that complementing spellings
 /// complements values.
 const CANON_NUMBER: &str = r"(?:0|-?(?:[1-9][0-9]*(?:\.[0-9]*[1-9])?|0\.[0-9]*[1-9]))";
+/// An integer as LLGuidance writes one ([`JsonOptions::canonical_literals`]): plain digits,
+/// no fraction, no exponent.
+const INTEGER_CANONICAL: &str = r"-?(?:0|[1-9][0-9]*)";
 /// Most spaces and tabs of a [`Whitespace::Pretty`] gap before its line break, if any
 /// (`", "`, `": "`).
 const PRETTY_INLINE: u32 = 2;
@@ -473,9 +476,12 @@ fn child(ptr: &str, k: &str) -> String {
 
 /// Every spelling (quotes included) of the key `k`; its canonical spelling only when it is
 /// longer than `ecma::MAX_SPELLED_LITERAL` characters.
-fn key_spellings(k: &str) -> RegexAst {
-    ecma::quoted_spellings(k)
-        .unwrap_or_else(|| RegexAst::Literal(super::pydumps::string(k).into_bytes()))
+fn key_spellings(k: &str, canonical: bool) -> RegexAst {
+    let literal = || RegexAst::Literal(super::pydumps::string(k).into_bytes());
+    if canonical {
+        return literal();
+    }
+    ecma::quoted_spellings(k).unwrap_or_else(literal)
 }
 
 fn percent_decode(s: &str) -> String {
@@ -2686,6 +2692,9 @@ impl<'a> Compiler<'a> {
     /// `2e0`, `0.2e1`; exponents beyond its cases are reported by the caller), strings with
     /// any escapes (`ecma::quoted_spellings`; canonical only when too long, reported).
     fn scalar_regex(&self, v: &Value) -> RegexAst {
+        if self.opts.canonical_literals {
+            return RegexAst::Literal(self.scalar_text(v).into_bytes());
+        }
         if let Value::Number(n) = v
             && let Some(d) = Decimal::parse(&n.to_string())
         {
@@ -2821,7 +2830,10 @@ impl<'a> Compiler<'a> {
                         if sep {
                             top.rhs.push(IrSymbol::Lexeme(p.comma));
                         }
-                        let kl = self.lexeme(&super::pydumps::string(k), key_spellings(k))?;
+                        let kl = self.lexeme(
+                            &super::pydumps::string(k),
+                            key_spellings(k, self.opts.canonical_literals),
+                        )?;
                         top.rhs.push(IrSymbol::Lexeme(kl));
                         top.rhs.push(IrSymbol::Lexeme(p.colon));
                         pending = Some(x);
@@ -3040,17 +3052,26 @@ impl<'a> Compiler<'a> {
             if let Some(b) = &hi {
                 plain.push(pat(numeric::le(&b.dec, b.strict)));
             }
-            if integer {
+            if integer && self.opts.canonical_literals {
+                plain.push(pat(INTEGER_CANONICAL.into()));
+            } else if integer {
                 plain.push(pat(numeric::INTEGER_PLAIN.into()));
             }
             let lo_b = lo.as_ref().map(|b| (&b.dec, b.strict));
             let hi_b = hi.as_ref().map(|b| (&b.dec, b.strict));
             // Integrality is tested inside each notation's case (see
             // `numeric::exponent_spellings`).
-            parts.push(RegexAst::Or(vec![
-                RegexAst::And(plain),
-                numeric::exponent_spellings(lo_b, hi_b, integer),
-            ]));
+            if integer && self.opts.canonical_literals {
+                // LLGuidance writes integers in plain notation only.
+                parts.push(RegexAst::And(plain));
+            } else {
+                parts.push(RegexAst::Or(vec![
+                    RegexAst::And(plain),
+                    numeric::exponent_spellings(lo_b, hi_b, integer),
+                ]));
+            }
+        } else if integer && self.opts.canonical_literals {
+            parts.push(pat(INTEGER_CANONICAL.into()));
         } else if integer {
             // Every integer spelling is a JSON number: no `NUMBER &` around it (an
             // intersection makes every cold lexer transition of the lexeme run an
@@ -3743,7 +3764,7 @@ impl<'a> Compiler<'a> {
                     let lits = vals
                         .iter()
                         .filter_map(Value::as_str)
-                        .map(key_spellings)
+                        .map(|k| key_spellings(k, self.opts.canonical_literals))
                         .collect();
                     parts.push(RegexAst::Or(lits));
                 }
@@ -3825,7 +3846,7 @@ impl<'a> Compiler<'a> {
         let mut literal_keys = Vec::with_capacity(named.len());
         for (k, schema) in &named {
             let lit = super::pydumps::string(k);
-            literal_keys.push(key_spellings(k));
+            literal_keys.push(key_spellings(k, self.opts.canonical_literals));
             let kp = child(&child(ptr, "properties"), k);
             // Schemas of matching patterns apply too.
             let mut extra: Vec<Value> = Vec::new();
@@ -3856,7 +3877,7 @@ impl<'a> Compiler<'a> {
                     self.sub_owned(acc, &kp, base)?
                 }
             };
-            let mut key_re = key_spellings(k);
+            let mut key_re = key_spellings(k, self.opts.canonical_literals);
             if let Some(kn) = &key_names {
                 key_re = RegexAst::And(vec![key_re, kn.clone()]);
             }

@@ -228,6 +228,11 @@ pub struct JsonOptions {
     /// (without fragment), e.g. `("http://example.com/defs.json", defs)`. Nothing is
     /// fetched; a reference to any other document is an error.
     pub documents: Vec<(String, Value)>,
+    /// Object keys and `const`/`enum` values only in their canonical spelling (`"name"`,
+    /// `12`), and integers in plain notation only, as LLGuidance writes them, instead of
+    /// every spelling of the same value (`"n\u0061me"`, `1.2e1`). A subset of texts, not of values. With declared property
+    /// order this makes key names forced text, which LLGuidance's clients expect.
+    pub canonical_literals: bool,
 }
 
 impl Default for JsonOptions {
@@ -249,6 +254,7 @@ impl Default for JsonOptions {
             strict: false,
             assert_formats: true,
             documents: Vec::new(),
+            canonical_literals: false,
         }
     }
 }
@@ -257,13 +263,15 @@ impl JsonOptions {
     /// LLGuidance 1.9.1's JSON defaults: declared property order
     /// ([`PropertyOrder::SchemaOrder`]), unbounded flexible whitespace
     /// ([`Whitespace::Unbounded`], its `whitespace_flexible: true`), `,` and `:` separators,
-    /// formats asserted, `oneOf` not coerced. Differences that remain: this compiler
+    /// formats asserted, `oneOf` not coerced, keys and `const`/`enum` values in their
+    /// canonical spelling ([`Self::canonical_literals`]). Differences that remain: this compiler
     /// compiles some keywords LLGuidance refuses (it reports them instead), and LLGuidance
     /// refuses unknown formats unless `lenient`.
     pub fn llguidance() -> Self {
         JsonOptions {
             whitespace: Whitespace::Unbounded,
             property_order: PropertyOrder::SchemaOrder,
+            canonical_literals: true,
             ..JsonOptions::default()
         }
     }
