@@ -80,13 +80,38 @@ static void run(const char * kind, const char * grammar, uint64_t seed, int step
     for (auto * t : todo) { t->iface->free(t); delete t; }
 }
 
+// A token table from dump_vocab.py (`special hexbytes` per line, `-` for no bytes).
+static bool load_table(const char * path) {
+    FILE * f = fopen(path, "r");
+    if (!f) return false;
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        int special = line[0] == '1';
+        std::string hex(line + 2), bytes;
+        while (!hex.empty() && (hex.back() == '\n' || hex.back() == '\r')) hex.pop_back();
+        for (size_t i = 0; hex != "-" && i + 1 < hex.size(); i += 2) bytes += (char) strtol(hex.substr(i, 2).c_str(), nullptr, 16);
+        if (bytes == "<|eot_id|>") V.eot = (int) V.text.size();
+        V.text.push_back(bytes);
+        V.special.push_back(special);
+    }
+    fclose(f);
+    return true;
+}
+
 int main() {
+    const char * table = getenv("TOKEN_TABLE");
+    if (table && load_table(table)) {
+        goto cases;
+    }
     for (int b = 0x20; b < 0x7f; b++) { V.text.push_back(std::string(1, (char) b)); V.special.push_back(false); }
+    {
     const char * words[] = {"\n", "  ", "{\"", "\":", "\", \"", "\"}", "name", "age", "true", "false", "null", "12", "The", " answer", " is", "<f", "=", ">", "\":\"", "[", "]", "call"};
     for (auto w : words) { V.text.push_back(w); V.special.push_back(false); }
     const char * specials[] = {"<|python_tag|>", "<|eom_id|>", "<|eot_id|>"};
     for (auto w : specials) { V.text.push_back(w); V.special.push_back(true); }
     V.eot = (int) V.text.size() - 1;
+    }
+cases:
 
     struct { const char * kind; const char * g; } cases[] = {
         {"lark", "start: \"The answer is \" NUM\nNUM: /[0-9]{1,4}/\n"},

@@ -4,13 +4,16 @@
 # llama.cpp's sampling loop over pseudo-random logits, with clones); the two transcripts
 # (allowed-token count and pick at every step) must be identical.
 #
-# usage: bench/real-clients/run.sh LLAMA_CPP_LLGUIDANCE_CPP
+# usage: bench/real-clients/run.sh LLAMA_CPP_LLGUIDANCE_CPP [TOKENIZER_JSON]
 #   the path of llama.cpp's common/llguidance.cpp (not in this repository: it is
 #   llama.cpp's code). LLGuidance 1.9.1 comes from crates.io (bench/real-clients/llgc).
+#   TOKENIZER_JSON (default ../shared/tokenizers/llama3.json): a second run over that
+#   vocabulary (dump_vocab.py), besides the host's small one.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-src=${1:?usage: run.sh path/to/llama.cpp/common/llguidance.cpp}
+src=${1:?usage: run.sh path/to/llama.cpp/common/llguidance.cpp [tokenizer.json]}
+tokjson=${2:-$repo/../shared/tokenizers/llama3.json}
 out=${OUT:-/tmp/sieve-real-clients}
 mkdir -p "$out"
 CARGO_TARGET_DIR=$out/llgc-target cargo build --release --quiet --manifest-path "$here/llgc/Cargo.toml"
@@ -23,10 +26,18 @@ $cxx -I"$repo/ffi-c/include" -c "$out/llguidance.cpp" -o "$out/sieve.o"
 $cxx -c "$here/llama_cpp_host.cc" -o "$out/host.o"
 $cxx "$out/host.o" "$out/real.o" "$out/llgc-target/release/libllgc.a" -lpthread -ldl -lm -o "$out/with_llguidance"
 $cxx "$out/host.o" "$out/sieve.o" "$repo/target/release/libsieve.a" -lpthread -ldl -lm -o "$out/with_sieve"
-"$out/with_llguidance" > "$out/llguidance.txt" 2>/dev/null
-"$out/with_sieve" > "$out/sieve.txt" 2>/dev/null
-if diff -u "$out/llguidance.txt" "$out/sieve.txt" > "$out/diff.txt"; then
-    echo "llama.cpp sampler: identical transcripts ($(grep -c step "$out/sieve.txt") steps)"
-else
-    echo "llama.cpp sampler: transcripts differ (see $out/diff.txt)"; head -20 "$out/diff.txt"; exit 1
-fi
+compare() { # label, then env for both runs
+    local label=$1; shift
+    env "$@" "$out/with_llguidance" > "$out/llguidance.$label.txt" 2>/dev/null
+    env "$@" "$out/with_sieve" > "$out/sieve.$label.txt" 2>/dev/null
+    if diff -u "$out/llguidance.$label.txt" "$out/sieve.$label.txt" > "$out/diff.$label.txt"; then
+        echo "llama.cpp sampler, $label: identical transcripts ($(grep -ac step "$out/sieve.$label.txt") steps)"
+    else
+        echo "llama.cpp sampler, $label: transcripts differ (see $out/diff.$label.txt)"
+        head -20 "$out/diff.$label.txt"
+        return 1
+    fi
+}
+compare small-vocabulary TOKEN_TABLE=
+python3 "$here/dump_vocab.py" "$tokjson" "$out/vocab.tbl"
+compare "$(basename "$tokjson")" TOKEN_TABLE="$out/vocab.tbl"
