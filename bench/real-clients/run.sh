@@ -4,11 +4,13 @@
 # llama.cpp's sampling loop over pseudo-random logits, with clones); the two transcripts
 # (allowed-token count and pick at every step) must be identical.
 #
-# usage: bench/real-clients/run.sh LLAMA_CPP_LLGUIDANCE_CPP [TOKENIZER_JSON]
+# usage: bench/real-clients/run.sh LLAMA_CPP_LLGUIDANCE_CPP [TOKENIZER_JSON [ORT_CPP]]
 #   the path of llama.cpp's common/llguidance.cpp (not in this repository: it is
 #   llama.cpp's code). LLGuidance 1.9.1 comes from crates.io (bench/real-clients/llgc).
 #   TOKENIZER_JSON (default ../shared/tokenizers/llama3.json): a second run over that
 #   vocabulary (dump_vocab.py), besides the host's small one.
+#   ORT_CPP: onnxruntime-genai's src/constrained_logits_processor.cpp (commit 05f5749's
+#   layout), compared the same way.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -41,3 +43,26 @@ compare() { # label, then env for both runs
 compare small-vocabulary TOKEN_TABLE=
 python3 "$here/dump_vocab.py" "$tokjson" "$out/vocab.tbl"
 compare "$(basename "$tokjson")" TOKEN_TABLE="$out/vocab.tbl"
+
+# onnxruntime-genai's src/constrained_logits_processor.cpp (optional third argument), with
+# stand-in headers (ort-stub/) and the generator's loop (ort_host.cc), over the same vocabulary.
+ort_src=${3:-}
+if [ -n "$ort_src" ]; then
+    cxx20="g++ -std=c++20 -O1 -I$here/ort-stub"
+    cp "$ort_src" "$out/constrained_logits_processor.cpp"
+    mkdir -p "$out/model" && ln -sf "$tokjson" "$out/model/tokenizer.json"
+    $cxx20 -I"$llg_inc" -c "$out/constrained_logits_processor.cpp" -o "$out/ort_real.o" 2>/dev/null
+    $cxx20 -I"$repo/ffi-c/include" -c "$out/constrained_logits_processor.cpp" -o "$out/ort_sieve.o"
+    $cxx20 -I"$repo/ffi-c/include" -c "$here/ort_host.cc" -o "$out/ort_host.o"
+    $cxx20 "$out/ort_host.o" "$out/ort_real.o" "$out/llgc-target/release/libllgc.a" -lpthread -ldl -lm -o "$out/ort_with_llguidance"
+    $cxx20 "$out/ort_host.o" "$out/ort_sieve.o" "$repo/target/release/libsieve.a" -lpthread -ldl -lm -o "$out/ort_with_sieve"
+    "$out/ort_with_llguidance" "$out/model" "$out/vocab.tbl" > "$out/ort.llguidance.txt" 2>/dev/null
+    "$out/ort_with_sieve" "$out/model" "$out/vocab.tbl" > "$out/ort.sieve.txt" 2>/dev/null
+    if diff -u "$out/ort.llguidance.txt" "$out/ort.sieve.txt" > "$out/ort.diff.txt"; then
+        echo "onnxruntime-genai processor: identical transcripts ($(grep -c step "$out/ort.sieve.txt") lines)"
+    else
+        echo "onnxruntime-genai processor: transcripts differ (see $out/ort.diff.txt)"
+        head -20 "$out/ort.diff.txt"
+        exit 1
+    fi
+fi

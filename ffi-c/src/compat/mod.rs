@@ -224,6 +224,12 @@ mod tests {
         assert!(!accepts(s, "{\"a\": 1e0, \"b\": 2}"));
         assert!(!accepts(r#"{"enum": [12]}"#, "1.2e1"));
         assert!(accepts(r#"{"enum": [12]}"#, "12"));
+        // Strings: LLGuidance's characters (checked against LLGuidance 1.9.1 itself).
+        let st = r#"{"type": "string"}"#;
+        assert!(accepts(st, "\"a\\u001f\\n\""));
+        assert!(!accepts(st, "\"\\/\""));
+        assert!(!accepts(st, "\"\\u0041\""));
+        assert!(!accepts(st, "\"\u{7f}\""));
         let compact = r#"{"x-guidance":{"whitespace_flexible":false},"type":"array","items":{"type":"integer"}}"#;
         assert!(accepts(compact, "[1,2]"));
         assert!(!accepts(compact, "[1, 2]"));

@@ -48,6 +48,10 @@ use crate::regex::{ExprSet, RegexAst};
 
 mod negate;
 
+/// One string character as LLGuidance 1.9.1 writes it ([`JsonOptions::llguidance_spellings`]):
+/// no DEL unescaped, no `\/`, and `\u` only for control characters and DEL.
+const STR_CHAR_LLG: &str =
+    r#"(?:[^"\\\x00-\x1F\x7F]|\\["\\bfnrt]|\\u00[01][0-9A-Fa-f]|\\u007[Ff])"#;
 /// One encoded character of a generic string body: any JSON escape, a surrogate pair escape
 /// counting as one character, lone surrogates rejected.
 const STR_CHAR: &str = r#"(?:[^"\\\x00-\x1F]|\\["\\/bfnrt]|\\u(?:[0-9A-Ca-cEFef][0-9A-Fa-f]{3}|[Dd][0-7][0-9A-Fa-f]{2})|\\u[Dd][89ABab][0-9A-Fa-f]{2}\\u[Dd][C-Fc-f][0-9A-Fa-f]{2})"#;
@@ -56,7 +60,7 @@ const NUMBER: &str = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?";
 /// domain in which a number regex is complemented, so that complementing spellings
 /// complements values.
 const CANON_NUMBER: &str = r"(?:0|-?(?:[1-9][0-9]*(?:\.[0-9]*[1-9])?|0\.[0-9]*[1-9]))";
-/// An integer as LLGuidance writes one ([`JsonOptions::canonical_literals`]): plain digits,
+/// An integer as LLGuidance writes one ([`JsonOptions::llguidance_spellings`]): plain digits,
 /// no fraction, no exponent.
 const INTEGER_CANONICAL: &str = r"-?(?:0|[1-9][0-9]*)";
 /// Most spaces and tabs of a [`Whitespace::Pretty`] gap before its line break, if any
@@ -1131,9 +1135,21 @@ impl<'a> Compiler<'a> {
         Ok(r)
     }
 
+    /// One JSON string character: every spelling, or LLGuidance's.
+    fn str_char(&self) -> &'static str {
+        if self.opts.llguidance_spellings {
+            STR_CHAR_LLG
+        } else {
+            STR_CHAR
+        }
+    }
+
     fn string_any(&self) -> RegexAst {
         RegexAst::Repeat(
-            Box::new(RegexAst::Pattern(STR_CHAR.into(), Default::default())),
+            Box::new(RegexAst::Pattern(
+                self.str_char().into(),
+                Default::default(),
+            )),
             0,
             None,
         )
@@ -2692,7 +2708,7 @@ impl<'a> Compiler<'a> {
     /// `2e0`, `0.2e1`; exponents beyond its cases are reported by the caller), strings with
     /// any escapes (`ecma::quoted_spellings`; canonical only when too long, reported).
     fn scalar_regex(&self, v: &Value) -> RegexAst {
-        if self.opts.canonical_literals {
+        if self.opts.llguidance_spellings {
             return RegexAst::Literal(self.scalar_text(v).into_bytes());
         }
         if let Value::Number(n) = v
@@ -2832,7 +2848,7 @@ impl<'a> Compiler<'a> {
                         }
                         let kl = self.lexeme(
                             &super::pydumps::string(k),
-                            key_spellings(k, self.opts.canonical_literals),
+                            key_spellings(k, self.opts.llguidance_spellings),
                         )?;
                         top.rhs.push(IrSymbol::Lexeme(kl));
                         top.rhs.push(IrSymbol::Lexeme(p.colon));
@@ -3052,7 +3068,7 @@ impl<'a> Compiler<'a> {
             if let Some(b) = &hi {
                 plain.push(pat(numeric::le(&b.dec, b.strict)));
             }
-            if integer && self.opts.canonical_literals {
+            if integer && self.opts.llguidance_spellings {
                 plain.push(pat(INTEGER_CANONICAL.into()));
             } else if integer {
                 plain.push(pat(numeric::INTEGER_PLAIN.into()));
@@ -3061,7 +3077,7 @@ impl<'a> Compiler<'a> {
             let hi_b = hi.as_ref().map(|b| (&b.dec, b.strict));
             // Integrality is tested inside each notation's case (see
             // `numeric::exponent_spellings`).
-            if integer && self.opts.canonical_literals {
+            if integer && self.opts.llguidance_spellings {
                 // LLGuidance writes integers in plain notation only.
                 parts.push(RegexAst::And(plain));
             } else {
@@ -3070,7 +3086,7 @@ impl<'a> Compiler<'a> {
                     numeric::exponent_spellings(lo_b, hi_b, integer),
                 ]));
             }
-        } else if integer && self.opts.canonical_literals {
+        } else if integer && self.opts.llguidance_spellings {
             parts.push(pat(INTEGER_CANONICAL.into()));
         } else if integer {
             // Every integer spelling is a JSON number: no `NUMBER &` around it (an
@@ -3176,7 +3192,7 @@ impl<'a> Compiler<'a> {
         if max.is_some_and(|x| x < min) {
             return Ok(RegexAst::Nothing);
         }
-        let char_re = RegexAst::Pattern(STR_CHAR.into(), Default::default());
+        let char_re = RegexAst::Pattern(self.str_char().into(), Default::default());
         parts.push(RegexAst::Repeat(
             Box::new(char_re),
             min as u32,
@@ -3209,7 +3225,10 @@ impl<'a> Compiler<'a> {
         }
         if let Some(Value::Array(groups)) = m.get(self.keys.not_string.as_str()) {
             parts.push(RegexAst::Repeat(
-                Box::new(RegexAst::Pattern(STR_CHAR.into(), Default::default())),
+                Box::new(RegexAst::Pattern(
+                    self.str_char().into(),
+                    Default::default(),
+                )),
                 0,
                 None,
             ));
@@ -3764,7 +3783,7 @@ impl<'a> Compiler<'a> {
                     let lits = vals
                         .iter()
                         .filter_map(Value::as_str)
-                        .map(|k| key_spellings(k, self.opts.canonical_literals))
+                        .map(|k| key_spellings(k, self.opts.llguidance_spellings))
                         .collect();
                     parts.push(RegexAst::Or(lits));
                 }
@@ -3846,7 +3865,7 @@ impl<'a> Compiler<'a> {
         let mut literal_keys = Vec::with_capacity(named.len());
         for (k, schema) in &named {
             let lit = super::pydumps::string(k);
-            literal_keys.push(key_spellings(k, self.opts.canonical_literals));
+            literal_keys.push(key_spellings(k, self.opts.llguidance_spellings));
             let kp = child(&child(ptr, "properties"), k);
             // Schemas of matching patterns apply too.
             let mut extra: Vec<Value> = Vec::new();
@@ -3877,7 +3896,7 @@ impl<'a> Compiler<'a> {
                     self.sub_owned(acc, &kp, base)?
                 }
             };
-            let mut key_re = key_spellings(k, self.opts.canonical_literals);
+            let mut key_re = key_spellings(k, self.opts.llguidance_spellings);
             if let Some(kn) = &key_names {
                 key_re = RegexAst::And(vec![key_re, kn.clone()]);
             }

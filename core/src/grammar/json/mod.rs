@@ -228,11 +228,12 @@ pub struct JsonOptions {
     /// (without fragment), e.g. `("http://example.com/defs.json", defs)`. Nothing is
     /// fetched; a reference to any other document is an error.
     pub documents: Vec<(String, Value)>,
-    /// Object keys and `const`/`enum` values only in their canonical spelling (`"name"`,
-    /// `12`), and integers in plain notation only, as LLGuidance writes them, instead of
-    /// every spelling of the same value (`"n\u0061me"`, `1.2e1`). A subset of texts, not of values. With declared property
+    /// Spellings as LLGuidance 1.9.1 allows them, instead of every spelling of the same value:
+    /// object keys and `const`/`enum` values in their canonical spelling (`"name"`, `12`, not
+    /// `"n\u0061me"`, `1.2e1`), integers in plain notation, and string characters without
+    /// `\/`, without an unescaped DEL, and with `\u` only for control characters and DEL. A subset of texts, not of values. With declared property
     /// order this makes key names forced text, which LLGuidance's clients expect.
-    pub canonical_literals: bool,
+    pub llguidance_spellings: bool,
 }
 
 impl Default for JsonOptions {
@@ -254,7 +255,7 @@ impl Default for JsonOptions {
             strict: false,
             assert_formats: true,
             documents: Vec::new(),
-            canonical_literals: false,
+            llguidance_spellings: false,
         }
     }
 }
@@ -264,14 +265,14 @@ impl JsonOptions {
     /// ([`PropertyOrder::SchemaOrder`]), unbounded flexible whitespace
     /// ([`Whitespace::Unbounded`], its `whitespace_flexible: true`), `,` and `:` separators,
     /// formats asserted, `oneOf` not coerced, keys and `const`/`enum` values in their
-    /// canonical spelling ([`Self::canonical_literals`]). Differences that remain: this compiler
+    /// canonical spelling ([`Self::llguidance_spellings`]). Differences that remain: this compiler
     /// compiles some keywords LLGuidance refuses (it reports them instead), and LLGuidance
     /// refuses unknown formats unless `lenient`.
     pub fn llguidance() -> Self {
         JsonOptions {
             whitespace: Whitespace::Unbounded,
             property_order: PropertyOrder::SchemaOrder,
-            canonical_literals: true,
+            llguidance_spellings: true,
             ..JsonOptions::default()
         }
     }
