@@ -338,13 +338,49 @@ pub fn check_c_abi(data: &[u8]) -> Result<(), String> {
             if unsafe { llg_matcher_is_error(h.llg) } {
                 // SAFETY: 1. a live llg matcher; the message lives as long as the handle.
                 let m = unsafe { std::ffi::CStr::from_ptr(llg_matcher_get_error(h.llg)) };
-                return Err(format!(
-                    "llg_new_matcher failed where sieve_grammar_new compiled: {m:?}"
-                ));
+                // LLGuidance's JSON options may refuse what sieve's compile: only an error
+                // that the layer's own compile does not give is a bug.
+                let src = std::str::from_utf8(text).unwrap_or_default();
+                let l = Limits::default();
+                let o = JsonOptions::llguidance();
+                let refused = match kind {
+                    1 => Grammar::from_lark_with(src, &o, &v, &l).is_err(),
+                    2 => Grammar::from_regex(src, &v, &l).is_err(),
+                    _ => Grammar::from_json_schema_str(src, &o, &v, &l).is_err(),
+                };
+                if !refused {
+                    return Err(format!(
+                        "llg_new_matcher failed where its own compile succeeds: {m:?}"
+                    ));
+                }
+                // SAFETY: 1. a live llg matcher, freed once.
+                unsafe { llg_free_matcher(h.llg) };
+                h.llg = ptr::null_mut();
             }
         }
     }
     let mut rm = Matcher::new(&g);
+    // The llg layer's reference: the same text compiled as that layer compiles it
+    // (LLGuidance's JSON options), its masks narrowed to the canonical forced token.
+    let mut rl: Option<Matcher> = None;
+    if !h.llg.is_null() {
+        let src = std::str::from_utf8(text).unwrap_or_default();
+        let l = Limits::default();
+        let o = JsonOptions::llguidance();
+        let g = match kind {
+            1 => Grammar::from_lark_with(src, &o, &v, &l),
+            2 => Grammar::from_regex(src, &v, &l),
+            _ => Grammar::from_json_schema_str(src, &o, &v, &l).map(|(g, _)| g),
+        };
+        match g {
+            Ok(g) => rl = Some(Matcher::new(&g)),
+            Err(e) => {
+                return Err(format!(
+                    "llg_new_matcher compiled what the core refuses: {e}"
+                ));
+            }
+        }
+    }
     let mut step = 0;
     while !ops.is_empty() && step < 48 {
         step += 1;
@@ -395,16 +431,18 @@ pub fn check_c_abi(data: &[u8]) -> Result<(), String> {
                         return Err(format!("{what}: token {t}: mask {} is_allowed {a}", !a));
                     }
                 }
-                if !h.llg.is_null() {
+                if let (false, Some(rl)) = (h.llg.is_null(), rl.as_mut()) {
                     let mut lm = vec![0u32; words];
                     // SAFETY: 1. a live llg matcher; `lm` has `words` words.
                     let r =
                         unsafe { llg_matcher_compute_mask_into(h.llg, lm.as_mut_ptr(), words * 4) };
-                    if r == 0 && lm != want_mask {
-                        return Err(format!("{what}: llg mask differs from the core mask"));
-                    }
-                    if r != 0 && !matches!(rm.error(), Some(MatcherError::Limit(_))) {
-                        return Err(format!("{what}: llg_matcher_compute_mask_into failed"));
+                    let want = llg_reference_mask(rl, words);
+                    match (r, want) {
+                        (0, Ok(w)) if lm != w => {
+                            return Err(format!("{what}: llg mask differs from the reference"));
+                        }
+                        (0, Ok(_)) | (_, Err(MatcherError::Limit(_))) => {}
+                        _ => return Err(format!("{what}: llg_matcher_compute_mask_into = {r}")),
                     }
                 }
             }
@@ -435,11 +473,14 @@ pub fn check_c_abi(data: &[u8]) -> Result<(), String> {
                     st,
                     want_status(err_before, &r),
                 )?;
-                if !h.llg.is_null() && !err_before {
+                if let (false, Some(rl)) = (h.llg.is_null(), rl.as_mut())
+                    && rl.error().is_none()
+                {
+                    let r = rl.consume_token(t);
                     // SAFETY: 1. a live llg matcher.
                     let lr = unsafe { llg_matcher_consume_token(h.llg, t) };
                     if (lr == 0) != r.is_ok() {
-                        return Err(format!("{what}: llg consume_token({t}) = {lr}, core {r:?}"));
+                        return Err(format!("{what}: llg consume_token({t}) = {lr}, ref {r:?}"));
                     }
                     if lr != 0 {
                         // SAFETY: 1. a live llg matcher, freed once.
@@ -458,11 +499,12 @@ pub fn check_c_abi(data: &[u8]) -> Result<(), String> {
                     st,
                     want_status(err_before, &r),
                 )?;
-                if !h.llg.is_null() {
+                if let (false, Some(rl)) = (h.llg.is_null(), rl.as_mut()) {
+                    let r = rl.rollback(k);
                     // SAFETY: 1. a live llg matcher.
                     let lr = unsafe { llg_matcher_rollback(h.llg, k) };
                     if (lr == 0) != r.is_ok() {
-                        return Err(format!("{what}: llg rollback({k}) = {lr}, core {r:?}"));
+                        return Err(format!("{what}: llg rollback({k}) = {lr}, ref {r:?}"));
                     }
                     if lr != 0 {
                         // SAFETY: 1. a live llg matcher, freed once.
@@ -495,11 +537,13 @@ pub fn check_c_abi(data: &[u8]) -> Result<(), String> {
                     w
                 };
                 ok_or(&format!("{what} validate_tokens"), st, want)?;
-                if !h.llg.is_null() && !null_out && !err_before && want == sieve_status::Ok {
+                if let (false, Some(rl)) = (h.llg.is_null(), rl.as_mut())
+                    && let Ok(count) = rl.validate_tokens(&draft)
+                {
                     // SAFETY: 1. a live llg matcher, `draft` readable for `k` ids.
                     let lr = unsafe { llg_matcher_validate_tokens(h.llg, draft.as_ptr(), k) };
-                    if lr as usize != nv {
-                        return Err(format!("{what}: llg validate_tokens {lr}, sieve {nv}"));
+                    if lr < 0 || lr as usize != count {
+                        return Err(format!("{what}: llg validate_tokens {lr}, ref {count}"));
                     }
                 }
             }
@@ -545,7 +589,8 @@ pub fn check_c_abi(data: &[u8]) -> Result<(), String> {
                         "{what}: is_accepting differs from the core ({acc})"
                     ));
                 }
-                if !h.llg.is_null() {
+                if let (false, Some(rl)) = (h.llg.is_null(), rl.as_mut()) {
+                    let acc = rl.is_accepting();
                     // SAFETY: 1. a live llg matcher.
                     if unsafe { llg_matcher_is_accepting(h.llg) } != acc {
                         return Err(format!("{what}: llg is_accepting differs ({acc})"));
@@ -631,4 +676,20 @@ pub fn check_tokenizer_json_c(data: &[u8], core: Option<usize>) -> Result<(), St
         ));
     }
     Ok(())
+}
+
+/// The llg layer's mask for `rl` (a matcher of the grammar as that layer compiles it): the
+/// core's mask, narrowed to the canonical forced token where the grammar forces text (the
+/// layer's tokenizer here is greedy over text tokens).
+fn llg_reference_mask(rl: &mut Matcher, words: usize) -> Result<Vec<u32>, MatcherError> {
+    let mut m = vec![0u32; words];
+    rl.compute_mask(&mut m)?;
+    if !rl.is_stopped() {
+        let v = rl.grammar().vocab().clone();
+        if let Some(t) = rl.canonical_forced_token(&mut |b| v.greedy_tokenize_text(b))? {
+            m.fill(0);
+            m[t as usize / 32] |= 1 << (t % 32);
+        }
+    }
+    Ok(m)
 }
