@@ -81,10 +81,7 @@ impl Grammar {
         vocab: &Arc<Vocabulary>,
         limits: &Limits,
     ) -> Result<Grammar, GrammarError> {
-        let mut budget = CompileBudget::new(limits);
-        let ir = lark::parse(src, vocab.as_ref(), limits, &mut budget)?;
-        // LLGuidance accepts terminals such as `/(.|\n)*/` (LiteRT-LM's tool-call strings).
-        Grammar::build(&ir, vocab, limits, true, &mut budget)
+        Grammar::from_lark_with(src, &json::JsonOptions::default(), vocab, limits)
     }
 
     /// [`Grammar::from_lark`] with `json` as the options of its inline `%json` schemas.
@@ -101,6 +98,7 @@ impl Grammar {
             grammars: &lark::NoSubGrammars,
         };
         let ir = lark::parse_in(src, &ctx, limits, &mut budget)?;
+        // LLGuidance accepts terminals such as `/(.|\n)*/` (LiteRT-LM's tool-call strings).
         Grammar::build(&ir, vocab, limits, true, &mut budget)
     }
 

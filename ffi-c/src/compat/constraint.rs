@@ -312,11 +312,7 @@ impl Constraint {
         m.consume_token(token).map_err(|e| e.to_string())?;
         let mut out = vec![token];
         if ff_ok && !m.is_stopped() {
-            let ff = match &tokenizer {
-                Some(t) => m.compute_ff_tokens_with(&mut |text| t.tokenize(text)),
-                None => m.compute_ff_tokens(),
-            }
-            .map_err(|e| e.to_string())?;
+            let ff = super::ff_tokens(m, tokenizer.as_deref())?;
             for t in ff {
                 m.consume_token(t).map_err(|e| e.to_string())?;
                 out.push(t);

@@ -381,21 +381,15 @@ pub extern "C" fn llg_matcher_compute_ff_tokens(
             return c.fail("output is NULL with output_len > 0");
         };
         let tokenizer = c.tokenizer.clone();
-        c.with(|m| {
-            match &tokenizer {
-                Some(t) => m.compute_ff_tokens_with(&mut |text| t.tokenize(text)),
-                None => m.compute_ff_tokens(),
-            }
-            .map_err(|e| e.to_string())
-        })
-        .map_or_else(
-            |e| e,
-            |ff| {
-                let n = ff.len().min(out.len());
-                out[..n].copy_from_slice(&ff[..n]);
-                i32::try_from(n).unwrap_or(i32::MAX)
-            },
-        )
+        c.with(|m| super::ff_tokens(m, tokenizer.as_deref()))
+            .map_or_else(
+                |e| e,
+                |ff| {
+                    let n = ff.len().min(out.len());
+                    out[..n].copy_from_slice(&ff[..n]);
+                    i32::try_from(n).unwrap_or(i32::MAX)
+                },
+            )
     })
 }
 

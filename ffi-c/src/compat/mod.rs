@@ -110,21 +110,26 @@ pub(crate) fn llg_mask(
     if m.is_stopped() {
         return Ok(());
     }
-    let forced = match tokenizer {
-        Some(t) => m.canonical_forced_token(&mut |text| t.tokenize(text)),
-        None => {
-            let vocab = m.grammar().vocab().clone();
-            m.canonical_forced_token(&mut |text| vocab.trie().greedy_tokenize(text))
-        }
-    }
-    .map_err(|e| e.to_string())?;
-    if let Some(t) = forced {
+    if let Some(&t) = ff_tokens(m, tokenizer)?.first() {
         mask.fill(0);
         if let Some(w) = mask.get_mut(t as usize / 32) {
             *w = 1 << (t % 32);
         }
     }
     Ok(())
+}
+
+/// The forced tokens (`Matcher::compute_ff_tokens_with`), tokenized by the host's
+/// `tokenize_fn` when the layer has one, else greedily.
+pub(crate) fn ff_tokens(
+    m: &mut Matcher,
+    tokenizer: Option<&tokenizer::CompatTokenizer>,
+) -> Result<Vec<u32>, String> {
+    match tokenizer {
+        Some(t) => m.compute_ff_tokens_with(&mut |text| t.tokenize(text)),
+        None => m.compute_ff_tokens(),
+    }
+    .map_err(|e| e.to_string())
 }
 
 /// The JSON Schema options of this layer: LLGuidance's defaults, which its clients were

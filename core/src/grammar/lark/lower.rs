@@ -336,8 +336,7 @@ impl<'a, 's> Terminals<'a, 's> {
                 NodeKind::Json(_) | NodeKind::GrammarRef(_) => {
                     return Err(super::schema::not_a_terminal(self.lines, span));
                 }
-                NodeKind::Seq(k) | NodeKind::Alt(k) => {
-                    let is_seq = matches!(n.kind, NodeKind::Seq(_));
+                NodeKind::Seq(k) | NodeKind::Alt(k) | NodeKind::And(k) => {
                     self.charge(budget, 1, span)?;
                     let children = pop_n(&mut vals, *k)?;
                     let (mut size, mut height) = (1usize, 1usize);
@@ -346,8 +345,10 @@ impl<'a, 's> Terminals<'a, 's> {
                         size = size.saturating_add(r.size);
                         // Splice same-kind children: terminal chains do not grow the height.
                         let mut ast = r.ast;
-                        match (is_seq, &mut ast) {
-                            (true, RegexAst::Concat(inner)) | (false, RegexAst::Or(inner)) => {
+                        match (&n.kind, &mut ast) {
+                            (NodeKind::Seq(_), RegexAst::Concat(inner))
+                            | (NodeKind::Alt(_), RegexAst::Or(inner))
+                            | (NodeKind::And(_), RegexAst::And(inner)) => {
                                 height = height.max(r.height);
                                 parts.append(inner);
                             }
@@ -357,30 +358,15 @@ impl<'a, 's> Terminals<'a, 's> {
                             }
                         }
                     }
-                    let ast = match (is_seq, parts.len()) {
-                        (true, 0) => RegexAst::Epsilon,
-                        (false, 0) => RegexAst::Nothing,
+                    let ast = match (&n.kind, parts.len()) {
+                        (NodeKind::Seq(_), 0) => RegexAst::Epsilon,
+                        (NodeKind::Alt(_) | NodeKind::And(_), 0) => RegexAst::Nothing,
                         (_, 1) => parts.pop().unwrap_or(RegexAst::Epsilon),
-                        (true, _) => RegexAst::Concat(parts),
-                        (false, _) => RegexAst::Or(parts),
+                        (NodeKind::Seq(_), _) => RegexAst::Concat(parts),
+                        (NodeKind::Alt(_), _) => RegexAst::Or(parts),
+                        _ => RegexAst::And(parts),
                     };
                     TermRegex { ast, size, height }
-                }
-                NodeKind::And(k) => {
-                    self.charge(budget, 1, span)?;
-                    let children = pop_n(&mut vals, *k)?;
-                    let (mut size, mut height) = (1usize, 1usize);
-                    let mut parts = Vec::with_capacity(children.len());
-                    for r in children {
-                        size = size.saturating_add(r.size);
-                        height = height.max(r.height + 1);
-                        parts.push(r.ast);
-                    }
-                    TermRegex {
-                        ast: RegexAst::And(parts),
-                        size,
-                        height,
-                    }
                 }
                 NodeKind::Not => {
                     // Complement within text: any bytes but `0xFF`, which only special tokens
