@@ -40,7 +40,7 @@
 
 use alloc::vec::Vec;
 
-use crate::earley::Parser;
+use crate::earley::{Completion, Parser};
 use crate::error::{LimitKind, MatcherError};
 use crate::grammar::Grammar;
 use crate::slicer::Slice;
@@ -49,6 +49,14 @@ use crate::vocab::Vocabulary;
 
 /// Forced bytes are searched at most this far ahead.
 const MAX_FORCED_BYTES: usize = 256;
+
+/// A completion budget mode has verified (see [`Matcher::compute_mask_within`]): `bytes`
+/// take the parser from `depth` bytes of output to an accepting state.
+#[derive(Debug, Clone)]
+struct Plan {
+    depth: usize,
+    bytes: Vec<u8>,
+}
 
 #[derive(Debug, Clone, Copy)]
 struct Consumed {
@@ -97,6 +105,11 @@ pub struct Matcher {
     holding: bool,
     /// A rebuild reset the shared tables: their generation moves on when they go back.
     reset_tables: bool,
+    /// Shortest-completion state: the grammar's length bounds, row costs, search scratch.
+    completion: Completion,
+    /// The best completion budget mode knows, kept across `consume_token` (dropped by
+    /// `rollback`, `reset` and any token that leaves it).
+    plan: Option<Plan>,
 }
 
 /// `bytes` (forced output) as tokens: text runs through `tokenize`, each special token's
@@ -164,6 +177,8 @@ impl Matcher {
             generation,
             holding: false,
             reset_tables: false,
+            completion: Completion::default(),
+            plan: None,
         };
         m.charge_outside();
         if m.parser.free_bytes() == 0 {
@@ -228,7 +243,9 @@ impl Matcher {
     fn charge_outside(&mut self) {
         let own = crate::lexer::vec_bytes(&self.bytes)
             + crate::lexer::vec_bytes(&self.consumed)
-            + crate::lexer::vec_bytes(&self.cached_mask);
+            + crate::lexer::vec_bytes(&self.cached_mask)
+            + self.completion.bytes_used()
+            + self.plan.as_ref().map_or(0, |p| p.bytes.capacity());
         self.parser.set_outside(self.shared.saturating_add(own));
     }
 
@@ -534,6 +551,7 @@ impl Matcher {
                     depth_before: depth,
                 });
                 self.bytes.extend_from_slice(bytes);
+                self.advance_plan(depth, bytes);
                 return Ok(());
             }
             Ok(false) => self.parser.truncate(depth),
@@ -582,6 +600,7 @@ impl Matcher {
         self.parser.truncate(depth);
         self.bytes.truncate(depth);
         self.stopped = false;
+        self.plan = None;
         Ok(())
     }
 
@@ -788,6 +807,7 @@ impl Matcher {
                     depth_before: depth,
                 });
                 self.bytes.extend_from_slice(bytes);
+                self.advance_plan(depth, bytes);
                 true
             }
             Ok(false) => {
@@ -799,6 +819,260 @@ impl Matcher {
                 self.error = Some(MatcherError::Limit(kind));
                 false
             }
+        }
+    }
+
+    /// The shortest byte string `s` such that pushing `s` leaves the matcher accepting
+    /// ([`Matcher::is_accepting`]): `Some(vec![])` when it already accepts (or is stopped),
+    /// `None` when no continuation is ever accepted. Among the shortest, the least in byte
+    /// order, so the answer depends only on the parser's state. Nothing is consumed.
+    ///
+    /// The string is found by the parser itself (an IDA* search over bytes, one byte per
+    /// lexer byte class, with a lower bound read off the Earley chart: see
+    /// `core/docs/budget.md`), so lexer max-munch, lazy and ignored lexemes are honoured and
+    /// the result really is accepted; its length is exact.
+    ///
+    /// # Errors
+    /// The search runs within one step's budgets ([`crate::Limits::fuel_per_mask`]: one unit
+    /// per byte pushed plus the parser's own work; `max_items_per_mask`;
+    /// `max_memory_bytes`). Running out is [`MatcherError::Limit`], which is *not* sticky:
+    /// the output is untouched and other calls go on working. (A lexer budget is met as in
+    /// [`Matcher::compute_mask`]: the tables are rebuilt and the search runs once more; only
+    /// when that replay fails is the error sticky.) A sticky error from before is returned.
+    pub fn shortest_completion(&mut self) -> Result<Option<Vec<u8>>, MatcherError> {
+        self.with_tables(|m| m.shortest_completion_held())
+    }
+
+    /// [`Matcher::shortest_completion`] with the tables held.
+    fn shortest_completion_held(&mut self) -> Result<Option<Vec<u8>>, MatcherError> {
+        self.check()?;
+        if self.stopped {
+            return Ok(Some(Vec::new()));
+        }
+        let r = self.with_rebuild(|m| {
+            m.reserve_output(0)?;
+            m.parser.start_step();
+            m.completion.begin(&m.parser);
+            m.completion.shortest(&mut m.parser)
+        });
+        self.charge_outside();
+        r.or_else(|kind| self.search_failed(kind))
+    }
+
+    /// A search ran into `kind`: sticky only if a failed rebuild lost the output's state.
+    fn search_failed<T>(&mut self, kind: LimitKind) -> Result<T, MatcherError> {
+        if self.parser.depth() != self.bytes.len() {
+            return self.fail(MatcherError::Limit(kind));
+        }
+        Err(MatcherError::Limit(kind))
+    }
+
+    /// How many tokens a complete output is away: the number of tokens of the greedy
+    /// longest-match tokenization ([`crate::toktrie::TokTrie::greedy_count`]) of
+    /// [`Matcher::shortest_completion`], or of the completion
+    /// [`Matcher::compute_mask_within`] remembers for this state if that one takes fewer.
+    /// `Some(0)` when accepting; `None` when no completion exists (or the vocabulary cannot
+    /// spell it greedily).
+    ///
+    /// Every tokenization of an accepted string is allowed by exact masks, so this many
+    /// tokens are always enough: with `completion_tokens() <= n`, a generation of at most
+    /// `n` more tokens that follows [`Matcher::compute_mask_within`] ends accepting.
+    ///
+    /// # Errors
+    /// As [`Matcher::shortest_completion`].
+    pub fn completion_tokens(&mut self) -> Result<Option<usize>, MatcherError> {
+        self.with_tables(|m| {
+            let s = m.shortest_completion_held()?;
+            let trie = m.grammar.vocab().trie();
+            let mut best = s.and_then(|s| trie.greedy_count(&s));
+            if let Some(plan) = m.plan.as_ref().filter(|p| p.depth == m.parser.depth())
+                && let Some(n) = trie.greedy_count(&plan.bytes)
+            {
+                best = Some(best.map_or(n, |b| b.min(n)));
+            }
+            Ok(best)
+        })
+    }
+
+    /// Budget mode: the mask of [`Matcher::compute_mask`] narrowed to the tokens after which
+    /// the output can still be completed within the budget. `remaining` is the number of
+    /// tokens the host may still consume, this one included.
+    ///
+    /// Token `t` (not EOS) stays iff after `t` a completion of at most `remaining - 1`
+    /// tokens is known: the greedy tokenization of the shortest completion after `t`, or of
+    /// the rest of a remembered completion when `t`'s bytes start it. EOS tokens stay iff
+    /// the output is accepting, as in [`Matcher::compute_mask`]. When `remaining` is less
+    /// than [`Matcher::completion_tokens`], it is raised to that: the mask then follows the
+    /// fastest known way to a complete output.
+    ///
+    /// # Guarantee
+    /// If `completion_tokens() <= remaining`, the mask holds the first token of a completion
+    /// within `remaining` tokens (the first greedy token of the best completion known, or an
+    /// EOS token when accepting and the vocabulary has one), and every token it holds leaves
+    /// a completion within `remaining - 1` tokens known. The matcher remembers the best
+    /// completion across [`Matcher::consume_token`], so by induction a forward generation
+    /// that calls this with `remaining = n - i` at step `i` and picks from the mask is
+    /// accepting after at most `n` tokens (and may stop earlier on EOS). The guarantee is for
+    /// forward generation: [`Matcher::rollback`] and [`Matcher::reset`] forget the
+    /// remembered completion, and the next call starts again from the shortest one. When no
+    /// completion exists at all, the mask is [`Matcher::compute_mask`]'s.
+    ///
+    /// # Cost
+    /// One shortest-completion search per distinct parser state the allowed tokens lead to
+    /// (tokens that stay inside one lexeme share one), each token's bytes pushed once; all
+    /// within one step's budgets ([`crate::Limits::fuel_per_mask`] for the whole call). See
+    /// `core/docs/budget.md` for numbers.
+    ///
+    /// # Errors
+    /// As [`Matcher::compute_mask`]; a budget run into by the searches is not sticky (see
+    /// [`Matcher::shortest_completion`]). On error the mask is zeroed.
+    pub fn compute_mask_within(
+        &mut self,
+        mask: &mut [u32],
+        remaining: usize,
+    ) -> Result<(), MatcherError> {
+        self.with_tables(|m| m.compute_mask_within_held(mask, remaining))
+    }
+
+    /// [`Matcher::compute_mask_within`] with the tables held.
+    fn compute_mask_within_held(
+        &mut self,
+        mask: &mut [u32],
+        remaining: usize,
+    ) -> Result<(), MatcherError> {
+        self.compute_mask_held(mask)?;
+        if self.stopped {
+            return Ok(());
+        }
+        let vocab = self.grammar.vocab().clone();
+        let words = self.mask_words();
+        let mut tokens = Vec::new();
+        for (i, &w) in mask.iter().take(words).enumerate() {
+            let mut w = w;
+            while w != 0 {
+                let t = i as u32 * 32 + w.trailing_zeros();
+                w &= w - 1;
+                if !vocab.eos_tokens().contains(&t) {
+                    tokens.push(t);
+                }
+            }
+        }
+        let r = self.with_rebuild(|m| m.narrow(&vocab, &tokens, remaining));
+        self.charge_outside();
+        match r {
+            Ok(rejected) => {
+                for t in rejected {
+                    if let Some(w) = mask.get_mut(t as usize / 32) {
+                        *w &= !(1 << (t % 32));
+                    }
+                }
+                Ok(())
+            }
+            Err(kind) => {
+                mask.fill(0);
+                self.search_failed(kind)
+            }
+        }
+    }
+
+    /// The tokens of `tokens` (allowed, not EOS) that budget mode rejects (see
+    /// [`Matcher::compute_mask_within`]); remembers the best completion known here.
+    fn narrow(
+        &mut self,
+        vocab: &Vocabulary,
+        tokens: &[u32],
+        remaining: usize,
+    ) -> Result<Vec<u32>, LimitKind> {
+        self.reserve_output(0)?;
+        self.parser.start_step();
+        self.completion.begin(&self.parser);
+        let depth = self.parser.depth();
+        let base_row = self.parser.top_row();
+        let trie = vocab.trie();
+        // The completions known here, fewest tokens first: the shortest one, and the one
+        // remembered from the last step.
+        let mut plans: Vec<(Vec<u8>, usize)> = Vec::new();
+        if let Some(s) = self.completion.shortest(&mut self.parser)?
+            && let Some(n) = trie.greedy_count(&s)
+        {
+            plans.push((s, n));
+        }
+        if let Some(plan) = self.plan.take().filter(|p| p.depth == depth)
+            && let Some(n) = trie.greedy_count(&plan.bytes)
+        {
+            plans.push((plan.bytes, n));
+        }
+        plans.sort_by_key(|&(_, n)| n);
+        let Some((best, best_n)) = plans.first() else {
+            // No completion: nothing to steer towards.
+            return Ok(Vec::new());
+        };
+        self.plan = Some(Plan {
+            depth,
+            bytes: best.clone(),
+        });
+        let limit = remaining.max(*best_n).checked_sub(1);
+        let mut rejected = Vec::new();
+        let Some(limit) = limit else {
+            // Accepting with no budget left: EOS only.
+            rejected.extend_from_slice(tokens);
+            return Ok(rejected);
+        };
+        // Path key after a token (see `Parser::path_key`) → tokens of the shortest
+        // completion from there.
+        let mut cache: hashbrown::HashMap<Vec<u32>, Option<usize>> = hashbrown::HashMap::new();
+        let mut key = Vec::new();
+        for &t in tokens {
+            let bytes = vocab.trie_bytes(t);
+            let by_plan = plans.iter().any(|(s, _)| {
+                s.starts_with(bytes)
+                    && s.get(bytes.len()..)
+                        .and_then(|rest| trie.greedy_count(rest))
+                        .is_some_and(|n| n <= limit)
+            });
+            if by_plan {
+                continue;
+            }
+            if !self.push_bytes(bytes) {
+                self.parser.truncate(depth);
+                if let Some(kind) = self.parser.error() {
+                    return Err(kind);
+                }
+                rejected.push(t);
+                continue;
+            }
+            self.parser.path_key(base_row, &mut key);
+            let n = match cache.get(&key) {
+                Some(&n) => n,
+                None => {
+                    let s = self.completion.shortest(&mut self.parser);
+                    let n = s?.and_then(|s| trie.greedy_count(&s));
+                    cache.insert(key.clone(), n);
+                    n
+                }
+            };
+            self.parser.truncate(depth);
+            if !n.is_some_and(|n| n <= limit) {
+                rejected.push(t);
+            }
+        }
+        Ok(rejected)
+    }
+
+    /// After `bytes` were consumed from `depth`: the remembered completion goes on if it
+    /// starts with them, and is dropped otherwise.
+    fn advance_plan(&mut self, depth: usize, bytes: &[u8]) {
+        let keep = self
+            .plan
+            .as_ref()
+            .is_some_and(|p| p.depth == depth && p.bytes.starts_with(bytes));
+        if keep {
+            if let Some(p) = self.plan.as_mut() {
+                p.bytes.drain(..bytes.len());
+                p.depth += bytes.len();
+            }
+        } else {
+            self.plan = None;
         }
     }
 
@@ -829,6 +1103,7 @@ impl Matcher {
         self.bytes.clear();
         self.stopped = false;
         self.error = None;
+        self.plan = None;
     }
 
     /// Drops the copy of the last mask, so the next [`Matcher::compute_mask`] computes it

@@ -1,6 +1,7 @@
 //! Shared helpers for sieve's cross-crate tests: a seeded PRNG, a brute-force mask oracle,
 //! and random walks through a grammar driven by its own masks.
 
+pub mod cfg;
 pub mod fuzzprops;
 pub mod heap;
 pub mod native;

@@ -20,8 +20,11 @@
 //! tables) is checked before it grows, against what the owner charged from outside
 //! ([`Parser::set_outside`]) plus what the parser holds ([`Parser::heap_bytes`]).
 
+mod complete;
 mod rules;
 mod statemask;
+
+pub use complete::Completion;
 
 pub use rules::{END, Rules, TERMINAL};
 

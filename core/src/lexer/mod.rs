@@ -645,6 +645,27 @@ impl Lexer {
         self.states[s.as_usize()].accept_set
     }
 
+    /// The live `(lexeme, expression)` pairs of `s`: what each lexeme still has to match
+    /// (a start state's sentinel pair left out).
+    pub(crate) fn live_pairs(&self, s: StateId) -> impl Iterator<Item = (u32, ExprId)> + '_ {
+        self.pairs
+            .get(s.0)
+            .iter()
+            .copied()
+            .filter(|&(lex, _)| lex != START_MARK)
+    }
+
+    /// The smallest byte of each byte class, in increasing order: every byte of a class
+    /// steps every state alike, so these are the only bytes a search needs to try.
+    pub(crate) fn class_leaders(&self) -> Vec<u8> {
+        let mut out: Vec<u8> = (0..self.num_classes)
+            .map(|c| self.classes.representative(c as u8))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// The lexemes (sorted ids) of accept set `id`.
     pub fn accept_set(&self, id: u32) -> &[u32] {
         self.accept_sets.get(id)

@@ -72,6 +72,9 @@ const FLAG_AND_NOT: u32 = 1 << 9;
 /// key in every JSON spelling, `(k|\u006[bB])...`, is still a literal set).
 const FLAG_WIDE: u32 = 1 << 10;
 
+/// [`ExprSet::min_len`] of an expression that matches nothing.
+pub(crate) const MIN_LEN_NONE: u32 = u32::MAX;
+
 /// `Repeat` upper bound meaning "unbounded".
 pub(crate) const REPEAT_INF: u32 = u32::MAX;
 
@@ -329,6 +332,75 @@ impl ExprSet {
             TAG_REPEAT => Node::Repeat(ExprId(arg(0)), arg(1), arg(2)),
             _ => Node::Nothing,
         }
+    }
+
+    /// A lower bound on the length of the shortest string `e` matches ([`MIN_LEN_NONE`] only
+    /// when it matches nothing): exact for bytes, concatenation, alternation and repetition;
+    /// an intersection counts its longest member and a complement 0 or 1 (whether it excludes
+    /// the empty string), so expressions with `&` or `~` may get less than their true length.
+    /// Memoised in `memo` (expression id → bound); the walk uses an explicit stack (children
+    /// are interned before their parents, so the graph has no cycle).
+    pub(crate) fn min_len(&self, e: ExprId, memo: &mut HashMap<u32, u32>) -> u32 {
+        if let Some(&v) = memo.get(&e.0) {
+            return v;
+        }
+        let mut stack: Vec<(ExprId, bool)> = Vec::new();
+        stack.push((e, false));
+        while let Some((x, expanded)) = stack.pop() {
+            if memo.contains_key(&x.0) {
+                continue;
+            }
+            let node = self.node(x);
+            let get = |memo: &HashMap<u32, u32>, c: u32| memo.get(&c).copied().unwrap_or(0);
+            if !expanded {
+                stack.push((x, true));
+                let mut child = |c: u32| {
+                    if !memo.contains_key(&c) {
+                        stack.push((ExprId(c), false));
+                    }
+                };
+                match node {
+                    Node::Concat(a, b) => {
+                        child(a.0);
+                        child(b.0);
+                    }
+                    Node::Or(xs) | Node::And(xs) => xs.iter().for_each(|&c| child(c)),
+                    Node::Not(a) | Node::Repeat(a, _, _) => child(a.0),
+                    _ => {}
+                }
+                continue;
+            }
+            let v = match node {
+                Node::Nothing => MIN_LEN_NONE,
+                Node::Epsilon => 0,
+                Node::Byte(_) | Node::ByteSet(_) => 1,
+                Node::Concat(a, b) => {
+                    let (a, b) = (get(memo, a.0), get(memo, b.0));
+                    if a == MIN_LEN_NONE || b == MIN_LEN_NONE {
+                        MIN_LEN_NONE
+                    } else {
+                        a.saturating_add(b).min(MIN_LEN_NONE - 1)
+                    }
+                }
+                Node::Or(xs) => xs.iter().map(|&c| get(memo, c)).min().unwrap_or(MIN_LEN_NONE),
+                Node::And(xs) => xs.iter().map(|&c| get(memo, c)).max().unwrap_or(0),
+                Node::Not(a) => u32::from(self.is_nullable(a)),
+                Node::Repeat(a, min, _) => {
+                    if min == 0 {
+                        0
+                    } else {
+                        let a = get(memo, a.0);
+                        if a == MIN_LEN_NONE {
+                            MIN_LEN_NONE
+                        } else {
+                            a.saturating_mul(min).min(MIN_LEN_NONE - 1)
+                        }
+                    }
+                }
+            };
+            memo.insert(x.0, v);
+        }
+        memo.get(&e.0).copied().unwrap_or(0)
     }
 
     /// Does `e` match the empty string? O(1).

@@ -379,6 +379,19 @@ impl TokTrie {
         Some(out)
     }
 
+    /// How many tokens [`TokTrie::greedy_tokenize`] splits `bytes` into, without building
+    /// the list (`None` where it fails).
+    pub fn greedy_count(&self, bytes: &[u8]) -> Option<usize> {
+        let mut n = 0;
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let (_, len) = self.longest_prefix_token(rest)?;
+            n += 1;
+            rest = rest.get(len..)?;
+        }
+        Some(n)
+    }
+
     /// Sets the bits of every token whose bytes start with `prefix` (duplicates included),
     /// for forced-token healing. An empty prefix selects every used id. Bits beyond
     /// `mask.len()` are skipped.

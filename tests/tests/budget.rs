@@ -1,0 +1,366 @@
+//! Budget mode (issue 17 part B): `Matcher::shortest_completion`, `completion_tokens` and
+//! `compute_mask_within`, checked against independent oracles.
+//!
+//! - Random grammars over `{a, b, c}` (`sieve_tests::cfg`, single-letter terminals) with the
+//!   from-scratch Earley recognizer as oracle: after a random viable prefix, the shortest
+//!   completion equals the first accepted string of a breadth-first enumeration of extensions
+//!   in length-then-byte order (pruned to viable prefixes by the recognizer), and the
+//!   recognizer accepts it.
+//! - Budget walks over a small irregular vocabulary (greedy tokenization is not always
+//!   minimal there): for budgets `N >= completion_tokens()`, random walks picking from
+//!   `compute_mask_within(.., N - i)` never meet an empty mask before the text is accepted
+//!   and end accepted (by the recognizer) within `N` tokens; every token the narrowed mask
+//!   holds is viable for the recognizer. The gap between `completion_tokens()` and the least
+//!   token count (breadth-first search over token sequences with the recognizer) is printed.
+//! - Hand-written grammars where lexing matters (max-munch, ignored and lazy lexemes), with
+//!   the answers worked out by hand.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use sieve_core::{Grammar, Limits, Matcher, Vocabulary};
+use sieve_tests::cfg::{ALPHABET, Cfg, cfg_strategy, recognize};
+use sieve_tests::{Rng, bit};
+
+/// The shortest accepted extension of `prefix` (least in byte order among the shortest),
+/// by breadth-first enumeration pruned to viable prefixes; `Err(())` when none is found
+/// within `max_len` bytes or `max_nodes` strings.
+fn brute_shortest(g: &Cfg, prefix: &[u8], max_len: usize) -> Result<Vec<u8>, ()> {
+    let nullable = g.nullable();
+    let mut level: Vec<Vec<u8>> = vec![Vec::new()];
+    let mut nodes = 0;
+    for _ in 0..=max_len {
+        for s in &level {
+            let mut text = prefix.to_vec();
+            text.extend_from_slice(s);
+            if recognize(g, &nullable, &text).complete {
+                return Ok(s.clone());
+            }
+        }
+        let mut next = Vec::new();
+        for s in &level {
+            for &c in ALPHABET {
+                let mut t = s.clone();
+                t.push(c);
+                let mut text = prefix.to_vec();
+                text.extend_from_slice(&t);
+                nodes += 1;
+                if nodes > 20_000 {
+                    return Err(());
+                }
+                if recognize(g, &nullable, &text).viable {
+                    next.push(t);
+                }
+            }
+        }
+        level = next;
+    }
+    Err(())
+}
+
+fn letters_vocab() -> Arc<Vocabulary> {
+    let mut tokens: Vec<Vec<u8>> = ALPHABET.iter().map(|&c| vec![c]).collect();
+    tokens.push(b"<eos>".to_vec());
+    let eos = tokens.len() as u32 - 1;
+    Arc::new(Vocabulary::new(tokens, &[eos], &[eos]).expect("vocabulary"))
+}
+
+/// Single letters plus a few longer pieces, so that greedy longest match is sometimes not
+/// the fewest tokens (`"aabca"` is `aab c a` greedily, `aa bca` at best).
+const PIECES: &[&str] = &[
+    "a", "b", "c", "ab", "bc", "ca", "aa", "cc", "abc", "cab", "bca", "aab",
+];
+
+fn pieces_vocab() -> (Arc<Vocabulary>, Vec<Vec<u8>>, u32) {
+    let mut tokens: Vec<Vec<u8>> = PIECES.iter().map(|p| p.as_bytes().to_vec()).collect();
+    let eos = tokens.len() as u32;
+    tokens.push(b"<eos>".to_vec());
+    let vocab = Arc::new(Vocabulary::new(tokens.clone(), &[eos], &[eos]).expect("vocabulary"));
+    (vocab, tokens, eos)
+}
+
+/// A random viable prefix of up to `steps` letters, chosen with the recognizer.
+fn random_prefix(g: &Cfg, rng: &mut Rng, steps: usize) -> Vec<u8> {
+    let nullable = g.nullable();
+    let mut text = Vec::new();
+    for _ in 0..steps {
+        let options: Vec<u8> = ALPHABET
+            .iter()
+            .copied()
+            .filter(|&c| {
+                let mut t = text.clone();
+                t.push(c);
+                recognize(g, &nullable, &t).viable
+            })
+            .collect();
+        if options.is_empty() {
+            break;
+        }
+        text.push(options[rng.below(options.len())]);
+    }
+    text
+}
+
+fn check_shortest(g: &Cfg, seed: u64) -> Result<(), String> {
+    let vocab = letters_vocab();
+    let grammar = Grammar::from_lark(&g.to_lark(), &vocab, &Limits::default())
+        .map_err(|e| format!("does not compile: {e}"))?;
+    let nullable = g.nullable();
+    let mut rng = Rng::new(seed);
+    for walk in 0..4 {
+        let steps = rng.below(7);
+        let prefix = random_prefix(g, &mut rng, steps);
+        let mut m = Matcher::new(&grammar);
+        if !m.try_consume_bytes(&prefix) {
+            return Err(format!("prefix {:?} refused", lossy(&prefix)));
+        }
+        let got = m
+            .shortest_completion()
+            .map_err(|e| format!("walk {walk}: {e}"))?;
+        let want = brute_shortest(g, &prefix, 9);
+        match (got, want) {
+            (Some(s), Ok(w)) => {
+                let mut text = prefix.clone();
+                text.extend_from_slice(&s);
+                if !recognize(g, &nullable, &text).complete {
+                    return Err(format!(
+                        "after {:?}: {:?} is not accepted by the recognizer",
+                        lossy(&prefix),
+                        lossy(&s)
+                    ));
+                }
+                if s != w {
+                    return Err(format!(
+                        "after {:?}: sieve {:?}, brute force {:?}",
+                        lossy(&prefix),
+                        lossy(&s),
+                        lossy(&w)
+                    ));
+                }
+            }
+            (Some(s), Err(())) if s.len() > 9 => {}
+            (got, want) => {
+                return Err(format!(
+                    "after {:?}: sieve {:?}, brute force {:?}",
+                    lossy(&prefix),
+                    got.map(|s| lossy(&s)),
+                    want.map(|s| lossy(&s))
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The fewest tokens of `tokens` (EOS excluded) that complete `prefix`, by breadth-first
+/// search over token sequences pruned with the recognizer; `None` past `max` tokens.
+fn brute_min_tokens(g: &Cfg, tokens: &[Vec<u8>], eos: u32, prefix: &[u8], max: usize) -> Option<usize> {
+    let nullable = g.nullable();
+    let mut queue = VecDeque::from([(prefix.to_vec(), 0usize)]);
+    let mut seen = std::collections::HashSet::new();
+    while let Some((text, n)) = queue.pop_front() {
+        if recognize(g, &nullable, &text).complete {
+            return Some(n);
+        }
+        if n == max {
+            continue;
+        }
+        for (t, bytes) in tokens.iter().enumerate() {
+            if t as u32 == eos {
+                continue;
+            }
+            let mut next = text.clone();
+            next.extend_from_slice(bytes);
+            if recognize(g, &nullable, &next).viable && seen.insert(next.clone()) {
+                queue.push_back((next, n + 1));
+            }
+        }
+    }
+    None
+}
+
+/// Budget walks; returns `(completion_tokens, brute-force minimum)` at the start.
+fn check_budget(g: &Cfg, seed: u64) -> Result<(usize, Option<usize>), String> {
+    let (vocab, tokens, eos) = pieces_vocab();
+    let grammar = Grammar::from_lark(&g.to_lark(), &vocab, &Limits::default())
+        .map_err(|e| format!("does not compile: {e}"))?;
+    let nullable = g.nullable();
+    let mut rng = Rng::new(seed);
+    let steps = rng.below(4);
+    let prefix = random_prefix(g, &mut rng, steps);
+    let mut start = Matcher::new(&grammar);
+    if !start.try_consume_bytes(&prefix) {
+        return Err("prefix refused".into());
+    }
+    let t0 = start
+        .completion_tokens()
+        .map_err(|e| e.to_string())?
+        .ok_or("no completion for a viable prefix")?;
+    let min = brute_min_tokens(g, &tokens, eos, &prefix, t0);
+    if let Some(min) = min
+        && min > t0
+    {
+        return Err(format!("brute-force minimum {min} above completion_tokens {t0}"));
+    }
+    let mut mask = vec![0u32; vocab.mask_words()];
+    for walk in 0..12 {
+        let n = t0 + rng.below(4);
+        let mut m = start.clone();
+        let mut text = prefix.clone();
+        let mut used = 0;
+        while used < n {
+            m.compute_mask_within(&mut mask, n - used)
+                .map_err(|e| format!("walk {walk}: {e}"))?;
+            let mut choices = Vec::new();
+            for t in 0..tokens.len() as u32 {
+                if !bit(&mask, t as usize) {
+                    continue;
+                }
+                if t == eos {
+                    if !recognize(g, &nullable, &text).complete {
+                        return Err(format!("EOS allowed after {:?}", lossy(&text)));
+                    }
+                } else {
+                    let mut next = text.clone();
+                    next.extend_from_slice(&tokens[t as usize]);
+                    if !recognize(g, &nullable, &next).viable {
+                        return Err(format!(
+                            "{:?} allowed after {:?}",
+                            lossy(&tokens[t as usize]),
+                            lossy(&text)
+                        ));
+                    }
+                }
+                choices.push(t);
+            }
+            if choices.is_empty() {
+                return Err(format!(
+                    "walk {walk} (budget {n}): empty mask after {:?} with {} left",
+                    lossy(&text),
+                    n - used
+                ));
+            }
+            let t = choices[rng.below(choices.len())];
+            if t == eos {
+                break;
+            }
+            m.consume_token(t).map_err(|e| e.to_string())?;
+            text.extend_from_slice(&tokens[t as usize]);
+            used += 1;
+        }
+        if !recognize(g, &nullable, &text).complete {
+            return Err(format!(
+                "walk {walk} (budget {n} from {:?}): ends at {:?}, not accepted",
+                lossy(&prefix),
+                lossy(&text)
+            ));
+        }
+    }
+    Ok((t0, min))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn shortest_completion_matches_brute_force(g in cfg_strategy(), seed in any::<u64>()) {
+        check_shortest(&g, seed).map_err(|e| TestCaseError::fail(format!("{e}\n{}", g.to_lark())))?;
+    }
+}
+
+/// Budget walks over many random grammars, with the gap to the least token count printed.
+#[test]
+fn budget_walks_end_accepted_within_the_budget() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let strategy = cfg_strategy();
+    let (mut cases, mut exact, mut known, mut gap_sum, mut gap_max) = (0, 0, 0, 0, 0);
+    for case in 0..150u64 {
+        let g = strategy
+            .new_tree(&mut runner)
+            .expect("strategy")
+            .current();
+        match check_budget(&g, case) {
+            Ok((t0, min)) => {
+                cases += 1;
+                if let Some(min) = min {
+                    known += 1;
+                    let gap = t0 - min;
+                    exact += usize::from(gap == 0);
+                    gap_sum += gap;
+                    gap_max = gap_max.max(gap);
+                }
+            }
+            Err(e) => panic!("case {case}: {e}\n{}", g.to_lark()),
+        }
+    }
+    eprintln!(
+        "budget walks: {cases} grammars x 12 walks; completion_tokens == brute-force minimum in \
+         {exact}/{known}, mean gap {:.3}, max gap {gap_max}",
+        gap_sum as f64 / known.max(1) as f64
+    );
+}
+
+fn lark(src: &str) -> Grammar {
+    let vocab = Arc::new(Vocabulary::synthetic(300, 7));
+    Grammar::from_lark(src, &vocab, &Limits::default()).expect("grammar compiles")
+}
+
+fn shortest_after(src: &str, prefix: &str) -> Option<String> {
+    let mut m = Matcher::new(&lark(src));
+    assert!(m.try_consume_bytes(prefix.as_bytes()), "prefix {prefix:?}");
+    m.shortest_completion()
+        .expect("search fits")
+        .map(|s| String::from_utf8(s).expect("utf-8"))
+}
+
+#[test]
+fn lexing_decides_the_shortest_completion() {
+    // Max-munch: two numbers with nothing between them never lex as two.
+    let nn = "start: NUM NUM\nNUM: /[0-9]+/\n";
+    assert_eq!(shortest_after(nn, ""), None);
+    assert_eq!(shortest_after(nn, "12"), None);
+    // With ignored spaces they do, with one space.
+    let nn_ws = "start: NUM NUM\nNUM: /[0-9]+/\n%ignore \" \"\n";
+    assert_eq!(shortest_after(nn_ws, "").as_deref(), Some("0 0"));
+    assert_eq!(shortest_after(nn_ws, "12").as_deref(), Some(" 0"));
+    assert_eq!(shortest_after(nn_ws, "12 ").as_deref(), Some("0"));
+    // A lexeme that swallows what must follow it: nothing is accepted.
+    let word = "start: WORD \"!\"\nWORD: /[a-z!]+/\n";
+    assert_eq!(shortest_after(word, "ab"), None);
+    // A lazy lexeme ends at its first match.
+    let lazy = "start: L \"x\"\nL[lazy]: /a+b/\n";
+    assert_eq!(shortest_after(lazy, "").as_deref(), Some("abx"));
+    assert_eq!(shortest_after(lazy, "aaa").as_deref(), Some("bx"));
+    // Nesting: one closing bracket per open one.
+    let nest = "start: s\ns: \"[\" s \"]\" | \"x\"\n";
+    assert_eq!(shortest_after(nest, "[[[").as_deref(), Some("x]]]"));
+    assert_eq!(shortest_after(nest, "[[x]").as_deref(), Some("]"));
+    assert_eq!(shortest_after(nest, "x").as_deref(), Some(""));
+    // Keywords against identifiers: `if` alone is the keyword, the identifier needs more.
+    let kw = "start: \"if\" ID | ID ID\nID: /[a-z]+/\n%ignore \" \"\n";
+    assert_eq!(shortest_after(kw, "").as_deref(), Some("a a"));
+    assert_eq!(shortest_after(kw, "if").as_deref(), Some(" a"));
+}
+
+#[test]
+fn a_json_schema_completes_mid_object() {
+    let vocab = Arc::new(Vocabulary::synthetic(300, 7));
+    let schema = r#"{"type":"object","properties":{"name":{"type":"string"},"n":{"type":"integer"}},"required":["name","n"],"additionalProperties":false}"#;
+    let opts = sieve_core::grammar::json::JsonOptions::default();
+    let (g, _) =
+        Grammar::from_json_schema_str(schema, &opts, &vocab, &Limits::default()).expect("schema");
+    let mut m = Matcher::new(&g);
+    assert!(m.try_consume_bytes(br#"{"name": "ab"#));
+    let s = m.shortest_completion().expect("fits").expect("some");
+    assert_eq!(s, br#"","n":0}"#);
+    assert!(m.try_consume_bytes(&s));
+    assert!(m.is_accepting());
+    assert_eq!(m.completion_tokens().expect("fits"), Some(0));
+}
