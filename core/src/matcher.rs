@@ -1021,6 +1021,9 @@ impl Matcher {
         // Path key after a token (see `Parser::path_key`) → tokens of the shortest
         // completion from there.
         let mut cache: hashbrown::HashMap<Vec<u32>, Option<usize>> = hashbrown::HashMap::new();
+        // The same for tokens that end in the current row (most: no lexeme ends inside
+        // them), keyed by the lexer state alone.
+        let mut in_row: hashbrown::HashMap<u32, Option<usize>> = hashbrown::HashMap::new();
         let mut key = Vec::new();
         for &t in tokens {
             let bytes = vocab.trie_bytes(t);
@@ -1041,13 +1044,23 @@ impl Matcher {
                 rejected.push(t);
                 continue;
             }
-            self.parser.path_key(base_row, &mut key);
-            let n = match cache.get(&key) {
-                Some(&n) => n,
+            let (row, state) = self.parser.top_entry();
+            let known = if row == base_row {
+                in_row.get(&state).copied()
+            } else {
+                self.parser.path_key(base_row, &mut key);
+                cache.get(&key).copied()
+            };
+            let n = match known {
+                Some(n) => n,
                 None => {
                     let s = self.completion.shortest(&mut self.parser);
                     let n = s?.and_then(|s| trie.greedy_count(&s));
-                    cache.insert(key.clone(), n);
+                    if row == base_row {
+                        in_row.insert(state, n);
+                    } else {
+                        cache.insert(key.clone(), n);
+                    }
                     n
                 }
             };

@@ -364,3 +364,75 @@ fn a_json_schema_completes_mid_object() {
     assert!(m.is_accepting());
     assert_eq!(m.completion_tokens().expect("fits"), Some(0));
 }
+
+/// The cost of budget mode on a real tokenizer (`cargo test --release -p sieve-tests --test
+/// budget -- --ignored --nocapture`): replays valid MaskBench instances token by token and
+/// times `compute_mask` against `compute_mask_within` with a loose and a tight budget.
+#[test]
+#[ignore = "timing; needs ../shared"]
+fn cost_on_a_real_tokenizer() {
+    use std::time::Instant;
+    use sieve_core::grammar::json::serde_json;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared");
+    let tok = sieve_bench::tokenizer::LoadedTokenizer::load(
+        root.join("tokenizers/smollm2.json").to_str().expect("path"),
+    )
+    .expect("tokenizer");
+    let vocab = tok.vocab.clone();
+    let files = std::env::var("BUDGET_FILES").unwrap_or_else(|_| {
+        "BFCL_java_1.json,Github_easy---o10008.json,Github_medium---o10078.json,Github_hard---o10293.json".into()
+    });
+    let opts = sieve_core::grammar::json::JsonOptions::default();
+    let mut mask = vec![0u32; vocab.mask_words()];
+    let (mut t_exact, mut t_loose, mut t_tight, mut steps) = (Vec::new(), Vec::new(), Vec::new(), 0);
+    for f in files.split(',') {
+        let Ok(text) = std::fs::read_to_string(root.join("data/maskbench").join(f)) else {
+            eprintln!("skip {f}: not found");
+            continue;
+        };
+        let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+        let Ok((g, _)) = Grammar::from_json_schema(&v["schema"], &opts, &vocab, &Limits::default())
+        else {
+            eprintln!("skip {f}: does not compile");
+            continue;
+        };
+        let Some(inst) = v["tests"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["valid"] == true))
+        else {
+            continue;
+        };
+        let doc = serde_json::to_string(&inst["data"]).expect("json");
+        let ids = tok.encode(&doc);
+        let mut m = Matcher::new(&g);
+        let mut budgeted = Matcher::new(&g);
+        for (i, &t) in ids.iter().enumerate() {
+            let left = ids.len() - i;
+            let a = Instant::now();
+            m.compute_mask(&mut mask).expect("mask");
+            t_exact.push(a.elapsed().as_secs_f64() * 1e6);
+            let mut probe = budgeted.clone();
+            let a = Instant::now();
+            probe.compute_mask_within(&mut mask, 10_000).expect("mask");
+            t_loose.push(a.elapsed().as_secs_f64() * 1e6);
+            let a = Instant::now();
+            budgeted.compute_mask_within(&mut mask, left).expect("mask");
+            t_tight.push(a.elapsed().as_secs_f64() * 1e6);
+            if m.consume_token(t).is_err() || budgeted.consume_token(t).is_err() {
+                break;
+            }
+            steps += 1;
+        }
+        eprintln!("{f}: {} tokens replayed", ids.len());
+    }
+    let stat = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let p = |q: f64| v.get(((v.len() as f64 - 1.0) * q) as usize).copied().unwrap_or(0.0);
+        format!("mean {mean:.0} us, p50 {:.0}, p90 {:.0}, max {:.0}", p(0.5), p(0.9), p(1.0))
+    };
+    eprintln!("{steps} steps over {} ({} tokens)", tok.name, vocab.vocab_size());
+    eprintln!("compute_mask:                     {}", stat(&mut t_exact));
+    eprintln!("compute_mask_within(10000):       {}", stat(&mut t_loose));
+    eprintln!("compute_mask_within(tokens left): {}", stat(&mut t_tight));
+}

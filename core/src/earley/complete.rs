@@ -510,4 +510,9 @@ impl Parser {
     pub(crate) fn top_row(&self) -> u32 {
         self.stack.last().map_or(0, |e| e.row)
     }
+
+    /// The top entry's row and lexer state.
+    pub(crate) fn top_entry(&self) -> (u32, u32) {
+        self.stack.last().map_or((0, 0), |e| (e.row, e.state.0))
+    }
 }
