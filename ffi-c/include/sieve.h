@@ -694,6 +694,51 @@ sieve_status sieve_matcher_is_allowed(struct sieve_matcher *matcher,
                                       bool *allowed);
 
 /**
+ * Budget mode: writes the mask of `sieve_matcher_compute_mask` narrowed to the tokens after
+ * which the output can still be completed within `remaining - 1` more tokens (`remaining`
+ * = tokens the host may still consume, this one included; EOS ids as in
+ * `sieve_matcher_compute_mask`). If `sieve_matcher_completion_tokens` is at most
+ * `remaining`, the mask is never empty, and a generation that picks from it with
+ * `remaining` counting down is accepting when the budget runs out (forward generation: a
+ * rollback or reset forgets the plan the matcher keeps). A `remaining` below
+ * `sieve_matcher_completion_tokens` is raised to it. `SIEVE_STATUS_LIMIT_EXCEEDED` from the
+ * completion searches is not sticky. On any failure the buffer holds zeros.
+ */
+SIEVE_NODISCARD
+sieve_status sieve_matcher_compute_mask_within(struct sieve_matcher *matcher,
+                                               size_t remaining,
+                                               uint32_t *mask,
+                                               size_t mask_words);
+
+/**
+ * The shortest byte string whose bytes leave the matcher accepting (the least in byte order
+ * among the shortest), written to `out` (`cap` bytes) with its length in `*n_out`;
+ * `*found` is false (and `*n_out` 0) when no continuation is ever accepted. Nothing is
+ * consumed. If `cap` is too small, returns `SIEVE_STATUS_INSUFFICIENT_SIZE`, writes nothing
+ * to `out` and sets `*n_out` to the length needed. `SIEVE_STATUS_LIMIT_EXCEEDED` (the
+ * search ran out of `fuel_per_mask`) is not sticky.
+ */
+SIEVE_NODISCARD
+sieve_status sieve_matcher_shortest_completion(struct sieve_matcher *matcher,
+                                               uint8_t *out,
+                                               size_t cap,
+                                               size_t *n_out,
+                                               bool *found);
+
+/**
+ * How many tokens the output is from complete, into `*n_tokens`: the greedy longest-match
+ * tokenization of the shortest completion (or of the completion budget mode remembers, if
+ * shorter in tokens); 0 when accepting. `*found` is false (and `*n_tokens` 0) when no
+ * completion exists or the vocabulary cannot spell it. A budget of at least this many
+ * tokens is always enough (see `sieve_matcher_compute_mask_within`).
+ * `SIEVE_STATUS_LIMIT_EXCEEDED` is not sticky.
+ */
+SIEVE_NODISCARD
+sieve_status sieve_matcher_completion_tokens(struct sieve_matcher *matcher,
+                                             size_t *n_tokens,
+                                             bool *found);
+
+/**
  * Whether the output so far is a complete sentence (an EOS would be allowed), or an EOS was
  * consumed. False for NULL and for a matcher in error.
  */

@@ -314,6 +314,128 @@ pub extern "C" fn sieve_matcher_is_allowed(
     }
 }
 
+/// Budget mode: writes the mask of `sieve_matcher_compute_mask` narrowed to the tokens after
+/// which the output can still be completed within `remaining - 1` more tokens (`remaining`
+/// = tokens the host may still consume, this one included; EOS ids as in
+/// `sieve_matcher_compute_mask`). If `sieve_matcher_completion_tokens` is at most
+/// `remaining`, the mask is never empty, and a generation that picks from it with
+/// `remaining` counting down is accepting when the budget runs out (forward generation: a
+/// rollback or reset forgets the plan the matcher keeps). A `remaining` below
+/// `sieve_matcher_completion_tokens` is raised to it. `SIEVE_STATUS_LIMIT_EXCEEDED` from the
+/// completion searches is not sticky. On any failure the buffer holds zeros.
+#[unsafe(no_mangle)]
+#[must_use]
+pub extern "C" fn sieve_matcher_compute_mask_within(
+    matcher: *mut sieve_matcher,
+    remaining: usize,
+    mask: *mut u32,
+    mask_words: usize,
+) -> sieve_status {
+    ffi_boundary! {
+        let m = matcher_mut!(matcher);
+        // SAFETY: 1. NULL or writable for `mask_words` words, not aliased (caller contract).
+        let Some(mask) = (unsafe { output_slice(mask, mask_words) }) else {
+            return sieve_status::NullArgument;
+        };
+        let status = if let Some(s) = sticky(m) {
+            s
+        } else if mask.len() < m.mask_words() {
+            sieve_status::InsufficientSize
+        } else {
+            match m.compute_mask_within(mask, remaining) {
+                Ok(()) => sieve_status::Ok,
+                Err(e) => sieve_status::from_matcher(&e),
+            }
+        };
+        if status != sieve_status::Ok {
+            mask.fill(0);
+        }
+        status
+    }
+}
+
+/// The shortest byte string whose bytes leave the matcher accepting (the least in byte order
+/// among the shortest), written to `out` (`cap` bytes) with its length in `*n_out`;
+/// `*found` is false (and `*n_out` 0) when no continuation is ever accepted. Nothing is
+/// consumed. If `cap` is too small, returns `SIEVE_STATUS_INSUFFICIENT_SIZE`, writes nothing
+/// to `out` and sets `*n_out` to the length needed. `SIEVE_STATUS_LIMIT_EXCEEDED` (the
+/// search ran out of `fuel_per_mask`) is not sticky.
+#[unsafe(no_mangle)]
+#[must_use]
+pub extern "C" fn sieve_matcher_shortest_completion(
+    matcher: *mut sieve_matcher,
+    out: *mut u8,
+    cap: usize,
+    n_out: *mut usize,
+    found: *mut bool,
+) -> sieve_status {
+    ffi_boundary! {
+        let m = matcher_mut!(matcher);
+        // SAFETY: 1. NULL or writable for `cap` bytes (caller contract).
+        let Some(out) = (unsafe { output_slice(out, cap) }) else {
+            return sieve_status::NullArgument;
+        };
+        if n_out.is_null() || found.is_null() {
+            return sieve_status::NullArgument;
+        }
+        if let Some(s) = sticky(m) {
+            return s;
+        }
+        let bytes = match m.shortest_completion() {
+            Ok(b) => b,
+            Err(e) => return sieve_status::from_matcher(&e),
+        };
+        let len = bytes.as_ref().map_or(0, Vec::len);
+        // SAFETY: 1. `n_out` and `found` checked non-NULL.
+        unsafe {
+            write_out(n_out, len);
+            write_out(found, bytes.is_some());
+        }
+        let Some(dst) = out.get_mut(..len) else {
+            return sieve_status::InsufficientSize;
+        };
+        if let Some(b) = bytes {
+            dst.copy_from_slice(&b);
+        }
+        sieve_status::Ok
+    }
+}
+
+/// How many tokens the output is from complete, into `*n_tokens`: the greedy longest-match
+/// tokenization of the shortest completion (or of the completion budget mode remembers, if
+/// shorter in tokens); 0 when accepting. `*found` is false (and `*n_tokens` 0) when no
+/// completion exists or the vocabulary cannot spell it. A budget of at least this many
+/// tokens is always enough (see `sieve_matcher_compute_mask_within`).
+/// `SIEVE_STATUS_LIMIT_EXCEEDED` is not sticky.
+#[unsafe(no_mangle)]
+#[must_use]
+pub extern "C" fn sieve_matcher_completion_tokens(
+    matcher: *mut sieve_matcher,
+    n_tokens: *mut usize,
+    found: *mut bool,
+) -> sieve_status {
+    ffi_boundary! {
+        let m = matcher_mut!(matcher);
+        if n_tokens.is_null() || found.is_null() {
+            return sieve_status::NullArgument;
+        }
+        if let Some(s) = sticky(m) {
+            return s;
+        }
+        match m.completion_tokens() {
+            Ok(n) => {
+                // SAFETY: 1. `n_tokens` and `found` checked non-NULL.
+                unsafe {
+                    write_out(n_tokens, n.unwrap_or(0));
+                    write_out(found, n.is_some());
+                }
+                sieve_status::Ok
+            }
+            Err(e) => sieve_status::from_matcher(&e),
+        }
+    }
+}
+
 /// Whether the output so far is a complete sentence (an EOS would be allowed), or an EOS was
 /// consumed. False for NULL and for a matcher in error.
 #[unsafe(no_mangle)]

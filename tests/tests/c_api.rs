@@ -79,6 +79,11 @@ fn c_api_end_to_end() {
 }
 
 #[test]
+fn c_budget_mode() {
+    c_test("budget", false);
+}
+
+#[test]
 fn c_threads_and_batches() {
     c_test("threads", false);
 }
