@@ -132,6 +132,39 @@ void stop_controller_demo(const sieve::Tokenizer &tok) {
     }
 }
 
+// Budget mode: with a budget of completion_tokens() tokens, a generation that picks the
+// first allowed token of compute_mask_within every step ends accepting.
+void budget_demo(const sieve::Tokenizer &tok, const sieve::Grammar &grammar) {
+    rust::Box<sieve::Matcher> m = sieve::matcher_new(grammar);
+    sieve::Completion c = m->shortest_completion();
+    std::string shortest(c.bytes.begin(), c.bytes.end());
+    sieve::TokenCount n = m->completion_tokens();
+    check(c.found && n.found, "a completion exists");
+    const uint32_t eos = tok.eos_tokens()[0];
+    std::vector<uint32_t> mask(m->mask_words());
+    std::string text;
+    for (size_t left = n.tokens; left > 0; --left) {
+        m->compute_mask_within(left, rust::Slice<uint32_t>(mask.data(), mask.size()));
+        uint32_t pick = eos;
+        for (uint32_t id = 0; id < eos; ++id) {
+            if (allowed(mask, id)) {
+                pick = id;
+                break;
+            }
+        }
+        check(pick != eos || allowed(mask, eos), "the budget mask is never empty");
+        if (pick == eos) {
+            break;
+        }
+        m->consume_token(pick);
+        rust::Vec<uint8_t> t = tok.token_text(pick);
+        text.append(t.begin(), t.end());
+    }
+    check(m->is_accepting(), "accepting within the budget");
+    std::cout << "budget: shortest=[" << shortest << "] tokens=" << n.tokens << " text=[" << text
+              << "]\n";
+}
+
 int run() {
     std::cout << "version: " << std::string(sieve::version()) << "\n";
     rust::Box<sieve::Tokenizer> tok = small_tokenizer();
@@ -166,6 +199,7 @@ int run() {
                   << std::string(sieve::error_code_name(sieve::error_code_of(e.what()))) << "\n";
     }
     stop_controller_demo(*tok);
+    budget_demo(*tok, *grammar);
     std::cout << "demo ok\n";
     return 0;
 }

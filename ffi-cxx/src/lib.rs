@@ -76,6 +76,20 @@ pub mod ffi {
         stopped: bool,
     }
 
+    /// What `Matcher::shortest_completion` returns: whether a completion exists, and its
+    /// bytes.
+    struct Completion {
+        found: bool,
+        bytes: Vec<u8>,
+    }
+
+    /// What `Matcher::completion_tokens` returns: whether a completion exists (and can be
+    /// spelled by the vocabulary), and its greedy token count.
+    struct TokenCount {
+        found: bool,
+        tokens: usize,
+    }
+
     extern "Rust" {
         type Tokenizer;
         type Grammar;
@@ -111,6 +125,13 @@ pub mod ffi {
         fn is_stopped(self: &Matcher) -> bool;
         fn reset(self: &mut Matcher) -> Result<()>;
         fn error_code(self: &Matcher) -> ErrorCode;
+        fn compute_mask_within(
+            self: &mut Matcher,
+            remaining: usize,
+            mask: &mut [u32],
+        ) -> Result<()>;
+        fn shortest_completion(self: &mut Matcher) -> Result<Completion>;
+        fn completion_tokens(self: &mut Matcher) -> Result<TokenCount>;
 
         fn stop_controller_new(
             tokenizer: &Tokenizer,
@@ -487,6 +508,56 @@ impl Matcher {
         guard(|| {
             self.matcher.reset();
             Ok(())
+        })
+    }
+
+    /// Budget mode: the mask of [`Matcher::compute_mask`] narrowed to the tokens after which
+    /// a completion within `remaining - 1` more tokens is known (see
+    /// [`sieve_core::Matcher::compute_mask_within`] for the guarantee).
+    ///
+    /// # Errors
+    /// As [`Matcher::compute_mask`]; [`ErrorCode::LimitExceeded`] from the completion
+    /// searches is not sticky.
+    pub fn compute_mask_within(&mut self, remaining: usize, mask: &mut [u32]) -> Result<(), Error> {
+        guard(|| {
+            self.matcher
+                .compute_mask_within(mask, remaining)
+                .map_err(|e| Error::matcher(&e))
+        })
+    }
+
+    /// The shortest bytes that leave the matcher accepting (`found` false when none exist).
+    ///
+    /// # Errors
+    /// [`ErrorCode::LimitExceeded`] (not sticky), or the sticky matcher error.
+    pub fn shortest_completion(&mut self) -> Result<ffi::Completion, Error> {
+        guard(|| {
+            let s = self
+                .matcher
+                .shortest_completion()
+                .map_err(|e| Error::matcher(&e))?;
+            Ok(ffi::Completion {
+                found: s.is_some(),
+                bytes: s.unwrap_or_default(),
+            })
+        })
+    }
+
+    /// How many tokens the output is from complete (see
+    /// [`sieve_core::Matcher::completion_tokens`]).
+    ///
+    /// # Errors
+    /// As [`Matcher::shortest_completion`].
+    pub fn completion_tokens(&mut self) -> Result<ffi::TokenCount, Error> {
+        guard(|| {
+            let n = self
+                .matcher
+                .completion_tokens()
+                .map_err(|e| Error::matcher(&e))?;
+            Ok(ffi::TokenCount {
+                found: n.is_some(),
+                tokens: n.unwrap_or(0),
+            })
         })
     }
 

@@ -78,6 +78,7 @@ fn cxx_demo() {
         "stop: shown=[hi ] stopped=1",
         "stop branch: shown=[Ex] stopped=1",
         "bad stop regex: GrammarError",
+        "budget: shortest=[hi sieve!] tokens=3 text=[hello world!]",
         "demo ok",
     ] {
         assert!(stdout.contains(want), "missing {want:?} in:\n{stdout}");
