@@ -1065,7 +1065,7 @@ impl Matcher {
                 }
             };
             self.parser.truncate(depth);
-            if !n.is_some_and(|n| n <= limit) {
+            if n.is_none_or(|n| n > limit) {
                 rejected.push(t);
             }
         }

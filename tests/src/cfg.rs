@@ -190,4 +190,3 @@ pub fn cfg_strategy() -> impl Strategy<Value = Cfg> {
         })
     })
 }
-

@@ -159,7 +159,13 @@ fn lossy(b: &[u8]) -> String {
 
 /// The fewest tokens of `tokens` (EOS excluded) that complete `prefix`, by breadth-first
 /// search over token sequences pruned with the recognizer; `None` past `max` tokens.
-fn brute_min_tokens(g: &Cfg, tokens: &[Vec<u8>], eos: u32, prefix: &[u8], max: usize) -> Option<usize> {
+fn brute_min_tokens(
+    g: &Cfg,
+    tokens: &[Vec<u8>],
+    eos: u32,
+    prefix: &[u8],
+    max: usize,
+) -> Option<usize> {
     let nullable = g.nullable();
     let mut queue = VecDeque::from([(prefix.to_vec(), 0usize)]);
     let mut seen = std::collections::HashSet::new();
@@ -205,7 +211,9 @@ fn check_budget(g: &Cfg, seed: u64) -> Result<(usize, Option<usize>), String> {
     if let Some(min) = min
         && min > t0
     {
-        return Err(format!("brute-force minimum {min} above completion_tokens {t0}"));
+        return Err(format!(
+            "brute-force minimum {min} above completion_tokens {t0}"
+        ));
     }
     let mut mask = vec![0u32; vocab.mask_words()];
     for walk in 0..12 {
@@ -282,10 +290,7 @@ fn budget_walks_end_accepted_within_the_budget() {
     let strategy = cfg_strategy();
     let (mut cases, mut exact, mut known, mut gap_sum, mut gap_max) = (0, 0, 0, 0, 0);
     for case in 0..150u64 {
-        let g = strategy
-            .new_tree(&mut runner)
-            .expect("strategy")
-            .current();
+        let g = strategy.new_tree(&mut runner).expect("strategy").current();
         match check_budget(&g, case) {
             Ok((t0, min)) => {
                 cases += 1;
@@ -371,8 +376,8 @@ fn a_json_schema_completes_mid_object() {
 #[test]
 #[ignore = "timing; needs ../shared"]
 fn cost_on_a_real_tokenizer() {
-    use std::time::Instant;
     use sieve_core::grammar::json::serde_json;
+    use std::time::Instant;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared");
     let tok = sieve_bench::tokenizer::LoadedTokenizer::load(
         root.join("tokenizers/smollm2.json").to_str().expect("path"),
@@ -384,7 +389,8 @@ fn cost_on_a_real_tokenizer() {
     });
     let opts = sieve_core::grammar::json::JsonOptions::default();
     let mut mask = vec![0u32; vocab.mask_words()];
-    let (mut t_exact, mut t_loose, mut t_tight, mut steps) = (Vec::new(), Vec::new(), Vec::new(), 0);
+    let (mut t_exact, mut t_loose, mut t_tight, mut steps) =
+        (Vec::new(), Vec::new(), Vec::new(), 0);
     for f in files.split(',') {
         let Ok(text) = std::fs::read_to_string(root.join("data/maskbench").join(f)) else {
             eprintln!("skip {f}: not found");
@@ -428,10 +434,23 @@ fn cost_on_a_real_tokenizer() {
     let stat = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
-        let p = |q: f64| v.get(((v.len() as f64 - 1.0) * q) as usize).copied().unwrap_or(0.0);
-        format!("mean {mean:.0} us, p50 {:.0}, p90 {:.0}, max {:.0}", p(0.5), p(0.9), p(1.0))
+        let p = |q: f64| {
+            v.get(((v.len() as f64 - 1.0) * q) as usize)
+                .copied()
+                .unwrap_or(0.0)
+        };
+        format!(
+            "mean {mean:.0} us, p50 {:.0}, p90 {:.0}, max {:.0}",
+            p(0.5),
+            p(0.9),
+            p(1.0)
+        )
     };
-    eprintln!("{steps} steps over {} ({} tokens)", tok.name, vocab.vocab_size());
+    eprintln!(
+        "{steps} steps over {} ({} tokens)",
+        tok.name,
+        vocab.vocab_size()
+    );
     eprintln!("compute_mask:                     {}", stat(&mut t_exact));
     eprintln!("compute_mask_within(10000):       {}", stat(&mut t_loose));
     eprintln!("compute_mask_within(tokens left): {}", stat(&mut t_tight));

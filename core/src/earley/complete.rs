@@ -73,7 +73,10 @@ impl MinLens {
             .collect();
         let sym_len = |s: u32, nt: &[u32]| -> u32 {
             if s & TERMINAL != 0 {
-                lexeme.get((s & !TERMINAL) as usize).copied().unwrap_or(NONE)
+                lexeme
+                    .get((s & !TERMINAL) as usize)
+                    .copied()
+                    .unwrap_or(NONE)
             } else {
                 nt.get(s as usize).copied().unwrap_or(NONE)
             }
@@ -249,7 +252,11 @@ impl Completion {
         while from > 0 {
             let j = from - 1;
             let serial = p.rows.get(j).map_or(0, |r| r.serial);
-            if self.rows.get(j).is_some_and(|c| c.serial == serial && serial != 0) {
+            if self
+                .rows
+                .get(j)
+                .is_some_and(|c| c.serial == serial && serial != 0)
+            {
                 break;
             }
             from = j;
@@ -273,7 +280,10 @@ impl Completion {
         let mut rc = core::mem::take(&mut self.rows[j]);
         rc.waiting.clear();
         rc.terminals.clear();
-        let items = p.items.get(row.start as usize..row.end as usize).unwrap_or(&[]);
+        let items = p
+            .items
+            .get(row.start as usize..row.end as usize)
+            .unwrap_or(&[]);
         let rules = &p.rules;
         for &it in items {
             let sym = rules.rhs.get(dot_of(it) as usize).copied().unwrap_or(END);
@@ -291,7 +301,8 @@ impl Completion {
             } else if k as usize == j {
                 lookup(own, lhs)
             } else {
-                rows.get(k as usize).map_or(NONE, |c| lookup(&c.waiting, lhs))
+                rows.get(k as usize)
+                    .map_or(NONE, |c| lookup(&c.waiting, lhs))
             }
         };
         // Relax until nothing changes: items predicted in this row refer to its own costs.
@@ -305,7 +316,10 @@ impl Completion {
                     continue;
                 }
                 let lhs = rules.lhs_at.get(dot as usize).copied().unwrap_or(0);
-                let c = add(mins.suffix(dot + 1), cost_after(lhs, origin_of(it), &rc.waiting));
+                let c = add(
+                    mins.suffix(dot + 1),
+                    cost_after(lhs, origin_of(it), &rc.waiting),
+                );
                 if let Ok(i) = rc.waiting.binary_search_by_key(&sym, |&(k, _)| k)
                     && c < rc.waiting[i].1
                 {
@@ -324,7 +338,10 @@ impl Completion {
                 continue;
             }
             let lhs = rules.lhs_at.get(dot as usize).copied().unwrap_or(0);
-            let c = add(mins.suffix(dot + 1), cost_after(lhs, origin_of(it), &rc.waiting));
+            let c = add(
+                mins.suffix(dot + 1),
+                cost_after(lhs, origin_of(it), &rc.waiting),
+            );
             rc.terminals.push((sym & !TERMINAL, c));
         }
         rc.terminals.sort_unstable();
@@ -361,7 +378,11 @@ impl Completion {
         for (lex, expr) in p.lexer.live_pairs(e.state) {
             let d = exprs.min_len(expr, &mut self.expr_memo);
             let mut rest = lookup(&rc.terminals, lex);
-            if p.lexer.lexemes().get(lex as usize).is_some_and(|l| l.ignore) {
+            if p.lexer
+                .lexemes()
+                .get(lex as usize)
+                .is_some_and(|l| l.ignore)
+            {
                 rest = rest.min(rc.start);
             }
             h = h.min(add(d, rest));

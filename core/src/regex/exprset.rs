@@ -382,7 +382,11 @@ impl ExprSet {
                         a.saturating_add(b).min(MIN_LEN_NONE - 1)
                     }
                 }
-                Node::Or(xs) => xs.iter().map(|&c| get(memo, c)).min().unwrap_or(MIN_LEN_NONE),
+                Node::Or(xs) => xs
+                    .iter()
+                    .map(|&c| get(memo, c))
+                    .min()
+                    .unwrap_or(MIN_LEN_NONE),
                 Node::And(xs) => xs.iter().map(|&c| get(memo, c)).max().unwrap_or(0),
                 Node::Not(a) => u32::from(self.is_nullable(a)),
                 Node::Repeat(a, min, _) => {
