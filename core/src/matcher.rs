@@ -946,28 +946,19 @@ impl Matcher {
         }
         let vocab = self.grammar.vocab().clone();
         let words = self.mask_words();
-        let mut tokens = Vec::new();
-        for (i, &w) in mask.iter().take(words).enumerate() {
-            let mut w = w;
-            while w != 0 {
-                let t = i as u32 * 32 + w.trailing_zeros();
-                w &= w - 1;
-                if !vocab.eos_tokens().contains(&t) {
-                    tokens.push(t);
-                }
-            }
-        }
-        let r = self.with_rebuild(|m| m.narrow(&vocab, &tokens, remaining));
+        let mut kept = Vec::new();
+        let r = self.with_rebuild(|m| m.narrow(&vocab, &mut kept, remaining));
         self.charge_outside();
         match r {
-            Ok(rejected) => {
-                for t in rejected {
-                    if let Some(w) = mask.get_mut(t as usize / 32) {
-                        *w &= !(1 << (t % 32));
-                    }
+            Ok(true) => {
+                vocab.trie().or_duplicates(&mut kept);
+                set_bits(&mut kept, vocab.eos_tokens());
+                for (w, k) in mask.iter_mut().take(words).zip(&kept) {
+                    *w &= k;
                 }
                 Ok(())
             }
+            Ok(false) => Ok(()),
             Err(kind) => {
                 mask.fill(0);
                 self.search_failed(kind)
@@ -975,17 +966,21 @@ impl Matcher {
         }
     }
 
-    /// The tokens of `tokens` (allowed, not EOS) that budget mode rejects (see
-    /// [`Matcher::compute_mask_within`]); remembers the best completion known here.
+    /// Budget mode's narrowing (see [`Matcher::compute_mask_within`]): sets in `kept` the
+    /// bits of the allowed tokens (EOS and duplicate ids aside) after which a completion
+    /// within `remaining - 1` tokens is known, and remembers the best completion known here.
+    /// `Ok(false)` when no completion exists (nothing to narrow).
     fn narrow(
         &mut self,
         vocab: &Vocabulary,
-        tokens: &[u32],
+        kept: &mut Vec<u32>,
         remaining: usize,
-    ) -> Result<Vec<u32>, LimitKind> {
+    ) -> Result<bool, LimitKind> {
         self.reserve_output(0)?;
         self.parser.start_step();
         self.completion.begin(&self.parser);
+        kept.clear();
+        kept.resize(vocab.mask_words(), 0);
         let depth = self.parser.depth();
         let base_row = self.parser.top_row();
         let trie = vocab.trie();
@@ -1005,71 +1000,82 @@ impl Matcher {
         plans.sort_by_key(|&(_, n)| n);
         let Some((best, best_n)) = plans.first() else {
             // No completion: nothing to steer towards.
-            return Ok(Vec::new());
+            return Ok(false);
         };
         self.plan = Some(Plan {
             depth,
             bytes: best.clone(),
         });
-        let limit = remaining.max(*best_n).checked_sub(1);
-        let mut rejected = Vec::new();
-        let Some(limit) = limit else {
+        let Some(limit) = remaining.max(*best_n).checked_sub(1) else {
             // Accepting with no budget left: EOS only.
-            rejected.extend_from_slice(tokens);
-            return Ok(rejected);
+            return Ok(true);
         };
-        // Path key after a token (see `Parser::path_key`) → tokens of the shortest
-        // completion from there.
-        let mut cache: hashbrown::HashMap<Vec<u32>, Option<usize>> = hashbrown::HashMap::new();
-        // The same for tokens that end in the current row (most: no lexeme ends inside
-        // them), keyed by the lexer state alone.
+        // Tokens of the shortest completion after a token, by the parser state it leads to:
+        // for tokens that end in the current row (most: no lexeme ends inside them) the lexer
+        // state alone, otherwise the path key (see `Parser::path_key`).
         let mut in_row: hashbrown::HashMap<u32, Option<usize>> = hashbrown::HashMap::new();
+        let mut cache: hashbrown::HashMap<Vec<u32>, Option<usize>> = hashbrown::HashMap::new();
         let mut key = Vec::new();
-        for &t in tokens {
-            let bytes = vocab.trie_bytes(t);
-            let by_plan = plans.iter().any(|(s, _)| {
-                s.starts_with(bytes)
-                    && s.get(bytes.len()..)
-                        .and_then(|rest| trie.greedy_count(rest))
-                        .is_some_and(|n| n <= limit)
+        let mut failed = None;
+        // The tokens that start a known completion and leave one within `limit` tokens.
+        let mut by_plan: Vec<u32> = Vec::new();
+        for (s, _) in &plans {
+            trie.prefix_tokens(s, |t, len| {
+                let rest = s.get(len..).and_then(|rest| trie.greedy_count(rest));
+                if rest.is_some_and(|n| n <= limit) {
+                    by_plan.push(t);
+                }
             });
-            if by_plan {
-                continue;
-            }
-            if !self.push_bytes(bytes) {
-                self.parser.truncate(depth);
-                if let Some(kind) = self.parser.error() {
-                    return Err(kind);
-                }
-                rejected.push(t);
-                continue;
-            }
-            let (row, state) = self.parser.top_entry();
-            let known = if row == base_row {
-                in_row.get(&state).copied()
-            } else {
-                self.parser.path_key(base_row, &mut key);
-                cache.get(&key).copied()
-            };
-            let n = match known {
-                Some(n) => n,
-                None => {
-                    let s = self.completion.shortest(&mut self.parser);
-                    let n = s?.and_then(|s| trie.greedy_count(&s));
-                    if row == base_row {
-                        in_row.insert(state, n);
-                    } else {
-                        cache.insert(key.clone(), n);
-                    }
-                    n
-                }
-            };
-            self.parser.truncate(depth);
-            if n.is_none_or(|n| n > limit) {
-                rejected.push(t);
-            }
         }
-        Ok(rejected)
+        by_plan.sort_unstable();
+        // Tokens next to each other in the trie often reach the same lexer state.
+        let mut last: Option<(u32, Option<usize>)> = None;
+        let completion = &mut self.completion;
+        trie.walk_visit(&mut self.parser, |parser, t| {
+            let ok = by_plan.binary_search(&t).is_ok() || {
+                let (row, state) = parser.top_entry();
+                let known = if row == base_row {
+                    match last {
+                        Some((s, n)) if s == state => Some(n),
+                        _ => in_row.get(&state).copied(),
+                    }
+                } else {
+                    parser.path_key(base_row, &mut key);
+                    cache.get(&key).copied()
+                };
+                let n = match known {
+                    Some(n) => n,
+                    None => {
+                        let n = match completion.shortest(parser) {
+                            Ok(s) => s.and_then(|s| trie.greedy_count(&s)),
+                            Err(kind) => {
+                                failed = Some(kind);
+                                return false;
+                            }
+                        };
+                        if row == base_row {
+                            in_row.insert(state, n);
+                        } else {
+                            cache.insert(key.clone(), n);
+                        }
+                        n
+                    }
+                };
+                if row == base_row {
+                    last = Some((state, n));
+                }
+                n.is_some_and(|n| n <= limit)
+            };
+            if ok && let Some(w) = kept.get_mut(t as usize / 32) {
+                *w |= 1 << (t % 32);
+            }
+            true
+        });
+        self.parser.truncate(depth);
+        if let Some(kind) = failed.or(self.parser.error()) {
+            return Err(kind);
+        }
+        Ok(true)
     }
 
     /// After `bytes` were consumed from `depth`: the remembered completion goes on if it

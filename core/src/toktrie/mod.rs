@@ -379,6 +379,22 @@ impl TokTrie {
         Some(out)
     }
 
+    /// Calls `f(token, len)` for every token (duplicate ids aside) that is a prefix of
+    /// `bytes`, shortest first.
+    pub fn prefix_tokens(&self, bytes: &[u8], mut f: impl FnMut(u32, usize)) {
+        let mut node = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            let Some(c) = self.child(node, b) else {
+                break;
+            };
+            node = c;
+            let tok = self.nodes[node].token();
+            if tok != Node::NO_TOKEN {
+                f(tok, i + 1);
+            }
+        }
+    }
+
     /// How many tokens [`TokTrie::greedy_tokenize`] splits `bytes` into, without building
     /// the list (`None` where it fails).
     pub fn greedy_count(&self, bytes: &[u8]) -> Option<usize> {

@@ -171,6 +171,49 @@ impl TokTrie {
         self.nodes.get(node as usize).map_or(0, |n| n.byte())
     }
 
+    /// Calls `visit(rec, token)` for every token whose bytes `rec` accepts (in trie order,
+    /// each prefix pushed once), with `rec` just after the token's bytes; `visit` must leave
+    /// `rec` at that depth and returns `false` to stop the walk. Duplicate ids are not
+    /// visited (see [`TokTrie::or_duplicates`]). `rec` ends in the state it started in. Safe
+    /// indexing: this walk is for budget mode, whose cost is in `visit`.
+    pub fn walk_visit<R: Recognizer + ?Sized>(
+        &self,
+        rec: &mut R,
+        mut visit: impl FnMut(&mut R, u32) -> bool,
+    ) {
+        let nodes = self.nodes.as_slice();
+        // Bytes pushed (to pop them all if `visit` stops the walk).
+        let mut depth = 0usize;
+        let mut pending = 0usize;
+        let mut p = 1usize;
+        while let Some(&node) = nodes.get(p) {
+            if pending > 0 {
+                rec.pop_bytes(pending);
+                depth = depth.saturating_sub(pending);
+            }
+            if rec.push_byte(node.byte()) {
+                depth += 1;
+                let tok = node.token();
+                if tok != Node::NO_TOKEN && !visit(rec, tok) {
+                    pending = depth;
+                    break;
+                }
+                p += 1;
+                pending = if node.subtree_size() == 1 {
+                    node.pops()
+                } else {
+                    0
+                };
+            } else {
+                p += node.subtree_size();
+                pending = node.pops() - 1;
+            }
+        }
+        if pending > 0 {
+            rec.pop_bytes(pending);
+        }
+    }
+
     /// Sets the bit of every duplicate id whose primary's bit is set.
     pub fn or_duplicates(&self, mask: &mut [u32]) {
         for &(primary, dup) in &self.dups {
