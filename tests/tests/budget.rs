@@ -273,7 +273,7 @@ fn check_budget(g: &Cfg, seed: u64) -> Result<(usize, Option<usize>), String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
 
     #[test]
     fn shortest_completion_matches_brute_force(g in cfg_strategy(), seed in any::<u64>()) {
@@ -286,10 +286,19 @@ proptest! {
 fn budget_walks_end_accepted_within_the_budget() {
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
-    let mut runner = TestRunner::deterministic();
+    let config = proptest::test_runner::Config {
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    };
+    let mut runner = TestRunner::new_with_rng(
+        config,
+        proptest::test_runner::TestRng::deterministic_rng(
+            proptest::test_runner::RngAlgorithm::ChaCha,
+        ),
+    );
     let strategy = cfg_strategy();
     let (mut cases, mut exact, mut known, mut gap_sum, mut gap_max) = (0, 0, 0, 0, 0);
-    for case in 0..150u64 {
+    for case in 0..300u64 {
         let g = strategy.new_tree(&mut runner).expect("strategy").current();
         match check_budget(&g, case) {
             Ok((t0, min)) => {
@@ -454,4 +463,86 @@ fn cost_on_a_real_tokenizer() {
     eprintln!("compute_mask:                     {}", stat(&mut t_exact));
     eprintln!("compute_mask_within(10000):       {}", stat(&mut t_loose));
     eprintln!("compute_mask_within(tokens left): {}", stat(&mut t_tight));
+}
+
+/// Budget walks on JSON Schemas over the synthetic tokenizer, with an independent JSON
+/// Schema validator (`jsonschema`) as the oracle of the final text: for budgets from
+/// `completion_tokens()` up, random walks over `compute_mask_within` never meet an empty
+/// mask before the output is complete, and end valid within the budget.
+#[test]
+fn json_budget_walks_end_valid() {
+    use sieve_core::grammar::json::serde_json::{self, Value, json};
+    let vocab = Arc::new(Vocabulary::synthetic(300, 7));
+    let eos = vocab.eos_tokens()[0];
+    let schemas = [
+        json!({"type": "object", "properties": {
+            "name": {"type": "string", "maxLength": 12},
+            "age": {"type": "integer", "minimum": 0},
+            "tags": {"type": "array", "items": {"enum": ["a", "bb", "ccc"]}, "minItems": 1},
+            "kind": {"const": "person"}},
+          "required": ["name", "age", "tags", "kind"], "additionalProperties": false}),
+        json!({"type": "array", "items": {"type": "object", "properties": {
+            "x": {"type": "number"}, "y": {"type": "boolean"},
+            "inner": {"type": "object", "properties": {"z": {"type": "string", "pattern": "^[a-z]{2,4}$"}},
+                      "required": ["z"]}},
+          "required": ["x", "inner"]}, "minItems": 2}),
+        json!({"anyOf": [{"type": "string", "minLength": 3}, {"type": "object", "properties": {"k": {"type": "null"}}, "required": ["k"]}]}),
+    ];
+    let opts = sieve_core::grammar::json::JsonOptions::default();
+    let mut rng = Rng::new(17);
+    let mut mask = vec![0u32; vocab.mask_words()];
+    let mut walks = 0;
+    for schema in &schemas {
+        let validator = jsonschema::validator_for(schema).expect("validator");
+        let (g, _) = Grammar::from_json_schema(schema, &opts, &vocab, &Limits::default())
+            .expect("schema compiles");
+        for walk in 0..40 {
+            let mut m = Matcher::new(&g);
+            // Start from a random prefix of free generation, then budget mode.
+            let free = rng.below(12);
+            let mut text = Vec::new();
+            for _ in 0..free {
+                m.compute_mask(&mut mask).expect("mask");
+                let allowed: Vec<u32> = sieve_tests::allowed_tokens(&mask)
+                    .into_iter()
+                    .filter(|&t| t != eos)
+                    .collect();
+                if allowed.is_empty() {
+                    break;
+                }
+                let t = allowed[rng.below(allowed.len())];
+                m.consume_token(t).expect("allowed");
+                text.extend_from_slice(vocab.trie_bytes(t));
+            }
+            let t0 = m.completion_tokens().expect("fits").expect("completable");
+            let n = t0 + rng.below(6);
+            let mut used = 0;
+            while used < n {
+                m.compute_mask_within(&mut mask, n - used).expect("mask");
+                let allowed = sieve_tests::allowed_tokens(&mask);
+                assert!(
+                    !allowed.is_empty(),
+                    "{schema}: walk {walk}: empty mask after {:?} ({} of {n} left)",
+                    lossy(&text),
+                    n - used
+                );
+                let t = allowed[rng.below(allowed.len())];
+                if t == eos {
+                    break;
+                }
+                m.consume_token(t).expect("allowed");
+                text.extend_from_slice(vocab.trie_bytes(t));
+                used += 1;
+            }
+            let doc = String::from_utf8(text.clone()).expect("utf-8");
+            let value: Value = serde_json::from_str(&doc)
+                .unwrap_or_else(|e| panic!("{schema}: walk {walk} (budget {n}): {doc:?}: {e}"));
+            assert!(
+                validator.is_valid(&value),
+                "{schema}: walk {walk} (budget {n}): {doc:?} is not valid"
+            );
+            walks += 1;
+        }
+    }
+    eprintln!("json budget walks: {walks} valid");
 }
