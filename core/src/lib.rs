@@ -7,7 +7,9 @@
 //! # Key types
 //! - [`Vocabulary`]: the token byte strings of a tokenizer, laid out as a [`toktrie::TokTrie`].
 //! - [`Grammar`]: a compiled grammar (`Send + Sync`, cheap to clone).
-//! - [`Matcher`]: per-sequence state: `compute_mask`, `consume_token`, `rollback`, ...
+//! - [`Matcher`]: per-sequence state: `compute_mask`, `consume_token`, `rollback`, ...;
+//!   budget mode (`shortest_completion`, `completion_tokens`, `compute_mask_within`: finish
+//!   within a token budget, see `core/docs/budget.md`).
 //! - [`Limits`]: every budget (lexer states, fuel, Earley items, grammar size, memory).
 //! - [`StopController`]: stop tokens and a stop regex over the decoded text; what to show
 //!   and when to end a sequence ([`stop`]).

@@ -110,6 +110,10 @@ pub struct Matcher {
     /// The best completion budget mode knows, kept across `consume_token` (dropped by
     /// `rollback`, `reset` and any token that leaves it).
     plan: Option<Plan>,
+    /// Budget mode's last full walk: the parser state key and the most tokens the shortest
+    /// completion after any allowed token takes there (`None`: some token has none). A
+    /// budget at least that large keeps every token, so the walk is skipped.
+    widest: Option<((u64, u32), Option<usize>)>,
 }
 
 /// `bytes` (forced output) as tokens: text runs through `tokenize`, each special token's
@@ -179,6 +183,7 @@ impl Matcher {
             reset_tables: false,
             completion: Completion::default(),
             plan: None,
+            widest: None,
         };
         m.charge_outside();
         if m.parser.free_bytes() == 0 {
@@ -620,11 +625,15 @@ impl Matcher {
             }
             n += 1;
         }
+        // Budget mode's remembered completion survives the probe.
+        let plan = self.plan.clone();
         if let Some(MatcherError::Limit(k)) = self.error.take() {
             let _ = self.rollback(n);
+            self.plan = plan;
             return self.fail(MatcherError::Limit(k));
         }
         self.rollback(n)?;
+        self.plan = plan;
         Ok(n)
     }
 
@@ -1010,13 +1019,24 @@ impl Matcher {
             // Accepting with no budget left: EOS only.
             return Ok(true);
         };
+        // Every token was within `widest` here last time (a function of the state, as the
+        // shortest completion is): nothing to narrow at a budget at least that large.
+        let key = self.parser.state_key();
+        if let Some((k, Some(widest))) = self.widest
+            && k == key
+            && widest <= limit
+        {
+            return Ok(false);
+        }
         // Tokens of the shortest completion after a token, by the parser state it leads to:
         // for tokens that end in the current row (most: no lexeme ends inside them) the lexer
         // state alone, otherwise the path key (see `Parser::path_key`).
         let mut in_row: hashbrown::HashMap<u32, Option<usize>> = hashbrown::HashMap::new();
         let mut cache: hashbrown::HashMap<Vec<u32>, Option<usize>> = hashbrown::HashMap::new();
-        let mut key = Vec::new();
+        let mut path = Vec::new();
         let mut failed = None;
+        // The most tokens the shortest completion after a token takes (`None`: no completion).
+        let mut widest: Option<usize> = Some(0);
         // The tokens that start a known completion and leave one within `limit` tokens.
         let mut by_plan: Vec<u32> = Vec::new();
         for (s, _) in &plans {
@@ -1032,7 +1052,9 @@ impl Matcher {
         let mut last: Option<(u32, Option<usize>)> = None;
         let completion = &mut self.completion;
         trie.walk_visit(&mut self.parser, |parser, t| {
-            let ok = by_plan.binary_search(&t).is_ok() || {
+            // Plan tokens are evaluated too (they usually hit the caches), for `widest`.
+            let on_plan = by_plan.binary_search(&t).is_ok();
+            let within = {
                 let (row, state) = parser.top_entry();
                 let known = if row == base_row {
                     match last {
@@ -1040,8 +1062,8 @@ impl Matcher {
                         _ => in_row.get(&state).copied(),
                     }
                 } else {
-                    parser.path_key(base_row, &mut key);
-                    cache.get(&key).copied()
+                    parser.path_key(base_row, &mut path);
+                    cache.get(&path).copied()
                 };
                 let n = match known {
                     Some(n) => n,
@@ -1056,7 +1078,7 @@ impl Matcher {
                         if row == base_row {
                             in_row.insert(state, n);
                         } else {
-                            cache.insert(key.clone(), n);
+                            cache.insert(path.clone(), n);
                         }
                         n
                     }
@@ -1064,8 +1086,10 @@ impl Matcher {
                 if row == base_row {
                     last = Some((state, n));
                 }
+                widest = widest.zip(n).map(|(w, n)| w.max(n));
                 n.is_some_and(|n| n <= limit)
             };
+            let ok = on_plan || within;
             if ok && let Some(w) = kept.get_mut(t as usize / 32) {
                 *w |= 1 << (t % 32);
             }
@@ -1075,6 +1099,8 @@ impl Matcher {
         if let Some(kind) = failed.or(self.parser.error()) {
             return Err(kind);
         }
+        // The key again: a rebuild during the walk would have renamed the rows.
+        self.widest = Some((self.parser.state_key(), widest));
         Ok(true)
     }
 
