@@ -549,3 +549,64 @@ fn json_budget_walks_end_valid() {
     }
     eprintln!("json budget walks: {walks} valid");
 }
+
+/// Budgets below the minimum, a stopped matcher, rollback and a probe with
+/// `validate_tokens`.
+#[test]
+fn budget_edge_cases() {
+    let vocab = letters_vocab();
+    let eos = vocab.eos_tokens()[0];
+    // a^k b^k: after "aaa" the only completion is "bbb".
+    let g = Grammar::from_lark(
+        "start: s\ns: \"a\" s \"b\" | \"ab\"\n",
+        &vocab,
+        &Limits::default(),
+    )
+    .expect("grammar");
+    let mut m = Matcher::new(&g);
+    for _ in 0..3 {
+        m.consume_token(0).expect("a");
+    }
+    assert_eq!(
+        m.shortest_completion().expect("fits").as_deref(),
+        Some(&b"bbb"[..])
+    );
+    assert_eq!(m.completion_tokens().expect("fits"), Some(3));
+    let mut mask = vec![0u32; vocab.mask_words()];
+    // A budget below the minimum is raised to it: the mask follows the shortest plan.
+    for remaining in [0, 1, 3] {
+        m.compute_mask_within(&mut mask, remaining).expect("mask");
+        assert_eq!(
+            sieve_tests::allowed_tokens(&mask),
+            vec![1],
+            "budget {remaining}: b only"
+        );
+    }
+    // A loose budget keeps the exact mask.
+    m.compute_mask_within(&mut mask, 10).expect("mask");
+    assert_eq!(sieve_tests::allowed_tokens(&mask), vec![0, 1]);
+    // A probe does not disturb the plan; a rollback forgets it, and budget mode starts again.
+    assert_eq!(m.validate_tokens(&[1, 1]).expect("probe"), 2);
+    assert_eq!(m.completion_tokens().expect("fits"), Some(3));
+    m.consume_token(1).expect("b");
+    m.rollback(1).expect("rollback");
+    m.compute_mask_within(&mut mask, 3).expect("mask");
+    assert_eq!(sieve_tests::allowed_tokens(&mask), vec![1]);
+    for _ in 0..3 {
+        m.consume_token(1).expect("b");
+    }
+    assert_eq!(m.completion_tokens().expect("fits"), Some(0));
+    m.compute_mask_within(&mut mask, 0).expect("mask");
+    assert_eq!(
+        sieve_tests::allowed_tokens(&mask),
+        vec![eos],
+        "accepting, no budget: EOS"
+    );
+    m.consume_token(eos).expect("eos");
+    assert_eq!(
+        m.shortest_completion().expect("stopped").as_deref(),
+        Some(&b""[..])
+    );
+    m.compute_mask_within(&mut mask, 5).expect("mask");
+    assert_eq!(sieve_tests::allowed_tokens(&mask), vec![eos]);
+}
