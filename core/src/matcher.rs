@@ -226,6 +226,8 @@ impl Matcher {
             self.generation = shared.generation;
             self.parser.reset_to_start();
             self.cached_key = None;
+            // Lexer state ids are renamed with the tables.
+            self.widest = None;
             if self.error.is_none() && !self.replay() {
                 // The tables filled up again (other matchers explored since): reset them.
                 let kind = self.parser.error().unwrap_or(LimitKind::LexerStates);
@@ -423,6 +425,7 @@ impl Matcher {
         // The shared tables are now these: every other matcher replays its output.
         self.reset_tables = true;
         self.cached_key = None;
+        self.widest = None;
         self.charge_outside();
         let replayed = self.replay();
         if !replayed {

@@ -560,3 +560,34 @@ fn masks_under_tiny_lexer_budgets_match_or_fail_with_the_limit() {
         "{compared} masks, {rebuilds} rebuilds"
     );
 }
+
+/// Budget mode's masks (searches, plans, caches keyed by lexer states) are the same when
+/// the lexer tables are rebuilt under a tight state budget.
+#[test]
+fn budget_masks_do_not_change_when_the_lexer_is_rebuilt() {
+    let mut roomy = Matcher::new(&with_lexer_states(50_000));
+    let path = long_path(&mut roomy, 80);
+    let built = roomy.lexer_states();
+    let limit = built / 2;
+    let mut tight = Matcher::new(&with_lexer_states(limit));
+    let mut fresh = Matcher::new(&with_lexer_states(50_000));
+    let within = |m: &mut Matcher, remaining: usize| {
+        let mut mask = vec![0u32; m.mask_words()];
+        m.compute_mask_within(&mut mask, remaining).unwrap();
+        (mask, m.completion_tokens().unwrap())
+    };
+    let n = path.len() + 4;
+    for (i, &t) in path.iter().enumerate() {
+        assert_eq!(
+            within(&mut tight, n - i),
+            within(&mut fresh, n - i),
+            "limit {limit}, token {i}"
+        );
+        tight.consume_token(t).unwrap();
+        fresh.consume_token(t).unwrap();
+    }
+    assert!(
+        tight.stats().lexer_rebuilds > 0,
+        "limit {limit}: never rebuilt"
+    );
+}
