@@ -209,21 +209,30 @@ impl Report {
             )?,
             None => writeln!(out, "unconstrained: not run (--no-compare)")?,
         }
+        // Per-step figures leave out the prefill (the first forward call and first masks).
+        let steps = |v: &[Duration]| v.get(1..).unwrap_or_default().to_vec();
         let (mm, mp) = mean_p99(&c.mask_times);
-        let (em, ep) = mean_p99(&c.exposed);
-        let (fm, _) = mean_p99(&c.forward);
+        let (em, ep) = mean_p99(&steps(&c.exposed));
+        let (fm, _) = mean_p99(&steps(&c.forward));
         let exposed_total: Duration = c.exposed.iter().sum();
         writeln!(
             out,
-            "mask: mean {:.0} µs, p99 {:.0} µs ({} masks); exposed (waited for after the \
-             forward pass): mean {:.0} µs, p99 {:.0} µs per step, {:.1} ms total; forward pass \
-             mean {:.2} ms",
+            "mask: mean {:.0} µs, p99 {:.0} µs per token ({} masks, on {} thread(s) beside \
+             the forward pass)",
             us(mm),
             us(mp),
             c.mask_times.len(),
+            seqs.len()
+        )?;
+        writeln!(
+            out,
+            "exposed mask time (waiting for the masks after the forward pass returned): mean \
+             {:.1} µs, p99 {:.1} µs per step, {:.2} ms in all ({:.2} % of the run); forward \
+             pass mean {:.2} ms per step",
             us(em),
             us(ep),
             ms(exposed_total),
+            100.0 * exposed_total.as_secs_f64() / c.total.as_secs_f64().max(1e-9),
             ms(fm)
         )?;
         let valid = seqs
