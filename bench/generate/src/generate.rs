@@ -49,7 +49,7 @@ pub struct GenerateConfig {
     pub compare: bool,
     /// Draw a progress bar on stderr.
     pub progress: bool,
-    /// llama.cpp threads (default: the available parallelism).
+    /// llama.cpp threads (default: [`default_threads`]).
     pub threads: Option<usize>,
 }
 
@@ -149,6 +149,8 @@ pub struct GenerateOutput {
     pub constrained: RunStats,
     /// The unconstrained baseline (with [`GenerateConfig::compare`]).
     pub unconstrained: Option<RunStats>,
+    /// llama.cpp threads used.
+    pub threads: usize,
 }
 
 /// One sequence's state in the loop.
@@ -208,9 +210,7 @@ pub fn generate(
         .checked_mul(n_seqs)
         .and_then(|n| u32::try_from(n).ok())
         .context("context too large")?;
-    let threads = cfg
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let threads = cfg.threads.unwrap_or_else(default_threads);
     let threads = i32::try_from(threads.max(1)).unwrap_or(1);
     let params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(n_ctx))
@@ -303,7 +303,25 @@ pub fn generate(
         sequences,
         constrained,
         unconstrained,
+        threads: threads as usize,
     })
+}
+
+/// llama.cpp threads when none are asked for: the available parallelism less the cores
+/// other processes keep busy (the 1-minute load average, rounded), at least 1.
+///
+/// ggml's threads meet at spinning barriers many times per forward pass, so one thread
+/// descheduled by a busy neighbour stalls the rest for a time slice. Measured on the 2-core
+/// machine of bench/perf.md (2026-11-26) with a `cargo test` running beside it: 2 threads
+/// took 1,349 ms per decode step, 1 thread 10.5 ms; idle, 2 threads take 6.3 ms.
+pub fn default_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    let busy = load.round().clamp(0.0, cores as f64) as usize;
+    cores.saturating_sub(busy).max(1)
 }
 
 /// Consumes the tokens the grammar forces now into `s` (up to its target) and queues them.

@@ -175,8 +175,9 @@ impl Report {
         let c = &self.output.constrained;
         writeln!(
             out,
-            "model: {} · prompt {} tokens · grammar compiled in {:.1} ms",
+            "model: {} ({} llama.cpp threads) · prompt {} tokens · grammar compiled in {:.1} ms",
             self.model,
+            self.output.threads,
             self.prompt_tokens.iter().max().unwrap_or(&0),
             ms(self.compile)
         )?;

@@ -104,7 +104,8 @@ struct GenerateArgs {
     /// that the tokens/s comparison uses.
     #[arg(long)]
     no_compare: bool,
-    /// llama.cpp threads (default: the available parallelism).
+    /// llama.cpp threads (default: the cores not kept busy by other processes, by the load
+    /// average; at least 1).
     #[arg(long)]
     threads: Option<usize>,
     /// Only make sure the default model is cached, print its path and exit (for CI).
