@@ -130,6 +130,9 @@ pub struct RunStats {
     pub exposed: Vec<Duration>,
     /// Per forward call: the forward pass.
     pub forward: Vec<Duration>,
+    /// Per forward call: host work after it (copying logits, applying masks, sampling,
+    /// consuming, jump-forward) before the next call can start.
+    pub host: Vec<Duration>,
 }
 
 impl RunStats {
@@ -449,6 +452,7 @@ fn run_loop(
         }
         stats.forward.push(forward);
         stats.exposed.push(exposed);
+        let host = Instant::now();
 
         for s in seqs.iter_mut() {
             if s.stop.is_some() {
@@ -495,6 +499,7 @@ fn run_loop(
                 jump_forward(model, s, bar)?;
             }
         }
+        stats.host.push(host.elapsed());
     }
     stats.total = start.elapsed();
     stats.tokens = seqs.iter().map(|s| s.out.len()).sum();

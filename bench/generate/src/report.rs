@@ -215,6 +215,12 @@ impl Report {
         let (mm, mp) = mean_p99(&c.mask_times);
         let (em, ep) = mean_p99(&steps(&c.exposed));
         let (fm, _) = mean_p99(&steps(&c.forward));
+        let (hm, _) = mean_p99(&c.host);
+        let base_host = self
+            .output
+            .unconstrained
+            .as_ref()
+            .map(|u| mean_p99(&u.host).0);
         let exposed_total: Duration = c.exposed.iter().sum();
         writeln!(
             out,
@@ -235,6 +241,15 @@ impl Report {
             ms(exposed_total),
             100.0 * exposed_total.as_secs_f64() / c.total.as_secs_f64().max(1e-9),
             ms(fm)
+        )?;
+        writeln!(
+            out,
+            "host work per step (logits, mask, sampling, consume, jump-forward): mean {:.0} µs{}",
+            us(hm),
+            base_host.map_or(String::new(), |b| format!(
+                " (unconstrained: {:.0} µs)",
+                us(b)
+            ))
         )?;
         let valid = seqs
             .iter()
