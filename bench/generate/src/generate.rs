@@ -17,7 +17,8 @@
 //! grammar is complete and allows nothing but EOS, or at `max_tokens` (sampled plus forced).
 //! The first forward pass is the prompt (prefill), overlapped the same way with the first
 //! mask. The unconstrained baseline runs the same prompts through the same loop without
-//! masks for as many single-token steps as each constrained sequence produced tokens.
+//! masks for as many single-token steps as each constrained sequence produced tokens, after
+//! a warm-up decode so that neither run pays llama.cpp's first-decode setup.
 
 use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
@@ -227,6 +228,11 @@ pub fn generate(
         .map_err(|e| anyhow!("creating the llama.cpp context: {e}"))?;
     let mut batch = LlamaBatch::new(n_ctx as usize, i32::try_from(n_seqs)?);
 
+    if cfg.compare {
+        // llama.cpp's first decode in a context sets up its compute buffers (tens of ms):
+        // without a warm-up the run that goes first, the constrained one, pays it alone.
+        warm_up(&mut ctx, &mut batch, &prompts[0])?;
+    }
     let bar = progress_bar(cfg.progress, n_seqs * cfg.max_tokens);
     let mut seqs: Vec<Seq> = prompts
         .iter()
@@ -308,6 +314,26 @@ pub fn generate(
         unconstrained,
         threads: threads as usize,
     })
+}
+
+/// Decodes `prompt` once and forgets it.
+fn warm_up(ctx: &mut LlamaContext<'_>, batch: &mut LlamaBatch<'_>, prompt: &[u32]) -> Result<()> {
+    batch.clear();
+    for (k, &t) in prompt.iter().enumerate() {
+        let t = i32::try_from(t).context("token id out of range")?;
+        batch
+            .add(
+                LlamaToken(t),
+                i32::try_from(k)?,
+                &[0],
+                k + 1 == prompt.len(),
+            )
+            .map_err(|e| anyhow!("filling the batch: {e}"))?;
+    }
+    ctx.decode(batch)
+        .map_err(|e| anyhow!("llama.cpp decode failed: {e}"))?;
+    ctx.clear_kv_cache();
+    Ok(())
 }
 
 /// llama.cpp threads when none are asked for: the available parallelism less the cores

@@ -216,6 +216,11 @@ impl Report {
         let (em, ep) = mean_p99(&steps(&c.exposed));
         let (fm, _) = mean_p99(&steps(&c.forward));
         let (hm, _) = mean_p99(&c.host);
+        let base_fwd = self
+            .output
+            .unconstrained
+            .as_ref()
+            .map(|u| mean_p99(&steps(&u.forward)).0);
         let base_host = self
             .output
             .unconstrained
@@ -235,12 +240,16 @@ impl Report {
             out,
             "exposed mask time (waiting for the masks after the forward pass returned): mean \
              {:.1} µs, p99 {:.1} µs per step, {:.2} ms in all ({:.2} % of the run); forward \
-             pass mean {:.2} ms per step",
+             pass mean {:.2} ms per step{}",
             us(em),
             us(ep),
             ms(exposed_total),
             100.0 * exposed_total.as_secs_f64() / c.total.as_secs_f64().max(1e-9),
-            ms(fm)
+            ms(fm),
+            base_fwd.map_or(String::new(), |b| format!(
+                " (unconstrained: {:.2} ms)",
+                ms(b)
+            ))
         )?;
         writeln!(
             out,
