@@ -63,10 +63,20 @@ fn argmax(logits: &[f32]) -> Option<u32> {
 }
 
 fn top_p_sample(logits: &[f32], temperature: f32, top_p: f32, rng: &mut Rng) -> Option<u32> {
+    // Tokens more than CUTOFF·T below the best have probability below e^-25 of the best's:
+    // dropping them moves at most 49,152 · 1.4e-11 ≈ 7e-7 of the mass for SmolLM2, and saves
+    // sorting the whole vocabulary (about 1 ms per sequence per step unconstrained).
+    const CUTOFF: f32 = 25.0;
+    let best = logits
+        .iter()
+        .copied()
+        .filter(|l| l.is_finite())
+        .fold(f32::NEG_INFINITY, f32::max);
+    let floor = best - CUTOFF * temperature.max(1e-6);
     let mut cands: Vec<(u32, f32)> = logits
         .iter()
         .enumerate()
-        .filter(|(_, l)| l.is_finite())
+        .filter(|(_, l)| l.is_finite() && **l >= floor)
         .map(|(i, &l)| (i as u32, l))
         .collect();
     if cands.is_empty() {
