@@ -33,6 +33,10 @@ use sieve_core::{Grammar, Matcher, MatcherError, Vocabulary};
 use crate::model::{Model, backend};
 use crate::sample::{Rng, Sampling, sample};
 
+/// Most sequences in one run (llama.cpp's own limit is 256 sequence ids; each sequence
+/// also costs a mask thread per step).
+pub const MAX_SEQUENCES: usize = 64;
+
 /// Settings of one `generate` run.
 #[derive(Debug, Clone)]
 pub struct GenerateConfig {
@@ -195,12 +199,18 @@ pub fn generate(
     if prompts.iter().any(Vec::is_empty) {
         bail!("empty prompt");
     }
+    if prompts.len() > MAX_SEQUENCES {
+        bail!(
+            "{} sequences: at most {MAX_SEQUENCES} at once",
+            prompts.len()
+        );
+    }
     if cfg.max_tokens == 0 {
         bail!("--max-tokens must be at least 1");
     }
     let vocab = model.vocab.clone();
     let longest = prompts.iter().map(Vec::len).max().unwrap_or(0);
-    let per_seq = longest + cfg.max_tokens + 8;
+    let per_seq = longest.saturating_add(cfg.max_tokens).saturating_add(8);
     let train = model.llama.n_ctx_train() as usize;
     if per_seq > train {
         bail!(
