@@ -4,6 +4,8 @@
 //!   `tokenizer.json`) into a vocabulary plus an encoder.
 //! - [`demo`] and [`mask_cmd`]: the logic of `sieve demo` and `sieve mask` (the binary only
 //!   parses arguments and prints).
+//! - `generate_cmd` (with the default `generate` feature): `sieve generate`, a real model
+//!   under sieve's masks through the `sieve-generate` crate.
 //! - [`maskbench`] and [`schema_suite`]: `sieve maskbench` (MaskBench conformance and timing,
 //!   llgbench's methodology) and `sieve schema-suite` (the JSON-Schema-Test-Suite); both
 //!   return report structs that the ratchet tests in `sieve-tests` also use.
@@ -17,6 +19,8 @@
 
 pub mod concurrent;
 pub mod demo;
+#[cfg(feature = "generate")]
+pub mod generate_cmd;
 pub mod mask_cmd;
 pub mod maskbench;
 #[cfg(feature = "pprof")]

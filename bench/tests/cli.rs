@@ -277,3 +277,36 @@ fn binary_mask_schema_strict_and_hyphen_values() {
     let _ = std::fs::remove_file(schema);
     let _ = std::fs::remove_file(&bad);
 }
+
+/// `sieve generate` rejects bad input before loading (or fetching) any model.
+#[cfg(feature = "generate")]
+#[test]
+fn generate_bad_input_is_an_error_not_a_panic() {
+    let sieve = env!("CARGO_BIN_EXE_sieve");
+    let run = |args: &[&str]| {
+        // An empty cache directory: nothing may be fetched before the input is checked.
+        let out = Command::new(sieve)
+            .args(args)
+            .env("SIEVE_CACHE_DIR", "/nonexistent/sieve-cache")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(!stderr.contains("fetching"), "{stderr}");
+        (out.status.code(), stderr)
+    };
+    let (code, stderr) = run(&["generate"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("--schema"), "{stderr}");
+    let (code, _) = run(&["generate", "--regex", "a", "--schema", "x.json"]);
+    assert_eq!(code, Some(2));
+    let (code, stderr) = run(&["generate", "--schema", "/nonexistent/s.json"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("/nonexistent/s.json"), "{stderr}");
+    let (code, stderr) = run(&["generate", "--regex", "a", "--top-p", "2"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("--top-p"), "{stderr}");
+    let (code, stderr) = run(&["generate", "--regex", "a", "--model", "/nonexistent.gguf"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("/nonexistent.gguf"), "{stderr}");
+}

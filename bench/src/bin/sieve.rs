@@ -1,5 +1,6 @@
-//! The `sieve` command-line tool: `sieve demo`, `sieve mask`, `sieve maskbench`,
-//! `sieve schema-suite` and `sieve concurrent`.
+//! The `sieve` command-line tool: `sieve demo`, `sieve generate` (with the default
+//! `generate` feature), `sieve mask`, `sieve maskbench`, `sieve schema-suite` and
+//! `sieve concurrent`.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -28,6 +29,10 @@ struct Cli {
 enum Command {
     /// Sample random tokens constrained by a grammar (JSON by default) and time the masks.
     Demo(DemoArgs),
+    /// Generate with a real model (SmolLM2-135M-Instruct by default, fetched on first use)
+    /// under a JSON Schema, Lark grammar or regex; check the outputs and time the masks.
+    #[cfg(feature = "generate")]
+    Generate(Box<GenerateArgs>),
     /// Compute one token mask after a prefix and show what it allows.
     Mask(MaskArgs),
     /// Check and time JSON Schema compilation and masks on MaskBench-format files.
@@ -37,6 +42,75 @@ enum Command {
     /// Many matchers of one JSON Schema at once on several threads: masks/s, latency,
     /// matcher bytes and peak RSS.
     Concurrent(ConcurrentArgs),
+}
+
+#[cfg(feature = "generate")]
+#[derive(Debug, Args)]
+#[command(group(
+    clap::ArgGroup::new("source").args(["grammar", "regex", "schema"])
+))]
+struct GenerateArgs {
+    /// A GGUF model file (default: SmolLM2-135M-Instruct Q4_1 in the cache directory
+    /// `$SIEVE_CACHE_DIR`, `$XDG_CACHE_HOME/sieve` or `~/.cache/sieve`, fetched with pip
+    /// on first use).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// A JSON Schema file; the output is a JSON document it describes.
+    #[arg(long)]
+    schema: Option<PathBuf>,
+    /// A Lark grammar file.
+    #[arg(long)]
+    grammar: Option<PathBuf>,
+    /// A regex the whole output must match (may start with `-`).
+    #[arg(long, allow_hyphen_values = true)]
+    regex: Option<String>,
+    /// The user turn (repeat for several sequences, one per prompt). Default: a request
+    /// for output matching the schema, grammar or regex, quoting it.
+    #[arg(long, allow_hyphen_values = true)]
+    prompt: Vec<String>,
+    /// The system turn.
+    #[arg(long, default_value = sieve_generate::report::DEFAULT_SYSTEM)]
+    system: String,
+    /// Most tokens per sequence, sampled plus forced [default: 256].
+    #[arg(long)]
+    max_tokens: Option<usize>,
+    /// Sampling temperature (0 = greedy, the default).
+    #[arg(long)]
+    temperature: Option<f32>,
+    /// Nucleus sampling threshold, with --temperature.
+    #[arg(long, default_value_t = 1.0)]
+    top_p: f32,
+    /// Seed of sequence 0; sequence i uses seed + i.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Sequences decoded together: with one prompt, N seeds; with several prompts, their
+    /// number.
+    #[arg(long, default_value_t = 1)]
+    batch: usize,
+    /// Write the generated text here (one JSON line per sequence when there are several).
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Sample every token, even where the grammar forces the text.
+    #[arg(long)]
+    no_jump_forward: bool,
+    /// Budget mode: masks keep a completion reachable within --max-tokens (on by default
+    /// when --max-tokens is given; not yet wired: needs sieve-core's compute_mask_within).
+    #[arg(long, overrides_with = "no_budget")]
+    budget: bool,
+    /// Turn budget mode off.
+    #[arg(long)]
+    no_budget: bool,
+    /// Skip the unconstrained baseline run (same prompts, same token counts, no masks)
+    /// that the tokens/s comparison uses.
+    #[arg(long)]
+    no_compare: bool,
+    /// llama.cpp threads (default: the cores not kept busy by other processes, by the load
+    /// average; at least 1).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Only make sure the default model is cached, print its path and exit (for CI).
+    #[arg(long, conflicts_with_all = ["schema", "grammar", "regex", "model"])]
+    fetch_only: bool,
 }
 
 #[derive(Debug, Args)]
@@ -209,6 +283,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 ExitCode::FAILURE
             })
         }
+        #[cfg(feature = "generate")]
+        Command::Generate(args) => run_generate(*args, &mut out),
         Command::Mask(args) => {
             if args.strict && args.schema.is_none() {
                 anyhow::bail!("--strict applies to --schema only");
@@ -281,6 +357,43 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+#[cfg(feature = "generate")]
+fn run_generate(args: GenerateArgs, out: &mut dyn Write) -> Result<ExitCode> {
+    use sieve_bench::generate_cmd::{self, GenerateCmd, Source};
+    if args.fetch_only {
+        return generate_cmd::fetch_only(out);
+    }
+    let source = match (args.schema, args.grammar, args.regex) {
+        (Some(p), None, None) => Source::Schema(p),
+        (None, Some(p), None) => Source::Grammar(p),
+        (None, None, Some(re)) => Source::Regex(re),
+        _ => anyhow::bail!("give one of --schema FILE, --grammar FILE or --regex RE"),
+    };
+    let sampling = generate_cmd::sampling(args.temperature, args.top_p)?;
+    let budget = (args.budget || args.max_tokens.is_some()) && !args.no_budget;
+    let cmd = GenerateCmd {
+        model: args.model,
+        source,
+        run: sieve_generate::RunConfig {
+            prompts: args.prompt,
+            system: args.system,
+            batch: args.batch,
+            generate: sieve_generate::GenerateConfig {
+                max_tokens: args.max_tokens.unwrap_or(256),
+                sampling,
+                seed: args.seed,
+                jump_forward: !args.no_jump_forward,
+                budget,
+                compare: !args.no_compare,
+                progress: std::io::stderr().is_terminal(),
+                threads: args.threads,
+            },
+        },
+        output: args.output,
+    };
+    generate_cmd::run(&cmd, out)
 }
 
 fn write_json(path: &std::path::Path, value: &serde_json::Value) -> Result<()> {

@@ -1,0 +1,130 @@
+//! A short real generation with the default model (SmolLM2-135M-Instruct Q4_1), when it is
+//! cached (`sieve generate --fetch-only` caches it; see `sieve_generate::fetch` for the
+//! directory). Without it the tests print `SKIP: <reason>` and pass.
+//!
+//! Cost: about 0.2 s to load the model and well under a second of inference.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+use sieve_generate::model::Model;
+use sieve_generate::{Constraint, GenerateConfig, RunConfig, Sampling, fetch};
+
+fn model_path() -> Option<PathBuf> {
+    let path = fetch::cached_model();
+    if path.is_none() {
+        let where_ = fetch::default_model_path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|e| e.to_string());
+        eprintln!(
+            "SKIP: the default model is not cached at {where_} (run `sieve generate \
+             --fetch-only`)"
+        );
+    }
+    path
+}
+
+#[test]
+fn greedy_schema_output_is_complete_and_valid() {
+    let Some(path) = model_path() else { return };
+    let model = Model::load(&path).expect("loading the cached model");
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 16},
+            "age": {"type": "integer", "minimum": 0, "maximum": 120}
+        },
+        "required": ["name", "age"],
+        "additionalProperties": false
+    });
+    let constraint = Constraint::JsonSchema {
+        schema,
+        name: "test schema".into(),
+    };
+    let cfg = RunConfig {
+        prompts: vec!["Give the name and age of a fictional person, as JSON.".into()],
+        generate: GenerateConfig {
+            max_tokens: 40,
+            sampling: Sampling::Greedy,
+            compare: false,
+            ..GenerateConfig::default()
+        },
+        ..RunConfig::default()
+    };
+    let report = sieve_generate::run(&model, &constraint, &cfg).expect("generation");
+    let seq = &report.output.sequences[0];
+    let text = String::from_utf8_lossy(&seq.text);
+    assert!(
+        seq.stop.is_complete(),
+        "stopped by {} after {} tokens: {text}",
+        seq.stop,
+        seq.tokens.len()
+    );
+    assert!(report.validity[0].valid, "{:?}: {text}", report.validity[0]);
+    let value: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert!(
+        value["name"].is_string() && value["age"].is_u64(),
+        "{value}"
+    );
+    // Every consumed token was checked by a mask: as many masks as sampled tokens, at least.
+    assert!(report.output.constrained.mask_times.len() >= seq.tokens.len() - seq.forced);
+}
+
+#[test]
+fn regex_batch_with_seeds() {
+    let Some(path) = model_path() else { return };
+    let model = Model::load(&path).expect("loading the cached model");
+    let constraint = Constraint::Regex("(yes|no), [a-z ]{1,20}\\.".into());
+    let cfg = RunConfig {
+        prompts: vec!["Is the sky blue? Answer yes or no, then a short reason.".into()],
+        batch: 2,
+        generate: GenerateConfig {
+            max_tokens: 24,
+            sampling: Sampling::TopP {
+                temperature: 0.8,
+                top_p: 0.95,
+            },
+            seed: 5,
+            ..GenerateConfig::default()
+        },
+        ..RunConfig::default()
+    };
+    let report = sieve_generate::run(&model, &constraint, &cfg).expect("generation");
+    assert_eq!(report.output.sequences.len(), 2);
+    assert!(report.output.unconstrained.is_some());
+    for (s, v) in report.output.sequences.iter().zip(&report.validity) {
+        let text = String::from_utf8_lossy(&s.text);
+        // A sequence may run out of tokens inside the free text; a complete one is valid.
+        if s.stop.is_complete() {
+            assert!(v.valid, "{v:?}: {text}");
+        }
+        assert!(s.tokens.len() <= 24);
+    }
+}
+
+/// The vocabulary read from the GGUF spells every token as the Hugging Face
+/// `tokenizer.json` of SmolLM2 does (`shared/tokenizers/smollm2.json`, found through
+/// `$SIEVE_SHARED` or `../shared` next to the workspace).
+#[test]
+fn gguf_vocabulary_matches_tokenizer_json() {
+    let Some(path) = model_path() else { return };
+    let shared = std::env::var_os("SIEVE_SHARED").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+        PathBuf::from,
+    );
+    let file = shared.join("tokenizers/smollm2.json");
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        eprintln!("SKIP: {} not readable (set SIEVE_SHARED)", file.display());
+        return;
+    };
+    let json: serde_json::Value = serde_json::from_str(&text).expect("tokenizer JSON");
+    let table = sieve_core::vocab::hf::table(&json).expect("HF table");
+    let model = Model::load(&path).expect("loading the cached model");
+    let v = &model.vocab;
+    assert_eq!(v.vocab_size(), table.tokens.len());
+    for (id, bytes) in table.tokens.iter().enumerate() {
+        assert_eq!(v.token_text(id as u32), bytes.as_slice(), "token {id}");
+    }
+    assert_eq!(v.special_tokens(), table.special.as_slice());
+    assert_eq!(v.eos_tokens().first(), table.eos.first());
+}
