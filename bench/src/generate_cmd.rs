@@ -84,6 +84,44 @@ pub fn fetch_only(out: &mut dyn Write) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `sieve generate --shortest`: the shortest completion of the constraint from its start,
+/// over the model's vocabulary, as one JSON line `{"bytes", "tokens", "text", "supersets"}`
+/// (`tokens`: the greedy token count budget mode plans with, `Matcher::completion_tokens`;
+/// `supersets`: the compile notes where the grammar accepts more than the schema). No
+/// generation runs.
+///
+/// # Errors
+/// The constraint or the model does not load, or the search ran out of its budget.
+pub fn shortest(cmd: &GenerateCmd, out: &mut dyn Write) -> Result<ExitCode> {
+    let constraint = cmd.source.constraint()?;
+    let path = match &cmd.model {
+        Some(p) => p.clone(),
+        None => fetch::ensure_model()?,
+    };
+    let model = Model::load(&path)?;
+    let (grammar, notes) = constraint.compile(&model.vocab)?;
+    // Where the grammar accepts more than the schema (reported as a superset), outputs may
+    // be invalid however they are generated.
+    let supersets: Vec<&String> = notes.iter().filter(|n| n.contains("(superset)")).collect();
+    let mut m = sieve_core::Matcher::new(&grammar);
+    let text = m
+        .shortest_completion()
+        .map_err(|e| anyhow::anyhow!("shortest completion: {e}"))?
+        .context("the constraint has no complete output")?;
+    let tokens = m
+        .completion_tokens()
+        .map_err(|e| anyhow::anyhow!("completion tokens: {e}"))?
+        .context("the vocabulary cannot spell the shortest completion")?;
+    let line = serde_json::json!({
+        "bytes": text.len(),
+        "tokens": tokens,
+        "text": String::from_utf8_lossy(&text),
+        "supersets": supersets,
+    });
+    writeln!(out, "{line}")?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Runs `sieve generate`.
 ///
 /// # Errors

@@ -80,14 +80,20 @@ pub enum StopReason {
     Eos,
     /// The grammar accepts and allows no further token but EOS.
     Complete,
-    /// `max_tokens` reached.
+    /// `max_tokens` reached with the output complete (the grammar accepts it; it could
+    /// have gone on, e.g. with whitespace or more items).
+    MaxTokensComplete,
+    /// `max_tokens` reached before the output was complete.
     MaxTokens,
 }
 
 impl StopReason {
     /// The output is a complete sentence of the grammar.
     pub fn is_complete(self) -> bool {
-        matches!(self, StopReason::Eos | StopReason::Complete)
+        matches!(
+            self,
+            StopReason::Eos | StopReason::Complete | StopReason::MaxTokensComplete
+        )
     }
 }
 
@@ -96,6 +102,7 @@ impl std::fmt::Display for StopReason {
         f.write_str(match self {
             StopReason::Eos => "EOS",
             StopReason::Complete => "grammar complete",
+            StopReason::MaxTokensComplete => "max tokens, complete",
             StopReason::MaxTokens => "max tokens",
         })
     }
@@ -265,7 +272,7 @@ pub fn generate(
     if cfg.jump_forward {
         // Text the grammar forces before the first token goes in with the prompt.
         for s in &mut seqs {
-            jump_forward(model, s, &bar)?;
+            jump_forward(model, s, cfg.budget, &bar)?;
         }
     }
     let constrained = run_loop(model, &vocab, &mut ctx, &mut batch, &mut seqs, cfg, &bar)
@@ -364,7 +371,16 @@ pub fn default_threads() -> usize {
 }
 
 /// Consumes the tokens the grammar forces now into `s` (up to its target) and queues them.
-fn jump_forward(model: &Model, s: &mut Seq, bar: &indicatif::ProgressBar) -> Result<()> {
+/// In budget mode the forced tokens are taken only if a completion within the budget is
+/// still known after them (the host tokenizer's segmentation of forced text may take more
+/// tokens than the completion budget mode planned with); otherwise the model samples them
+/// under the budget mask.
+fn jump_forward(
+    model: &Model,
+    s: &mut Seq,
+    budget: bool,
+    bar: &indicatif::ProgressBar,
+) -> Result<()> {
     let Some(m) = s.matcher.as_mut() else {
         return Ok(());
     };
@@ -378,14 +394,34 @@ fn jump_forward(model: &Model, s: &mut Seq, bar: &indicatif::ProgressBar) -> Res
     }
     m.consume_tokens(&ff)
         .map_err(|e| anyhow!("consuming forced tokens {ff:?}: {e}"))?;
+    if budget {
+        let left = s.target.saturating_sub(s.out.len() + ff.len());
+        let fits = matches!(m.completion_tokens(), Ok(Some(n)) if n <= left);
+        if !fits {
+            m.rollback(ff.len())
+                .map_err(|e| anyhow!("rolling back forced tokens: {e}"))?;
+            return Ok(());
+        }
+    }
     s.forced += ff.len();
     s.out.extend_from_slice(&ff);
     s.pending.extend_from_slice(&ff);
     bar.inc(ff.len() as u64);
     if s.out.len() >= s.target {
-        s.stop = Some(StopReason::MaxTokens);
+        s.stop = Some(at_target(s.matcher.as_mut()));
     }
     Ok(())
+}
+
+/// Why a sequence that reached its token limit ended: complete if its matcher accepts
+/// (an unconstrained sequence never is).
+fn at_target(m: Option<&mut Matcher>) -> StopReason {
+    let accepting = m.is_some_and(|m| m.is_accepting());
+    if accepting {
+        StopReason::MaxTokensComplete
+    } else {
+        StopReason::MaxTokens
+    }
 }
 
 /// The next mask of one matcher. `remaining` = tokens left in the budget, counting the one
@@ -396,9 +432,12 @@ fn next_mask(
     remaining: Option<usize>,
 ) -> Result<(), MatcherError> {
     match remaining {
-        // budget mode: wired when sieve-core has compute_mask_within
-        // (`m.compute_mask_within(mask, remaining)`).
-        Some(_remaining) => m.compute_mask(mask),
+        // Budget mode (core/docs/budget.md). Its searches run within one step's budgets; a
+        // search that runs out is not sticky, and the plain mask is used for this step.
+        Some(remaining) => match m.compute_mask_within(mask, remaining) {
+            Err(MatcherError::Limit(_)) if m.error().is_none() => m.compute_mask(mask),
+            r => r,
+        },
         None => m.compute_mask(mask),
     }
 }
@@ -530,9 +569,9 @@ fn run_loop(
             s.pending.push(token);
             bar.inc(1);
             if s.out.len() >= s.target {
-                s.stop = Some(StopReason::MaxTokens);
+                s.stop = Some(at_target(s.matcher.as_mut()));
             } else if cfg.jump_forward {
-                jump_forward(model, s, bar)?;
+                jump_forward(model, s, cfg.budget, bar)?;
             }
         }
         stats.host.push(host.elapsed());

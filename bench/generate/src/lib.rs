@@ -16,6 +16,10 @@
 //! - [`run`] with [`RunConfig`]: all of it for the CLI, returning a [`Report`].
 //! - [`fetch`]: the default model (SmolLM2-135M-Instruct Q4_1), fetched on first use.
 //!
+//! The model backend (`model`, `generate`, `report`) is behind the `llama` feature: llama.cpp's
+//! build needs cmake, a C++ compiler and libclang. Without it the crate keeps the model fetch,
+//! the samplers and the output checks, and its real-model test prints a SKIP line.
+//!
 //! # Usage pattern
 //! load the model → compile the constraint → for each step: forward pass ∥ compute_mask →
 //! apply_mask_f32 → sample → consume_token (→ forced tokens) → check the outputs.
@@ -25,13 +29,18 @@
 //! sieve-core's `Limits::default()`. llama.cpp's own checks abort on internal errors.
 
 pub mod fetch;
+#[cfg(feature = "llama")]
 pub mod generate;
+#[cfg(feature = "llama")]
 pub mod model;
+#[cfg(feature = "llama")]
 pub mod report;
 pub mod sample;
 pub mod validate;
 
+#[cfg(feature = "llama")]
 pub use generate::{GenerateConfig, StopReason};
+#[cfg(feature = "llama")]
 pub use report::{Report, RunConfig, run};
 pub use sample::Sampling;
 pub use validate::Constraint;

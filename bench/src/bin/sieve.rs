@@ -33,6 +33,13 @@ enum Command {
     /// under a JSON Schema, Lark grammar or regex; check the outputs and time the masks.
     #[cfg(feature = "generate")]
     Generate(Box<GenerateArgs>),
+    /// Generate with a real model: this build has no model backend (see --help).
+    #[cfg(not(feature = "generate"))]
+    #[command(disable_help_flag = true)]
+    Generate {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Compute one token mask after a prefix and show what it allows.
     Mask(MaskArgs),
     /// Check and time JSON Schema compilation and masks on MaskBench-format files.
@@ -93,8 +100,9 @@ struct GenerateArgs {
     /// Sample every token, even where the grammar forces the text.
     #[arg(long)]
     no_jump_forward: bool,
-    /// Budget mode: masks keep a completion reachable within --max-tokens (on by default
-    /// when --max-tokens is given; not yet wired: needs sieve-core's compute_mask_within).
+    /// Budget mode: masks keep a completion reachable within --max-tokens, so the output
+    /// is complete when the budget allows it (core/docs/budget.md). On by default when
+    /// --max-tokens is given.
     #[arg(long, overrides_with = "no_budget")]
     budget: bool,
     /// Turn budget mode off.
@@ -108,6 +116,10 @@ struct GenerateArgs {
     /// average; at least 1).
     #[arg(long)]
     threads: Option<usize>,
+    /// Print the shortest complete output of the constraint (bytes, and the token count
+    /// budget mode plans with) as one JSON line and exit; no generation.
+    #[arg(long)]
+    shortest: bool,
     /// Only make sure the default model is cached, print its path and exit (for CI).
     #[arg(long, conflicts_with_all = ["schema", "grammar", "regex", "model"])]
     fetch_only: bool,
@@ -285,6 +297,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         #[cfg(feature = "generate")]
         Command::Generate(args) => run_generate(*args, &mut out),
+        #[cfg(not(feature = "generate"))]
+        Command::Generate { .. } => {
+            eprintln!(
+                "this sieve was built without the model backend: llama.cpp's build needs \
+                 cmake, a C++ compiler and libclang.\nRun `bench/scripts/generate.sh [ARGS]` \
+                 (installs them with apt when missing, then builds with --features generate), \
+                 or `cargo run --release -p sieve-bench --features generate --bin sieve -- \
+                 generate ARGS`."
+            );
+            Ok(ExitCode::from(2))
+        }
         Command::Mask(args) => {
             if args.strict && args.schema.is_none() {
                 anyhow::bail!("--strict applies to --schema only");
@@ -393,6 +416,9 @@ fn run_generate(args: GenerateArgs, out: &mut dyn Write) -> Result<ExitCode> {
         },
         output: args.output,
     };
+    if args.shortest {
+        return generate_cmd::shortest(&cmd, out);
+    }
     generate_cmd::run(&cmd, out)
 }
 
