@@ -31,6 +31,7 @@ use llama_cpp_2::token::LlamaToken;
 use sieve_core::{Grammar, Matcher, MatcherError, Vocabulary};
 
 use crate::model::{Model, backend};
+use crate::pool::{Job, MaskPool};
 use crate::sample::{Rng, Sampling, sample};
 
 /// Most sequences in one run (llama.cpp's own limit is 256 sequence ids; each sequence
@@ -275,8 +276,19 @@ pub fn generate(
             jump_forward(model, s, cfg.budget, &bar)?;
         }
     }
-    let constrained = run_loop(model, &vocab, &mut ctx, &mut batch, &mut seqs, cfg, &bar)
-        .context("constrained generation")?;
+    // One mask worker per sequence, up to the cores: a batch's masks are computed in
+    // parallel, all of them while the forward pass runs.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pool = MaskPool::new(n_seqs.min(cores));
+    let env = LoopEnv {
+        model,
+        vocab: &vocab,
+        cfg,
+        pool: &pool,
+        bar: &bar,
+    };
+    let constrained =
+        run_loop(&env, &mut ctx, &mut batch, &mut seqs).context("constrained generation")?;
     bar.finish_and_clear();
 
     let sequences: Vec<SequenceOutput> = seqs
@@ -318,7 +330,16 @@ pub fn generate(
         base_cfg.jump_forward = false;
         Some(
             run_loop(
-                model, &vocab, &mut ctx, &mut batch, &mut base, &base_cfg, &hidden,
+                &LoopEnv {
+                    model,
+                    vocab: &vocab,
+                    cfg: &base_cfg,
+                    pool: &pool,
+                    bar: &hidden,
+                },
+                &mut ctx,
+                &mut batch,
+                &mut base,
             )
             .context("unconstrained baseline")?,
         )
@@ -426,7 +447,7 @@ fn at_target(m: Option<&mut Matcher>) -> StopReason {
 
 /// The next mask of one matcher. `remaining` = tokens left in the budget, counting the one
 /// this mask is for.
-fn next_mask(
+pub(crate) fn next_mask(
     m: &mut Matcher,
     mask: &mut [u32],
     remaining: Option<usize>,
@@ -455,15 +476,28 @@ fn only_eos_allowed(mask: &[u32], eos: &[u32]) -> bool {
     })
 }
 
+/// What one run of the loop reads.
+struct LoopEnv<'a> {
+    model: &'a Model,
+    vocab: &'a Vocabulary,
+    cfg: &'a GenerateConfig,
+    pool: &'a MaskPool,
+    bar: &'a indicatif::ProgressBar,
+}
+
 fn run_loop(
-    model: &Model,
-    vocab: &Vocabulary,
+    env: &LoopEnv<'_>,
     ctx: &mut LlamaContext<'_>,
     batch: &mut LlamaBatch<'_>,
     seqs: &mut [Seq],
-    cfg: &GenerateConfig,
-    bar: &indicatif::ProgressBar,
 ) -> Result<RunStats> {
+    let LoopEnv {
+        model,
+        vocab,
+        cfg,
+        pool,
+        bar,
+    } = *env;
     let start = Instant::now();
     let mut stats = RunStats::default();
     let n_vocab = vocab.vocab_size();
@@ -491,34 +525,36 @@ fn run_loop(
             s.row = rows - 1;
             s.pending.clear();
         }
-        let budget = cfg.budget;
-        let (forward, exposed, decoded) = std::thread::scope(|scope| {
-            let handles: Vec<_> = seqs
-                .iter_mut()
-                .filter(|s| s.stop.is_none())
-                .filter_map(|s| {
-                    let remaining = budget.then(|| s.target.saturating_sub(s.out.len()));
-                    let m = s.matcher.as_mut()?;
-                    let mask = &mut s.mask;
-                    let result = &mut s.mask_result;
-                    Some(scope.spawn(move || {
-                        let t = Instant::now();
-                        let r = next_mask(m, mask, remaining);
-                        *result = Some((r, t.elapsed()));
-                    }))
-                })
-                .collect();
-            let t0 = Instant::now();
-            let decoded = ctx.decode(batch);
-            let forward = t0.elapsed();
-            let t1 = Instant::now();
-            let joined = handles.into_iter().all(|h| h.join().is_ok());
-            (forward, t1.elapsed(), decoded.map(|()| joined))
-        });
-        match decoded {
-            Ok(true) => {}
-            Ok(false) => bail!("a mask thread panicked"),
-            Err(e) => bail!("llama.cpp decode failed: {e}"),
+        let mut sent = 0;
+        for (i, s) in seqs.iter_mut().enumerate() {
+            if s.stop.is_some() {
+                continue;
+            }
+            let remaining = cfg.budget.then(|| s.target.saturating_sub(s.out.len()));
+            if let Some(matcher) = s.matcher.take() {
+                pool.submit(Job {
+                    seq: i,
+                    matcher,
+                    mask: std::mem::take(&mut s.mask),
+                    remaining,
+                })?;
+                sent += 1;
+            }
+        }
+        let t0 = Instant::now();
+        let decoded = ctx.decode(batch);
+        let forward = t0.elapsed();
+        let t1 = Instant::now();
+        for _ in 0..sent {
+            let done = pool.next_done()?;
+            let s = &mut seqs[done.seq];
+            s.matcher = Some(done.matcher);
+            s.mask = done.mask;
+            s.mask_result = Some((done.result, done.elapsed));
+        }
+        let exposed = t1.elapsed();
+        if let Err(e) = decoded {
+            bail!("llama.cpp decode failed: {e}");
         }
         if stats.forward.is_empty() {
             stats.prefill = start.elapsed();

@@ -34,6 +34,8 @@ pub mod generate;
 #[cfg(feature = "llama")]
 pub mod model;
 #[cfg(feature = "llama")]
+mod pool;
+#[cfg(feature = "llama")]
 pub mod report;
 pub mod sample;
 pub mod validate;
