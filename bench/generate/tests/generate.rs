@@ -134,3 +134,61 @@ fn gguf_vocabulary_matches_tokenizer_json() {
     assert_eq!(v.special_tokens(), table.special.as_slice());
     assert_eq!(v.eos_tokens().first(), table.eos.first());
 }
+
+/// Budget mode: at 1.2x the shortest completion's token count, a schema whose lists and
+/// strings invite a long answer still ends complete and valid, in every sequence of a
+/// sampled batch; so does a regex with a free-text tail at a tight budget.
+#[test]
+fn budget_mode_finishes_within_max_tokens() {
+    let Some(path) = model_path() else { return };
+    let model = Model::load(&path).expect("loading the cached model");
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "hobbies": {"type": "array", "items": {"type": "string"}, "minItems": 2},
+            "bio": {"type": "string", "minLength": 5}
+        },
+        "required": ["name", "hobbies", "bio"],
+        "additionalProperties": false
+    });
+    let regex = Constraint::Regex("(yes|no), [a-z ]{1,60}\\.".into());
+    let schema = Constraint::JsonSchema {
+        schema,
+        name: "budget test schema".into(),
+    };
+    for constraint in [schema, regex] {
+        let (grammar, _) = constraint.compile(&model.vocab).expect("compiles");
+        let mut m = sieve_core::Matcher::new(&grammar);
+        let shortest = m.completion_tokens().expect("search").expect("a completion");
+        let max_tokens = (shortest * 6).div_ceil(5);
+        let cfg = RunConfig {
+            prompts: vec!["Write a long, detailed answer with many items.".into()],
+            batch: 3,
+            generate: GenerateConfig {
+                max_tokens,
+                sampling: Sampling::TopP {
+                    temperature: 1.0,
+                    top_p: 1.0,
+                },
+                seed: 11,
+                budget: true,
+                compare: false,
+                ..GenerateConfig::default()
+            },
+            ..RunConfig::default()
+        };
+        let report = sieve_generate::run(&model, &constraint, &cfg).expect("generation");
+        for (s, v) in report.output.sequences.iter().zip(&report.validity) {
+            let text = String::from_utf8_lossy(&s.text);
+            assert!(
+                s.stop.is_complete() && v.valid,
+                "budget {max_tokens} (shortest {shortest}): stopped by {} after {} tokens, \
+                 {v:?}: {text}",
+                s.stop,
+                s.tokens.len()
+            );
+            assert!(s.tokens.len() <= max_tokens);
+        }
+    }
+}
