@@ -28,6 +28,9 @@
 //! No input should panic; errors are `anyhow` errors with context. Engine budgets are
 //! sieve-core's `Limits::default()`. llama.cpp's own checks abort on internal errors.
 
+// The key types above are behind the `llama` feature; without it their links dangle.
+#![cfg_attr(not(feature = "llama"), allow(rustdoc::broken_intra_doc_links))]
+
 pub mod fetch;
 #[cfg(feature = "llama")]
 pub mod generate;
