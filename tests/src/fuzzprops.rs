@@ -417,6 +417,68 @@ fn ops_grammar(i: usize) -> Result<Grammar, String> {
 }
 
 /// The next argument byte of an operation (0 past the end).
+/// One budget-mode check of [`check_matcher_ops`] (op `0xF0..=0xFF`) with `remaining` tokens.
+fn check_budget(
+    m: &mut Matcher,
+    remaining: usize,
+    what: &str,
+    model: &mut Model,
+) -> Result<(), String> {
+    let n = m.grammar().vocab().vocab_size();
+    let mut exact = vec![0u32; m.mask_words()];
+    if let Err(e) = m.compute_mask(&mut exact) {
+        model.error = Some(e);
+        return Ok(());
+    }
+    let tokens = m.completion_tokens();
+    let mut narrowed = vec![0u32; m.mask_words()];
+    let r = m.compute_mask_within(&mut narrowed, remaining);
+    // A search that runs out of its step budget is not sticky; a sticky one is recorded.
+    if let Some(e) = m.error() {
+        model.error = Some(e.clone());
+        return Ok(());
+    }
+    if r.is_err() || !matches!(tokens, Ok(Some(_)) | Ok(None)) {
+        return Ok(());
+    }
+    for (i, (&a, &b)) in narrowed.iter().zip(&exact).enumerate() {
+        if a & !b != 0 {
+            return Err(format!(
+                "{what}: budget mask allows token {} the exact mask does not",
+                i * 32 + (a & !b).trailing_zeros() as usize
+            ));
+        }
+    }
+    let eos = m.grammar().vocab().eos_tokens().to_vec();
+    let accepting = m.is_accepting();
+    if let Ok(Some(t)) = tokens
+        && t <= remaining.max(1)
+        && !m.is_stopped()
+        && (!accepting || !eos.is_empty())
+        && ids_where(&narrowed, n, true).is_empty()
+    {
+        return Err(format!(
+            "{what}: completion_tokens {t} within {remaining} but the budget mask is empty"
+        ));
+    }
+    if let Ok(Some(s)) = m.shortest_completion()
+        && !m.is_stopped()
+    {
+        let mut copy = m.clone();
+        let pushed = copy.try_consume_bytes(&s);
+        let limited = copy
+            .error()
+            .is_some_and(|e| matches!(e, MatcherError::Limit(_)));
+        if !limited && !(pushed && copy.is_accepting()) {
+            return Err(format!(
+                "{what}: shortest completion {:?} is not accepted",
+                String::from_utf8_lossy(&s)
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn take(ops: &mut &[u8]) -> u32 {
     let (&b, rest) = ops.split_first().unwrap_or((&0, &[]));
     *ops = rest;
@@ -467,6 +529,15 @@ pub fn check_matcher_ops(data: &[u8]) -> Result<(), String> {
                 (None, _) => Ok(()),
             }
         };
+        // Budget mode (ops 0xF0..=0xFF): the narrowed mask is a subset of the exact one, not
+        // empty while a completion within the budget is known, and the shortest completion
+        // is accepted when pushed; the searches' limit errors are not sticky.
+        if op >= 0xF0 {
+            if model.error.is_none() {
+                check_budget(&mut m, take(&mut ops) as usize % 12, &what, &mut model)?;
+            }
+            continue;
+        }
         match op % 9 {
             // compute_mask (full check)
             0 => {

@@ -160,7 +160,10 @@ fn budget_mode_finishes_within_max_tokens() {
     for constraint in [schema, regex] {
         let (grammar, _) = constraint.compile(&model.vocab).expect("compiles");
         let mut m = sieve_core::Matcher::new(&grammar);
-        let shortest = m.completion_tokens().expect("search").expect("a completion");
+        let shortest = m
+            .completion_tokens()
+            .expect("search")
+            .expect("a completion");
         let max_tokens = (shortest * 6).div_ceil(5);
         let cfg = RunConfig {
             prompts: vec!["Write a long, detailed answer with many items.".into()],
