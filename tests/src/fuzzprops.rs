@@ -469,7 +469,8 @@ fn check_budget(
         let limited = copy
             .error()
             .is_some_and(|e| matches!(e, MatcherError::Limit(_)));
-        if !limited && !(pushed && copy.is_accepting()) {
+        let accepted = pushed && copy.is_accepting();
+        if !limited && !accepted {
             return Err(format!(
                 "{what}: shortest completion {:?} is not accepted",
                 String::from_utf8_lossy(&s)
