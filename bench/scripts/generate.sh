@@ -13,9 +13,14 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 have_libclang() {
+  # libclang itself (libclang-dev, libclang1-N); not libclang-cpp, which a fresh image has.
   [ -n "${LIBCLANG_PATH:-}" ] && return 0
-  compgen -G '/usr/lib/llvm-*/lib/libclang*.so*' >/dev/null \
-    || compgen -G '/usr/lib/*-linux-gnu/libclang*.so*' >/dev/null
+  local p
+  for p in '/usr/lib/llvm-*/lib/libclang.so*' '/usr/lib/llvm-*/lib/libclang-[0-9]*.so*' \
+    '/usr/lib/*-linux-gnu/libclang.so*' '/usr/lib/*-linux-gnu/libclang-[0-9]*.so*'; do
+    compgen -G "$p" >/dev/null && return 0
+  done
+  return 1
 }
 
 need=()
