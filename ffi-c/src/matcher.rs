@@ -35,12 +35,21 @@ fn sticky(m: &Matcher) -> Option<sieve_status> {
 
 /// Computes one mask into `mask` (any length); the status. On failure the mask is all zero.
 pub(crate) fn compute_mask_into(m: &mut Matcher, mask: &mut [u32]) -> sieve_status {
+    mask_into(m, mask, Matcher::compute_mask)
+}
+
+/// [`compute_mask_into`] with the mask computed by `compute` (the plain or the budget mask).
+fn mask_into(
+    m: &mut Matcher,
+    mask: &mut [u32],
+    compute: impl FnOnce(&mut Matcher, &mut [u32]) -> Result<(), sieve_core::MatcherError>,
+) -> sieve_status {
     let status = if let Some(s) = sticky(m) {
         s
     } else if mask.len() < m.mask_words() {
         sieve_status::InsufficientSize
     } else {
-        match m.compute_mask(mask) {
+        match compute(m, mask) {
             Ok(()) => sieve_status::Ok,
             Err(e) => sieve_status::from_matcher(&e),
         }
@@ -337,20 +346,7 @@ pub extern "C" fn sieve_matcher_compute_mask_within(
         let Some(mask) = (unsafe { output_slice(mask, mask_words) }) else {
             return sieve_status::NullArgument;
         };
-        let status = if let Some(s) = sticky(m) {
-            s
-        } else if mask.len() < m.mask_words() {
-            sieve_status::InsufficientSize
-        } else {
-            match m.compute_mask_within(mask, remaining) {
-                Ok(()) => sieve_status::Ok,
-                Err(e) => sieve_status::from_matcher(&e),
-            }
-        };
-        if status != sieve_status::Ok {
-            mask.fill(0);
-        }
-        status
+        mask_into(m, mask, |m, mask| m.compute_mask_within(mask, remaining))
     }
 }
 

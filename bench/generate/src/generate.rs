@@ -188,6 +188,26 @@ struct Seq {
     target: usize,
 }
 
+impl Seq {
+    /// An unconstrained sequence about to be fed `prompt`, stopping after `target` tokens.
+    fn new(prompt: &[u32], seed: u64, target: usize) -> Seq {
+        Seq {
+            matcher: None,
+            mask: Vec::new(),
+            mask_result: None,
+            logits: Vec::new(),
+            rng: Rng::new(seed),
+            out: Vec::new(),
+            forced: 0,
+            pending: prompt.to_vec(),
+            pos: 0,
+            row: 0,
+            stop: None,
+            target,
+        }
+    }
+}
+
 /// Runs `prompts` (token ids, chat template applied) under `grammar`, one sequence per
 /// prompt; `seeds[i]` seeds sequence `i`.
 ///
@@ -255,19 +275,11 @@ pub fn generate(
     let mut seqs: Vec<Seq> = prompts
         .iter()
         .zip(seeds)
-        .map(|(p, &seed)| Seq {
-            matcher: Some(Matcher::new(grammar)),
-            mask: vec![0; vocab.mask_words()],
-            mask_result: None,
-            logits: Vec::new(),
-            rng: Rng::new(seed),
-            out: Vec::new(),
-            forced: 0,
-            pending: p.clone(),
-            pos: 0,
-            row: 0,
-            stop: None,
-            target: cfg.max_tokens,
+        .map(|(p, &seed)| {
+            let mut s = Seq::new(p, seed, cfg.max_tokens);
+            s.matcher = Some(Matcher::new(grammar));
+            s.mask = vec![0; vocab.mask_words()];
+            s
         })
         .collect();
     if cfg.jump_forward {
@@ -310,20 +322,7 @@ pub fn generate(
             .iter()
             .zip(seeds)
             .zip(&sequences)
-            .map(|((p, &seed), done)| Seq {
-                matcher: None,
-                mask: Vec::new(),
-                mask_result: None,
-                logits: Vec::new(),
-                rng: Rng::new(seed),
-                out: Vec::new(),
-                forced: 0,
-                pending: p.clone(),
-                pos: 0,
-                row: 0,
-                stop: None,
-                target: done.tokens.len().max(1),
-            })
+            .map(|((p, &seed), done)| Seq::new(p, seed, done.tokens.len().max(1)))
             .collect();
         let hidden = indicatif::ProgressBar::hidden();
         let mut base_cfg = cfg.clone();

@@ -381,8 +381,13 @@ impl TokTrie {
 
     /// Calls `f(token, len)` for every token (duplicate ids aside) that is a prefix of
     /// `bytes`, shortest first.
-    pub fn prefix_tokens(&self, bytes: &[u8], mut f: impl FnMut(u32, usize)) {
-        let mut node = 0;
+    pub fn prefix_tokens(&self, bytes: &[u8], f: impl FnMut(u32, usize)) {
+        self.prefix_tokens_from(0, bytes, f);
+    }
+
+    /// [`TokTrie::prefix_tokens`] for the tokens below `node`, paths measured from `node`.
+    fn prefix_tokens_from(&self, node: usize, bytes: &[u8], mut f: impl FnMut(u32, usize)) {
+        let mut node = node;
         for (i, &b) in bytes.iter().enumerate() {
             let Some(c) = self.child(node, b) else {
                 break;
@@ -490,17 +495,7 @@ impl TokTrie {
     /// The longest token below `node` whose path from `node` is a prefix of `bytes`.
     fn longest_prefix_from(&self, node: usize, bytes: &[u8]) -> Option<(u32, usize)> {
         let mut best = None;
-        let mut node = node;
-        for (i, &b) in bytes.iter().enumerate() {
-            let Some(c) = self.child(node, b) else {
-                break;
-            };
-            node = c;
-            let tok = self.nodes[node].token();
-            if tok != Node::NO_TOKEN {
-                best = Some((tok, i + 1));
-            }
-        }
+        self.prefix_tokens_from(node, bytes, |tok, len| best = Some((tok, len)));
         best
     }
 }
