@@ -8,6 +8,7 @@ pub mod ir;
 pub mod json;
 pub mod lark;
 pub mod llguidance;
+pub mod structural;
 
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -114,6 +115,21 @@ impl Grammar {
         let mut budget = CompileBudget::new(limits);
         let lowered = llguidance::lower(data, json, vocab, limits, &mut budget)?;
         Grammar::build(&lowered.ir, vocab, limits, lowered.lark, &mut budget)
+    }
+
+    /// Compile a structural tag (XGrammar's JSON format for tool calls and reasoning; see
+    /// [`structural`] and `core/docs/structural.md`). `json` applies to every JSON Schema in
+    /// it.
+    pub fn from_structural_tag(
+        text: &str,
+        json: &json::JsonOptions,
+        vocab: &Arc<Vocabulary>,
+        limits: &Limits,
+    ) -> Result<Grammar, GrammarError> {
+        let mut budget = CompileBudget::new(limits);
+        let ir = structural::lower(text, json, vocab, limits, &mut budget)?;
+        // Free text (`any_text`) may be empty where the format allows it.
+        Grammar::build(&ir, vocab, limits, true, &mut budget)
     }
 
     /// Compile a regex: the output must match `pattern` in full (`regex-syntax` syntax).

@@ -1,0 +1,15 @@
+//! Structural tags: XGrammar's JSON format for tool calls and reasoning
+//! (`../shared/design/structural-tags.md`), lowered to one [`GrammarIr`].
+//!
+//! Entry point: [`crate::Grammar::from_structural_tag`]. Submodules:
+//! - [`lower`]: every format type except the XML styles of `json_schema`;
+//! - [`xml`]: `json_schema` with the XML styles (`qwen_xml`, `minimax_xml`, ...);
+//! - [`presets`]: structural tags for common model families from a tool list.
+//!
+//! Errors name the format by its JSON pointer (`at /format/elements/1/content: ...`).
+
+pub mod lower;
+pub mod presets;
+pub mod xml;
+
+pub use lower::lower;
