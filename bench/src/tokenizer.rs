@@ -323,7 +323,8 @@ mod tests {
         assert!(t.tokens[2].is_empty());
         assert_eq!(t.tokens[3], b"\n");
         assert_eq!(t.tokens[6], b"<think>");
-        assert_eq!(t.special, [5]);
+        // Markup-like added tokens are control tokens (`hf::AddedTokens`).
+        assert_eq!(t.special, [5, 6]);
         assert_eq!(t.eos, [5]);
     }
 

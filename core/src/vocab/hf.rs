@@ -83,16 +83,75 @@ impl Vocabulary {
     /// [`VocabError::InvalidJson`] if the text is not JSON, the `tokenizer.json` errors of
     /// [`table`], and those of [`Vocabulary::new`].
     pub fn from_tokenizer_json(text: &str) -> Result<Vocabulary, VocabError> {
+        Vocabulary::from_tokenizer_json_with(text, AddedTokens::default())
+    }
+
+    /// [`Vocabulary::from_tokenizer_json`] with `added` deciding which added tokens are
+    /// control tokens.
+    pub fn from_tokenizer_json_with(
+        text: &str,
+        added: AddedTokens,
+    ) -> Result<Vocabulary, VocabError> {
         let json: Value = serde_json::from_str(text).map_err(|e| VocabError::InvalidJson {
             line: e.line(),
             column: e.column(),
         })?;
-        let t = table(&json)?;
+        let t = table_with(&json, added)?;
         Vocabulary::new(t.tokens, &t.special, &t.eos)
     }
 }
 
-/// Recovers the exact byte table of a parsed `tokenizer.json`.
+/// Which of a `tokenizer.json`'s added tokens are control tokens (sieve's special tokens:
+/// matched only where a grammar names them, never as text).
+///
+/// Qwen 3 marks `<tool_call>`, `</tool_call>`, `<think>`, `</think>` and eight other added
+/// tokens `"special": false`, so a tokenizer decodes them as text; but they are the chat and
+/// tool format's control tokens, and a JSON string that contained `<tool_call>` as that one
+/// token would hand a tool-call parser a call that is not there. LLGuidance never allows
+/// them in text either. The default, [`AddedTokens::Markup`], makes such tokens control
+/// tokens; a grammar names them as `<tool_call>` (Lark) or by the same string in a
+/// structural tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum AddedTokens {
+    /// `"special": true` tokens, and added tokens spelled like markup: `<…>`, `[…]` or
+    /// `<｜…｜>` with no whitespace inside and at least one character between the brackets.
+    #[default]
+    Markup,
+    /// Only `"special": true` tokens (the file's own flag; Qwen 3's `<tool_call>` is text).
+    SpecialOnly,
+    /// Every added token.
+    All,
+}
+
+impl AddedTokens {
+    /// Whether an added token with this `content` and `special` flag is a control token.
+    pub fn is_control(self, content: &str, special: bool) -> bool {
+        special
+            || match self {
+                AddedTokens::SpecialOnly => false,
+                AddedTokens::All => true,
+                AddedTokens::Markup => is_markup(content),
+            }
+    }
+}
+
+/// `<name>`, `</name>`, `<|name|>`, `[NAME]`: bracketed, at least three characters, no
+/// whitespace. Plain words and runs of spaces that some tokenizers add stay text.
+fn is_markup(content: &str) -> bool {
+    let bracketed = (content.starts_with('<') && content.ends_with('>'))
+        || (content.starts_with('[') && content.ends_with(']'));
+    bracketed && content.chars().count() >= 3 && !content.chars().any(char::is_whitespace)
+}
+
+/// Recovers the exact byte table of a parsed `tokenizer.json`, with the default
+/// [`AddedTokens`] rule ([`table_with`]).
+pub fn table(json: &Value) -> Result<Table, VocabError> {
+    table_with(json, AddedTokens::default())
+}
+
+/// Recovers the exact byte table of a parsed `tokenizer.json`; `added` decides which added
+/// tokens are control (special) tokens.
 ///
 /// # Errors
 /// [`VocabError::TokenizerJsonField`] when `model`, `model.vocab` or `added_tokens` is
@@ -100,7 +159,7 @@ impl Vocabulary {
 /// [`VocabError::TokenIdTooLarge`], [`VocabError::NotByteLevel`] for a piece outside GPT-2's
 /// alphabet, and [`VocabError::UnsupportedTokenizer`] when the tokenizer is neither byte-level
 /// nor SentencePiece-style.
-pub fn table(json: &Value) -> Result<Table, VocabError> {
+pub fn table_with(json: &Value, added_role: AddedTokens) -> Result<Table, VocabError> {
     let model = json
         .get("model")
         .ok_or(VocabError::TokenizerJsonField { field: "model" })?;
@@ -173,7 +232,8 @@ pub fn table(json: &Value) -> Result<Table, VocabError> {
             .and_then(Value::as_str)
             .ok_or_else(|| malformed("no \"content\" string"))?;
         set_token(&mut tokens, id, content.as_bytes().to_vec())?;
-        if entry.get("special").and_then(Value::as_bool) == Some(true) {
+        let flagged = entry.get("special").and_then(Value::as_bool) == Some(true);
+        if added_role.is_control(content, flagged) {
             // Bounded by MAX_TOKEN_ID in set_token.
             let id = id as u32;
             special.push(id);
@@ -393,13 +453,38 @@ mod tests {
         assert!(t.tokens[2].is_empty());
         assert_eq!(t.tokens[3], b"\n");
         assert_eq!(t.tokens[6], b"<think>");
-        assert_eq!(t.special, [5]);
+        // `<think>` is markup: a control token by default, text with `SpecialOnly`.
+        assert_eq!(t.special, [5, 6]);
         assert_eq!(t.eos, [5]);
         let v = Vocabulary::from_tokenizer_json(SMALL).unwrap();
         assert_eq!(v.vocab_size(), 7);
         assert_eq!(v.eos_tokens(), &[5]);
-        assert!(v.is_special(5) && !v.is_special(6));
+        assert!(v.is_special(5) && v.is_special(6));
         assert_eq!(v.token_text(5), b"<|endoftext|>");
+        assert_eq!(v.token_text(6), b"<think>");
+        let v = Vocabulary::from_tokenizer_json_with(SMALL, AddedTokens::SpecialOnly).unwrap();
+        assert!(v.is_special(5) && !v.is_special(6));
+        assert_eq!(v.trie_bytes(6), b"<think>");
+    }
+
+    #[test]
+    fn added_token_roles() {
+        let m = AddedTokens::Markup;
+        for control in [
+            "<think>",
+            "</tool_call>",
+            "<|fim_pad|>",
+            "[TOOL_CALLS]",
+            "<\u{ff5c}a\u{ff5c}>",
+        ] {
+            assert!(m.is_control(control, false), "{control}");
+        }
+        for text in ["<>", "  ", "hello", "< a >", "<a", "[]"] {
+            assert!(!m.is_control(text, false), "{text}");
+            assert!(m.is_control(text, true));
+            assert!(AddedTokens::All.is_control(text, false));
+        }
+        assert!(!AddedTokens::SpecialOnly.is_control("<think>", false));
     }
 
     #[test]
