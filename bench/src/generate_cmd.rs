@@ -22,6 +22,8 @@ pub enum Source {
     Grammar(PathBuf),
     /// A regex.
     Regex(String),
+    /// A structural tag (JSON) file.
+    StructuralTag(PathBuf),
 }
 
 /// Settings of `sieve generate`.
@@ -49,6 +51,11 @@ impl Source {
                 name: p.display().to_string(),
             },
             Source::Regex(re) => Constraint::Regex(re.clone()),
+            Source::StructuralTag(p) => Constraint::StructuralTag {
+                text: std::fs::read_to_string(p)
+                    .with_context(|| format!("reading {}", p.display()))?,
+                name: p.display().to_string(),
+            },
         })
     }
 }

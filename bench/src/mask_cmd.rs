@@ -33,6 +33,13 @@ pub enum GrammarSource<'a> {
         /// Compile with `JsonOptions::strict` (every approximation is an error).
         strict: bool,
     },
+    /// A structural tag (XGrammar's JSON format for tool calls and reasoning).
+    StructuralTag {
+        /// Names the tag in errors, e.g. its path.
+        name: &'a str,
+        /// The structural tag's JSON text.
+        text: &'a str,
+    },
 }
 
 /// Reads and parses a JSON Schema file.
@@ -135,6 +142,10 @@ pub fn run(
                 .map_err(|e| anyhow!("{name}: {e}"))?;
             coverage = report.entries.iter().map(ToString::to_string).collect();
             g
+        }
+        GrammarSource::StructuralTag { name, text } => {
+            Grammar::from_structural_tag(text, &JsonOptions::default(), vocab, &cfg.limits)
+                .map_err(|e| anyhow!("{name}: {e}"))?
         }
     };
     let compile = start.elapsed();

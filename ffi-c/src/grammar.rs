@@ -37,6 +37,9 @@ pub enum sieve_grammar_kind {
     Regex = 2,
     /// A JSON Schema (the output is a JSON document valid under it).
     JsonSchema = 3,
+    /// A structural tag: XGrammar's JSON format for tool calls and reasoning (see the
+    /// project's `core/docs/structural.md`). Its JSON Schemas use the JSON options given.
+    StructuralTag = 4,
 }
 
 impl TryFrom<u32> for sieve_grammar_kind {
@@ -47,6 +50,7 @@ impl TryFrom<u32> for sieve_grammar_kind {
             1 => Ok(sieve_grammar_kind::Lark),
             2 => Ok(sieve_grammar_kind::Regex),
             3 => Ok(sieve_grammar_kind::JsonSchema),
+            4 => Ok(sieve_grammar_kind::StructuralTag),
             _ => Err(()),
         }
     }
@@ -379,6 +383,27 @@ pub extern "C" fn sieve_grammar_new(
     }
 }
 
+/// Compiles a structural tag (`len` bytes of UTF-8 JSON; `SIEVE_GRAMMAR_STRUCTURAL_TAG`)
+/// whose JSON Schemas use `options` (NULL for the defaults). Errors carry the JSON pointer of
+/// the format at fault (`sieve_error_pointer`). Otherwise as `sieve_grammar_new`.
+#[unsafe(no_mangle)]
+#[must_use]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn sieve_grammar_new_structural_tag(
+    tokenizer: *const sieve_tokenizer,
+    text: *const u8,
+    len: usize,
+    options: *const sieve_json_options,
+    limits: *const sieve_limits,
+    out: *mut *const sieve_grammar,
+    error_out: *mut *mut sieve_error,
+) -> sieve_status {
+    ffi_boundary! {
+        let kind = sieve_grammar_kind::StructuralTag;
+        compile(tokenizer, kind, text, len, Some(options), limits, out, error_out)
+    }
+}
+
 /// Compiles a JSON Schema (`len` bytes of UTF-8) with explicit options (`options` may be NULL
 /// for the defaults; see `sieve_json_options`). Otherwise as `sieve_grammar_new`.
 #[unsafe(no_mangle)]
@@ -476,6 +501,9 @@ fn compile(
         sieve_grammar_kind::JsonSchema => {
             Grammar::from_json_schema_str(text, &options, vocab, &limits).map(|(g, r)| (g, Some(r)))
         }
+        sieve_grammar_kind::StructuralTag => {
+            Grammar::from_structural_tag(text, &options, vocab, &limits).map(|g| (g, None))
+        }
     };
     match result {
         Ok((grammar, report)) => {
@@ -485,7 +513,10 @@ fn compile(
             sieve_status::Ok
         }
         Err(e) => {
-            let json = kind == sieve_grammar_kind::JsonSchema;
+            let json = matches!(
+                kind,
+                sieve_grammar_kind::JsonSchema | sieve_grammar_kind::StructuralTag
+            );
             // SAFETY: 1. `error_out` is NULL or writable (caller contract).
             unsafe { ErrorInfo::grammar(&e, json).report(error_out) }
         }

@@ -47,6 +47,7 @@ pub mod grammar;
 pub mod kernels;
 pub mod matcher;
 pub mod status;
+pub mod structural;
 pub mod tokenizer;
 
 pub use status::sieve_status;

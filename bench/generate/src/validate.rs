@@ -31,6 +31,13 @@ pub enum Constraint {
     },
     /// A regex the whole output must match.
     Regex(String),
+    /// A structural tag (XGrammar's JSON format for tool calls: free text, tags, triggers).
+    StructuralTag {
+        /// The structural tag's JSON text.
+        text: String,
+        /// Names it in errors (e.g. its path).
+        name: String,
+    },
 }
 
 impl Constraint {
@@ -63,6 +70,17 @@ impl Constraint {
                     .map_err(|e| anyhow!("regex {re:?}: {e}"))?,
                 Vec::new(),
             )),
+            Constraint::StructuralTag { text, name } => {
+                let opts = JsonOptions {
+                    llguidance_spellings: true,
+                    ..JsonOptions::default()
+                };
+                Ok((
+                    Grammar::from_structural_tag(text, &opts, vocab, &limits)
+                        .map_err(|e| anyhow!("{name}: {e}"))?,
+                    Vec::new(),
+                ))
+            }
         }
     }
 
@@ -80,6 +98,9 @@ impl Constraint {
             Constraint::Regex(re) => format!(
                 "Reply with text that matches this regular expression, and nothing else: {re}"
             ),
+            Constraint::StructuralTag { .. } => {
+                "Answer the question, calling a tool if it helps.".to_owned()
+            }
         }
     }
 }
@@ -136,7 +157,7 @@ pub fn check(constraint: &Constraint, grammar: &Grammar, text: &[u8]) -> Validit
             }
             Err(_) => sieve_check(grammar, text),
         },
-        Constraint::Lark { .. } => sieve_check(grammar, text),
+        Constraint::Lark { .. } | Constraint::StructuralTag { .. } => sieve_check(grammar, text),
     }
 }
 

@@ -54,7 +54,7 @@ enum Command {
 #[cfg(feature = "generate")]
 #[derive(Debug, Args)]
 #[command(group(
-    clap::ArgGroup::new("source").args(["grammar", "regex", "schema"])
+    clap::ArgGroup::new("source").args(["grammar", "regex", "schema", "structural_tag"])
 ))]
 struct GenerateArgs {
     /// A GGUF model file (default: SmolLM2-135M-Instruct Q4_1 in the cache directory
@@ -71,6 +71,10 @@ struct GenerateArgs {
     /// A regex the whole output must match (may start with `-`).
     #[arg(long, allow_hyphen_values = true)]
     regex: Option<String>,
+    /// A structural tag file (XGrammar's JSON format: free text, tool calls, reasoning;
+    /// core/docs/structural.md).
+    #[arg(long)]
+    structural_tag: Option<PathBuf>,
     /// The user turn (repeat for several sequences, one per prompt). Default: a request
     /// for output matching the schema, grammar or regex, quoting it.
     #[arg(long, allow_hyphen_values = true)]
@@ -121,7 +125,7 @@ struct GenerateArgs {
     #[arg(long)]
     shortest: bool,
     /// Only make sure the default model is cached, print its path and exit (for CI).
-    #[arg(long, conflicts_with_all = ["schema", "grammar", "regex", "model"])]
+    #[arg(long, conflicts_with_all = ["schema", "grammar", "regex", "structural_tag", "model"])]
     fetch_only: bool,
 }
 
@@ -228,7 +232,7 @@ struct DemoArgs {
 
 #[derive(Debug, Args)]
 #[command(group(
-    clap::ArgGroup::new("source").required(true).args(["grammar", "regex", "schema"])
+    clap::ArgGroup::new("source").required(true).args(["grammar", "regex", "schema", "structural_tag"])
 ))]
 struct MaskArgs {
     /// A Lark grammar file.
@@ -240,6 +244,9 @@ struct MaskArgs {
     /// A JSON Schema file; the output is a JSON document it describes.
     #[arg(long)]
     schema: Option<PathBuf>,
+    /// A structural tag file (XGrammar's JSON format; core/docs/structural.md).
+    #[arg(long)]
+    structural_tag: Option<PathBuf>,
     /// With `--schema`: compile in strict mode (every approximation is an error).
     #[arg(long)]
     strict: bool,
@@ -313,7 +320,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 anyhow::bail!("--strict applies to --schema only");
             }
             let tok = load(&args.tokenizer)?;
-            let (lark, name, schema);
+            let (lark, name, schema, tag);
             let source = match (&args.grammar, &args.regex, &args.schema) {
                 (Some(path), _, _) => {
                     lark = demo::read_grammar(path)?;
@@ -333,9 +340,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         strict: args.strict,
                     }
                 }
-                (None, None, None) => {
-                    anyhow::bail!("give --grammar FILE, --regex RE or --schema FILE")
-                }
+                (None, None, None) => match &args.structural_tag {
+                    Some(path) => {
+                        tag = std::fs::read_to_string(path)
+                            .with_context(|| format!("reading {}", path.display()))?;
+                        name = path.display().to_string();
+                        GrammarSource::StructuralTag {
+                            name: &name,
+                            text: &tag,
+                        }
+                    }
+                    None => anyhow::bail!(
+                        "give --grammar FILE, --regex RE, --schema FILE or --structural-tag FILE"
+                    ),
+                },
             };
             let cfg = MaskConfig {
                 prefix: args.prefix,
@@ -388,11 +406,14 @@ fn run_generate(args: GenerateArgs, out: &mut dyn Write) -> Result<ExitCode> {
     if args.fetch_only {
         return generate_cmd::fetch_only(out);
     }
-    let source = match (args.schema, args.grammar, args.regex) {
-        (Some(p), None, None) => Source::Schema(p),
-        (None, Some(p), None) => Source::Grammar(p),
-        (None, None, Some(re)) => Source::Regex(re),
-        _ => anyhow::bail!("give one of --schema FILE, --grammar FILE or --regex RE"),
+    let source = match (args.schema, args.grammar, args.regex, args.structural_tag) {
+        (Some(p), None, None, None) => Source::Schema(p),
+        (None, Some(p), None, None) => Source::Grammar(p),
+        (None, None, Some(re), None) => Source::Regex(re),
+        (None, None, None, Some(p)) => Source::StructuralTag(p),
+        _ => anyhow::bail!(
+            "give one of --schema FILE, --grammar FILE, --regex RE or --structural-tag FILE"
+        ),
     };
     let sampling = generate_cmd::sampling(args.temperature, args.top_p)?;
     let budget = (args.budget || args.max_tokens.is_some()) && !args.no_budget;
