@@ -115,6 +115,14 @@ pub mod ffi {
         fn grammar_from_lark(tokenizer: &Tokenizer, text: &str) -> Result<Box<Grammar>>;
         fn grammar_from_regex(tokenizer: &Tokenizer, pattern: &str) -> Result<Box<Grammar>>;
         fn grammar_from_json_schema(tokenizer: &Tokenizer, schema: &str) -> Result<Box<Grammar>>;
+        fn grammar_from_structural_tag(tokenizer: &Tokenizer, tag: &str) -> Result<Box<Grammar>>;
+        fn structural_tag_preset(
+            family: &str,
+            tools: &str,
+            tool_choice: &str,
+            parallel_tool_calls: bool,
+            reasoning: bool,
+        ) -> Result<String>;
 
         fn matcher_new(grammar: &Grammar) -> Result<Box<Matcher>>;
         fn mask_words(self: &Matcher) -> usize;
@@ -427,6 +435,53 @@ pub fn grammar_from_json_schema(
         )
         .map_err(|e| grammar_error(&e))?;
         Ok(Box::new(Grammar { grammar }))
+    })
+}
+
+/// Compiles a structural tag (XGrammar's JSON format for tool calls and reasoning; see
+/// `core/docs/structural.md`) for `tokenizer`, its JSON Schemas with the default options.
+///
+/// # Errors
+/// As [`grammar_from_lark`]; the message names the format's JSON pointer.
+pub fn grammar_from_structural_tag(
+    tokenizer: &Tokenizer,
+    tag: &str,
+) -> Result<Box<Grammar>, Error> {
+    guard(|| {
+        let grammar = sieve_core::Grammar::from_structural_tag(
+            tag,
+            &JsonOptions::default(),
+            &tokenizer.vocab,
+            &Limits::default(),
+        )
+        .map_err(|e| grammar_error(&e))?;
+        Ok(Box::new(Grammar { grammar }))
+    })
+}
+
+/// The structural tag (JSON text) for model family `family` and the OpenAI-style tool list
+/// `tools` (JSON); `tool_choice` is `auto` (or empty), `required`, `none` or a tool name.
+///
+/// # Errors
+/// [`ErrorCode::GrammarError`]: unknown family, malformed tools.
+pub fn structural_tag_preset(
+    family: &str,
+    tools: &str,
+    tool_choice: &str,
+    parallel_tool_calls: bool,
+    reasoning: bool,
+) -> Result<String, Error> {
+    use sieve_core::grammar::structural::presets;
+    guard(|| {
+        let tools =
+            sieve_core::grammar::json::parse_schema(tools).map_err(|e| grammar_error(&e))?;
+        let opts = presets::PresetOptions {
+            tool_choice: (!tool_choice.is_empty()).then(|| tool_choice.to_owned()),
+            parallel_tool_calls,
+            reasoning,
+        };
+        let tag = presets::preset(family, &tools, &opts).map_err(|e| grammar_error(&e))?;
+        Ok(tag.to_string())
     })
 }
 
