@@ -195,3 +195,71 @@ fn budget_mode_finishes_within_max_tokens() {
         }
     }
 }
+
+/// Tool calling (issue 18): with two tools described in the system turn (SmolLM2's own
+/// tool-call prompt and `<tool_call>[...]</tool_call>` format), the structural tag
+/// `bench/grammars/tool-call.structural.json` (free text, then one call of either tool)
+/// yields free text plus a `<tool_call>` whose arguments the `jsonschema` crate validates
+/// against the called tool's parameters (`bench/grammars/tools.json`). The 135M model does
+/// not call tools on its own; the tag requires one call, and budget mode makes room for it
+/// within `max_tokens`, so the model chooses the text, the tool and the arguments.
+#[test]
+fn tool_call_with_two_tools_validates() {
+    let Some(path) = model_path() else { return };
+    let model = Model::load(&path).expect("loading the cached model");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../grammars");
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).expect("bench/grammars file");
+    let tag = read("tool-call.structural.json");
+    let tools: serde_json::Value = serde_json::from_str(&read("tools.json")).expect("tools JSON");
+    let tool_list: Vec<serde_json::Value> = tools
+        .as_array()
+        .expect("a tool list")
+        .iter()
+        .map(|t| t["function"].clone())
+        .collect();
+    let system = format!(
+        "You are an expert in composing functions. You are given a question and a set of \
+         possible functions. Based on the question, you will need to make one or more \
+         function/tool calls to achieve the purpose.\n\nYou have access to the following \
+         tools:\n<tools>{}</tools>\n\nThe output MUST strictly adhere to the following \
+         format.\n<tool_call>[\n{{\"name\": \"func_name1\", \"arguments\": {{\"argument1\": \
+         \"value1\"}}}}\n]</tool_call>",
+        serde_json::Value::Array(tool_list)
+    );
+    let constraint = Constraint::StructuralTag {
+        text: tag,
+        name: "tool-call.structural.json".into(),
+    };
+    let cfg = RunConfig {
+        prompts: vec!["What is the weather like in Paris today?".into()],
+        system,
+        generate: GenerateConfig {
+            max_tokens: 120,
+            sampling: Sampling::Greedy,
+            budget: true,
+            compare: false,
+            ..GenerateConfig::default()
+        },
+        ..RunConfig::default()
+    };
+    let report = sieve_generate::run(&model, &constraint, &cfg).expect("generation");
+    let seq = &report.output.sequences[0];
+    let text = String::from_utf8_lossy(&seq.text).into_owned();
+    assert!(seq.stop.is_complete(), "stopped by {}: {text}", seq.stop);
+    let (free, rest) = text.split_once("<tool_call>[").expect("a <tool_call>");
+    assert!(!free.trim().is_empty(), "free text before the call: {text}");
+    let call = rest.strip_suffix("]</tool_call>").expect("the call's end");
+    let call: serde_json::Value = serde_json::from_str(call).expect("the call is JSON");
+    let name = call["name"].as_str().expect("a tool name");
+    let tool = tools
+        .as_array()
+        .and_then(|ts| ts.iter().find(|t| t["function"]["name"] == name))
+        .unwrap_or_else(|| panic!("unknown tool {name}: {text}"));
+    let validator =
+        jsonschema::validator_for(&tool["function"]["parameters"]).expect("schema compiles");
+    assert!(
+        validator.is_valid(&call["arguments"]),
+        "arguments invalid for {name}: {text}"
+    );
+    eprintln!("tool call output: {text}");
+}
