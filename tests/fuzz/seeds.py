@@ -113,7 +113,39 @@ HAND_SCHEMAS = [
 ]
 
 
+def structural_tags():
+    """Structural tags (XGrammar's format): one or two of each format type, nested."""
+    obj = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+           "required": ["a"]}
+    tag = lambda begin, content, end: {"type": "tag", "begin": begin, "content": content, "end": end}
+    text = {"type": "any_text"}
+    fmts = [
+        {"type": "const_string", "value": "hello"},
+        {"type": "json_schema", "json_schema": obj},
+        {"type": "json_schema", "json_schema": obj, "any_order": True, "max_whitespace_cnt": 2},
+        {"type": "json_schema", "json_schema": obj, "style": "qwen_xml"},
+        {"type": "any_text", "excludes": ["</a>", "<b"], "max_chars": 20},
+        {"type": "grammar", "grammar": 'start: "x" start | "y"'},
+        {"type": "regex", "pattern": "[a-z]{1,4}[0-9]?"},
+        {"type": "sequence", "elements": [text, tag("<a>", text, ["</a>", "</A>"])]},
+        {"type": "or", "elements": [{"type": "const_string", "value": "p"}, {"type": "plus", "content": {"type": "const_string", "value": "q"}}]},
+        {"type": "repeat", "min": 1, "max": 3, "content": {"type": "optional", "content": {"type": "star", "content": {"type": "const_string", "value": "r"}}}},
+        {"type": "triggered_tags", "triggers": ["<f="], "tags": [tag("<f=a>", {"type": "json_schema", "json_schema": obj}, "</f>"), tag("<f=b>", text, "</f>")], "excludes": ["<|tool|>"]},
+        {"type": "triggered_tags", "triggers": ["<|tool|>"], "tags": [tag("<|tool|>", {"type": "json_schema", "json_schema": obj}, "<|eos|>")], "at_least_one": True, "stop_after_first": True},
+        {"type": "tags_with_separator", "tags": [tag("<a>", text, "</a>")], "separator": ",", "at_least_one": True},
+        {"type": "dispatch", "rules": [["call:", {"type": "json_schema", "json_schema": obj}]], "loop": False, "excludes": ["zz"]},
+        {"type": "token", "token": "<|tool|>"},
+        {"type": "any_tokens", "exclude_tokens": ["<|eos|>"]},
+        {"type": "token_triggered_tags", "trigger_tokens": ["<|tool|>"], "tags": [tag({"type": "token", "token": "<|tool|>"}, text, "<|eos|>")]},
+    ]
+    out = [json.dumps({"type": "structural_tag", "format": f}) for f in fmts]
+    out.append(json.dumps({"type": "structural_tag", "structures": [{"begin": "<f>", "schema": obj, "end": "</f>"}], "triggers": ["<f"]}))
+    return out
+
+
 def main():
+    for t in structural_tags():
+        write("structural_tag", t)
     larks = lark_sources()
     for s in larks:
         write("lark", s)

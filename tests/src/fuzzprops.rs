@@ -325,6 +325,22 @@ pub fn check_json_schema(data: &[u8]) -> Result<(), String> {
     check_walk(&mut Matcher::new(&g), &mut rng, 6)
 }
 
+/// Target `structural_tag`: the input is a structural tag (XGrammar's JSON format, UTF-8);
+/// as for `regex`. The fuzz vocabulary's special tokens (`<|eos|>`, `<|tool|>`) are control
+/// tokens a tag may name.
+pub fn check_structural_tag(data: &[u8]) -> Result<(), String> {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return Ok(());
+    };
+    let Ok(g) =
+        Grammar::from_structural_tag(text, &JsonOptions::default(), &vocab(), &Limits::default())
+    else {
+        return Ok(());
+    };
+    let mut rng = Rng::from_input(data);
+    check_walk(&mut Matcher::new(&g), &mut rng, 6)
+}
+
 /// Largest vocabulary whose every token is inspected by [`check_vocab`].
 pub const MAX_INSPECTED: usize = 1 << 16;
 

@@ -73,6 +73,11 @@ fn lark() {
 }
 
 #[test]
+fn structural_tag() {
+    replay("structural_tag", fuzzprops::check_structural_tag);
+}
+
+#[test]
 fn json_schema() {
     replay("json_schema", fuzzprops::check_json_schema);
 }
@@ -101,8 +106,9 @@ fn c_abi() {
 #[test]
 fn seeds_of_the_small_targets() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds");
-    let targets: [(&str, Check); 5] = [
+    let targets: [(&str, Check); 6] = [
         ("regex", fuzzprops::check_regex),
+        ("structural_tag", fuzzprops::check_structural_tag),
         ("tokenizer_json", |data| {
             let core = fuzzprops::check_tokenizer_json(data)?;
             props_c::check_tokenizer_json_c(data, core)
