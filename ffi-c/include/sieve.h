@@ -31,6 +31,17 @@
 
 
 /**
+ * `sieve_structural_tag_preset` flag: allow more than one tool call.
+ */
+#define SIEVE_PRESET_PARALLEL_CALLS 1
+
+/**
+ * `sieve_structural_tag_preset` flag: a reasoning block (`<think>`…`</think>` or the family's
+ * equivalent) comes first.
+ */
+#define SIEVE_PRESET_REASONING 2
+
+/**
  * The result of a call. `SIEVE_STATUS_OK` (0) is success; every other value is an error.
  *
  * The numbers are stable forever: codes are never renumbered or reused, only appended.
@@ -135,6 +146,11 @@ enum sieve_grammar_kind
      * A JSON Schema (the output is a JSON document valid under it).
      */
     SIEVE_GRAMMAR_KIND_JSON_SCHEMA = 3,
+    /**
+     * A structural tag: XGrammar's JSON format for tool calls and reasoning (see the
+     * project's `core/docs/structural.md`). Its JSON Schemas use the JSON options given.
+     */
+    SIEVE_GRAMMAR_KIND_STRUCTURAL_TAG = 4,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -530,6 +546,20 @@ sieve_status sieve_grammar_new(const struct sieve_tokenizer *tokenizer,
                                struct sieve_error **error_out);
 
 /**
+ * Compiles a structural tag (`len` bytes of UTF-8 JSON; kind `SIEVE_GRAMMAR_KIND_STRUCTURAL_TAG`)
+ * whose JSON Schemas use `options` (NULL for the defaults). Errors carry the JSON pointer of
+ * the format at fault (`sieve_error_pointer`). Otherwise as `sieve_grammar_new`.
+ */
+SIEVE_NODISCARD
+sieve_status sieve_grammar_new_structural_tag(const struct sieve_tokenizer *tokenizer,
+                                              const uint8_t *text,
+                                              size_t len,
+                                              const struct sieve_json_options *options,
+                                              const struct sieve_limits *limits,
+                                              const struct sieve_grammar **out,
+                                              struct sieve_error **error_out);
+
+/**
  * Compiles a JSON Schema (`len` bytes of UTF-8) with explicit options (`options` may be NULL
  * for the defaults; see `sieve_json_options`). Otherwise as `sieve_grammar_new`.
  */
@@ -779,6 +809,31 @@ sieve_status sieve_matcher_error_message(const struct sieve_matcher *matcher,
  * Thread-safe.
  */
 const char *sieve_status_name(uint32_t status);
+
+/**
+ * Writes the structural tag (JSON text, NUL-terminated) for model family `family`
+ * (`qwen3`, `hermes`, `llama3`, `mistral`, `deepseek`, `harmony`; `family_len` bytes) and
+ * the OpenAI-style tool list `tools` (a JSON array, `tools_len` bytes) into `buf`.
+ * `tool_choice` (`tool_choice_len` bytes; NULL for `auto`) is `auto`, `required`, `none` or
+ * a tool's name; `flags` ORs `SIEVE_PRESET_*`.
+ *
+ * `*len` receives the text's length (without the NUL). If `cap` is not above it, returns
+ * `SIEVE_STATUS_INSUFFICIENT_SIZE` and writes nothing to `buf`, so the caller can size a
+ * buffer. An unknown family or malformed tools is `SIEVE_STATUS_GRAMMAR_ERROR` with the
+ * JSON pointer of the fault in `*error_out` (if non-NULL).
+ */
+SIEVE_NODISCARD
+sieve_status sieve_structural_tag_preset(const uint8_t *family,
+                                         size_t family_len,
+                                         const uint8_t *tools,
+                                         size_t tools_len,
+                                         const uint8_t *tool_choice,
+                                         size_t tool_choice_len,
+                                         uint32_t flags,
+                                         uint8_t *buf,
+                                         size_t cap,
+                                         size_t *len,
+                                         struct sieve_error **error_out);
 
 /**
  * Builds a tokenizer from a token byte table.

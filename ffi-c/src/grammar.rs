@@ -383,7 +383,7 @@ pub extern "C" fn sieve_grammar_new(
     }
 }
 
-/// Compiles a structural tag (`len` bytes of UTF-8 JSON; `SIEVE_GRAMMAR_STRUCTURAL_TAG`)
+/// Compiles a structural tag (`len` bytes of UTF-8 JSON; kind `SIEVE_GRAMMAR_KIND_STRUCTURAL_TAG`)
 /// whose JSON Schemas use `options` (NULL for the defaults). Errors carry the JSON pointer of
 /// the format at fault (`sieve_error_pointer`). Otherwise as `sieve_grammar_new`.
 #[unsafe(no_mangle)]

@@ -89,6 +89,11 @@ fn c_threads_and_batches() {
 }
 
 #[test]
+fn c_structural_tags() {
+    c_test("structural", false);
+}
+
+#[test]
 fn c_bad_input() {
     c_test("bad_input", false);
 }
