@@ -24,6 +24,13 @@ pub enum Source {
     Regex(String),
     /// A structural tag (JSON) file.
     StructuralTag(PathBuf),
+    /// A structural tag's text (e.g. a preset for `--tools`).
+    StructuralTagText {
+        /// The JSON text.
+        text: String,
+        /// Names it in errors.
+        name: String,
+    },
 }
 
 /// Settings of `sieve generate`.
@@ -55,6 +62,10 @@ impl Source {
                 text: std::fs::read_to_string(p)
                     .with_context(|| format!("reading {}", p.display()))?,
                 name: p.display().to_string(),
+            },
+            Source::StructuralTagText { text, name } => Constraint::StructuralTag {
+                text: text.clone(),
+                name: name.clone(),
             },
         })
     }

@@ -54,7 +54,7 @@ enum Command {
 #[cfg(feature = "generate")]
 #[derive(Debug, Args)]
 #[command(group(
-    clap::ArgGroup::new("source").args(["grammar", "regex", "schema", "structural_tag"])
+    clap::ArgGroup::new("source").args(["grammar", "regex", "schema", "structural_tag", "tools"])
 ))]
 struct GenerateArgs {
     /// A GGUF model file (default: SmolLM2-135M-Instruct Q4_1 in the cache directory
@@ -75,6 +75,8 @@ struct GenerateArgs {
     /// core/docs/structural.md).
     #[arg(long)]
     structural_tag: Option<PathBuf>,
+    #[command(flatten)]
+    preset: PresetArgs,
     /// The user turn (repeat for several sequences, one per prompt). Default: a request
     /// for output matching the schema, grammar or regex, quoting it.
     #[arg(long, allow_hyphen_values = true)]
@@ -125,8 +127,52 @@ struct GenerateArgs {
     #[arg(long)]
     shortest: bool,
     /// Only make sure the default model is cached, print its path and exit (for CI).
-    #[arg(long, conflicts_with_all = ["schema", "grammar", "regex", "structural_tag", "model"])]
+    #[arg(long, conflicts_with_all = ["schema", "grammar", "regex", "structural_tag", "tools", "model"])]
     fetch_only: bool,
+}
+
+/// A model family's tool-call format as the constraint (a structural-tag preset).
+#[derive(Debug, Args)]
+struct PresetArgs {
+    /// An OpenAI-style tool list (JSON file): the constraint is the structural tag of
+    /// `--tool-format` for these tools.
+    #[arg(long)]
+    tools: Option<PathBuf>,
+    /// The model family's tool-call format: qwen3, hermes, llama3, mistral, deepseek,
+    /// harmony.
+    #[arg(long, default_value = "hermes", requires = "tools")]
+    tool_format: String,
+    /// auto, required, none, or a tool's name.
+    #[arg(long, requires = "tools")]
+    tool_choice: Option<String>,
+    /// Allow several tool calls.
+    #[arg(long, requires = "tools")]
+    parallel_tool_calls: bool,
+    /// A reasoning block comes first (`<think>`...`</think>` or the family's own).
+    #[arg(long, requires = "tools")]
+    reasoning: bool,
+}
+
+impl PresetArgs {
+    /// The structural tag text, when `--tools` is given.
+    fn structural_tag(&self) -> Result<Option<String>> {
+        use sieve_core::grammar::structural::presets;
+        let Some(path) = &self.tools else {
+            return Ok(None);
+        };
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let tools: serde_json::Value =
+            serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+        let opts = presets::PresetOptions {
+            tool_choice: self.tool_choice.clone(),
+            parallel_tool_calls: self.parallel_tool_calls,
+            reasoning: self.reasoning,
+        };
+        let tag = presets::preset(&self.tool_format, &tools, &opts)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        Ok(Some(tag.to_string()))
+    }
 }
 
 #[derive(Debug, Args)]
@@ -232,7 +278,7 @@ struct DemoArgs {
 
 #[derive(Debug, Args)]
 #[command(group(
-    clap::ArgGroup::new("source").required(true).args(["grammar", "regex", "schema", "structural_tag"])
+    clap::ArgGroup::new("source").required(true).args(["grammar", "regex", "schema", "structural_tag", "tools"])
 ))]
 struct MaskArgs {
     /// A Lark grammar file.
@@ -247,6 +293,8 @@ struct MaskArgs {
     /// A structural tag file (XGrammar's JSON format; core/docs/structural.md).
     #[arg(long)]
     structural_tag: Option<PathBuf>,
+    #[command(flatten)]
+    preset: PresetArgs,
     /// With `--schema`: compile in strict mode (every approximation is an error).
     #[arg(long)]
     strict: bool,
@@ -341,6 +389,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     }
                 }
                 (None, None, None) => match &args.structural_tag {
+                    None if args.preset.tools.is_some() => {
+                        tag = args.preset.structural_tag()?.unwrap_or_default();
+                        name = format!("--tool-format {}", args.preset.tool_format);
+                        GrammarSource::StructuralTag {
+                            name: &name,
+                            text: &tag,
+                        }
+                    }
                     Some(path) => {
                         tag = std::fs::read_to_string(path)
                             .with_context(|| format!("reading {}", path.display()))?;
@@ -406,7 +462,12 @@ fn run_generate(args: GenerateArgs, out: &mut dyn Write) -> Result<ExitCode> {
     if args.fetch_only {
         return generate_cmd::fetch_only(out);
     }
+    let preset = args.preset.structural_tag()?;
     let source = match (args.schema, args.grammar, args.regex, args.structural_tag) {
+        (None, None, None, None) if preset.is_some() => Source::StructuralTagText {
+            text: preset.unwrap_or_default(),
+            name: format!("--tool-format {}", args.preset.tool_format),
+        },
         (Some(p), None, None, None) => Source::Schema(p),
         (None, Some(p), None, None) => Source::Grammar(p),
         (None, None, Some(re), None) => Source::Regex(re),
