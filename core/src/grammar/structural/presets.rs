@@ -574,7 +574,7 @@ mod tests {
             &g,
             &format!(
                 "</think>\n\n{}",
-                call.replace("Paris\"}", "Paris\", \"x\": 1}")
+                call.replace("\"Paris\"", "3")
             )
         ));
         assert!(!accepts(
