@@ -572,10 +572,7 @@ mod tests {
         assert!(accepts(&g, "</think>\n\nNo tool needed."));
         assert!(!accepts(
             &g,
-            &format!(
-                "</think>\n\n{}",
-                call.replace("\"Paris\"", "3")
-            )
+            &format!("</think>\n\n{}", call.replace("\"Paris\"", "3"))
         ));
         assert!(!accepts(
             &g,
