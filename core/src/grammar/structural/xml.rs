@@ -84,6 +84,9 @@ pub const DEFAULT_XML_WHITESPACE: u32 = Whitespace::DEFAULT_MAX_INDENT;
 /// Most `$ref` hops followed when classifying a property schema.
 const MAX_REF_HOPS: usize = 32;
 
+/// Most repetitions counted exactly (any-order property counts, Cohere list lengths).
+const MAX_COUNTED: u64 = 64;
+
 /// Most `anyOf`/`oneOf` branches looked into when classifying a property schema.
 const MAX_BRANCHES: usize = 64;
 
@@ -120,7 +123,22 @@ pub fn lower_xml(
     budget: &mut CompileBudget,
 ) -> Result<GrammarIr, GrammarError> {
     let mut cx = Lowering::new(schema, style, json, vocab, limits, budget)?;
-    cx.object(any_order)?;
+    cx.any_order = any_order;
+    let body = cx.object_body(schema, "", true)?;
+    let (start, ws) = (cx.ir.start, cx.ws_opt);
+    cx.rule(
+        start,
+        vec![IrSymbol::Nonterminal(body), IrSymbol::Nonterminal(ws)],
+    )?;
+    // Cohere's nested `dict` and `list` bodies, one job each (memoized by schema text, so
+    // recursive schemas close into recursive nonterminals).
+    while let Some(job) = cx.pending.pop() {
+        let body = match job.kind {
+            Native::Dict => cx.object_body(&job.schema, &job.ptr, false)?,
+            Native::List => cx.list_body(&job.schema, &job.ptr)?,
+        };
+        cx.rule(job.nt, vec![IrSymbol::Nonterminal(body)])?;
+    }
     Ok(cx.ir)
 }
 
@@ -138,10 +156,29 @@ const ALL_TYPES: [&str; 7] = [
     "string", "number", "integer", "boolean", "object", "array", "null",
 ];
 
-/// A property key: a literal name or (for additional properties) a pattern.
+/// A property key: a literal name, (for additional properties) a pattern, or none (the
+/// items of a Cohere `list`).
 enum Key<'a> {
     Name(&'a str),
     Pattern(RegexAst),
+    Unnamed,
+}
+
+/// Cohere's natively rendered values: nested elements, not JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Native {
+    /// `type="dict"`: the object's properties as named elements.
+    Dict,
+    /// `type="list"`: the array's items as unnamed elements.
+    List,
+}
+
+/// A Cohere `dict`/`list` body to lower into `nt`.
+struct Job {
+    nt: u32,
+    schema: Value,
+    ptr: String,
+    kind: Native,
 }
 
 struct Lowering<'a> {
@@ -158,6 +195,11 @@ struct Lowering<'a> {
     /// The close string as a lexeme (after JSON values).
     close_lexeme: u32,
     ws_bound: Option<u32>,
+    any_order: bool,
+    /// Cohere bodies still to lower.
+    pending: Vec<Job>,
+    /// Cohere bodies by kind and schema text.
+    memo: Vec<(Native, String, u32)>,
 }
 
 /// The pointer of `key` below `base` (`~` and `/` escaped).
@@ -305,6 +347,9 @@ impl<'a> Lowering<'a> {
             ws_opt,
             close_lexeme: 0,
             ws_bound,
+            any_order: false,
+            pending: Vec::new(),
+            memo: Vec::new(),
         };
         cx.rule(ws_opt, vec![])?;
         if ws_bound != Some(0) {
@@ -354,23 +399,31 @@ impl<'a> Lowering<'a> {
         Ok(self.ir.add_nonterminal(name, None))
     }
 
-    /// The top-level object.
-    fn object(&mut self, any_order: bool) -> Result<(), GrammarError> {
-        let root = self.root;
-        let top = resolve_ref(root, root, "")?;
-        let obj: Map<String, Value> = match top {
+    /// The elements of an object schema (the top level, or a Cohere `dict`), each after
+    /// optional whitespace; returns the body's nonterminal.
+    fn object_body(&mut self, schema: &Value, at: &str, top: bool) -> Result<u32, GrammarError> {
+        let resolved = resolve_ref(self.root, schema, at)?;
+        let obj: Map<String, Value> = match resolved {
             Value::Bool(true) => Map::new(),
             Value::Object(m) => m.clone(),
-            _ => return Err(unsupported("", "XML styles need an object schema")),
+            _ => return Err(unsupported(at, "XML styles need an object schema")),
         };
-        self.budget.charge(value_bytes(top))?;
+        self.budget.charge(value_bytes(resolved))?;
+        if top && self.style == XmlStyle::Cohere {
+            let text = self.memo_key(resolved)?;
+            let body = self.nonterminal("xml_dict".into())?;
+            self.memo.push((Native::Dict, text, body));
+            let inner = self.object_body(&Value::Object(obj), at, false)?;
+            self.rule(body, vec![IrSymbol::Nonterminal(inner)])?;
+            return Ok(body);
+        }
         match obj.get("type") {
             None => {}
             Some(Value::String(t)) if t == "object" => {}
             Some(Value::Array(a)) if a.iter().any(|t| t == "object") => {}
             Some(_) => {
                 return Err(unsupported(
-                    "/type",
+                    &pointer(at, "type"),
                     "XML styles need a top-level schema of type object",
                 ));
             }
@@ -378,7 +431,7 @@ impl<'a> Lowering<'a> {
         for k in ["patternProperties", "propertyNames"] {
             if obj.contains_key(k) {
                 return Err(unsupported(
-                    &pointer("", k),
+                    &pointer(at, k),
                     "not supported at the top level of an XML style",
                 ));
             }
@@ -387,12 +440,12 @@ impl<'a> Lowering<'a> {
         let props = match obj.get("properties") {
             None => &empty,
             Some(Value::Object(p)) => p,
-            Some(_) => return Err(unsupported("/properties", "must be an object")),
+            Some(_) => return Err(unsupported(&pointer(at, "properties"), "must be an object")),
         };
         let required: Vec<&str> = match obj.get("required") {
             None => Vec::new(),
             Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-            Some(_) => return Err(unsupported("/required", "must be an array")),
+            Some(_) => return Err(unsupported(&pointer(at, "required"), "must be an array")),
         };
         // XGrammar compiles structural-tag schemas in strict mode: no additional
         // properties unless the schema allows them. A schema without `properties` at all
@@ -400,20 +453,25 @@ impl<'a> Lowering<'a> {
         let additional: Option<Value> = match obj.get("additionalProperties") {
             Some(Value::Bool(false)) => None,
             Some(v @ Value::Object(_)) | Some(v @ Value::Bool(true)) => Some(v.clone()),
-            Some(_) => return Err(unsupported("/additionalProperties", "must be a schema")),
+            Some(_) => {
+                return Err(unsupported(
+                    &pointer(at, "additionalProperties"),
+                    "must be a schema",
+                ));
+            }
             None if props.is_empty() => Some(Value::Bool(true)),
             None => None,
         };
         let mut elements: Vec<(u32, bool)> = Vec::with_capacity(props.len());
         for (k, v) in props {
-            let ptr = pointer("/properties", k);
+            let ptr = pointer(&pointer(at, "properties"), k);
             let el = self.element(Key::Name(k), v, &ptr)?;
             elements.push((el, required.contains(&k.as_str())));
         }
         for r in &required {
             if !props.contains_key(*r) {
                 // A required key without a declared schema: any value.
-                let ptr = pointer("/required", r);
+                let ptr = pointer(&pointer(at, "required"), r);
                 let el = self.element(Key::Name(r), &Value::Bool(true), &ptr)?;
                 elements.push((el, true));
             }
@@ -430,23 +488,158 @@ impl<'a> Lowering<'a> {
                     ])
                 };
                 let schema = schema.clone();
-                Some(self.element(Key::Pattern(key), &schema, "/additionalProperties")?)
+                let ptr = pointer(at, "additionalProperties");
+                Some(self.element(Key::Pattern(key), &schema, &ptr)?)
             }
             None => None,
         };
         let min = obj.get("minProperties").and_then(Value::as_u64);
         let max = obj.get("maxProperties").and_then(Value::as_u64);
-        let body = if any_order {
-            self.any_order(&elements, extra, min, max)?
+        if self.any_order {
+            self.any_order(&elements, extra, min, max)
         } else {
-            self.declared_order(&elements, extra)?
+            self.declared_order(&elements, extra)
+        }
+    }
+
+    /// The items of a Cohere `list`: `prefixItems` (draft-7 `items` arrays) in order, then
+    /// `items` (or `additionalItems`) counted within `minItems..=maxItems`.
+    fn list_body(&mut self, schema: &Value, at: &str) -> Result<u32, GrammarError> {
+        let s = resolve_ref(self.root, schema, at)?.clone();
+        self.budget.charge(value_bytes(&s))?;
+        let (prefix, rest, rest_key): (Vec<Value>, Value, &str) =
+            match (s.get("prefixItems"), s.get("items")) {
+                (Some(Value::Array(p)), items) => (
+                    p.clone(),
+                    items.cloned().unwrap_or(Value::Bool(true)),
+                    "items",
+                ),
+                (None, Some(Value::Array(p))) => (
+                    p.clone(),
+                    s.get("additionalItems")
+                        .cloned()
+                        .unwrap_or(Value::Bool(true)),
+                    "additionalItems",
+                ),
+                (_, items) => (
+                    Vec::new(),
+                    items.cloned().unwrap_or(Value::Bool(true)),
+                    "items",
+                ),
+            };
+        let prefix_key = if s.get("prefixItems").is_some() {
+            "prefixItems"
+        } else {
+            "items"
         };
-        let start = self.ir.start;
+        let min = s.get("minItems").and_then(Value::as_u64).unwrap_or(0);
+        let max = s.get("maxItems").and_then(Value::as_u64);
+        let n = prefix.len() as u64;
+        let rest_el = if rest == Value::Bool(false) || max.is_some_and(|m| m <= n) {
+            None
+        } else {
+            Some(self.element(Key::Unnamed, &rest, &pointer(at, rest_key))?)
+        };
+        let tail = match rest_el {
+            Some(el) => {
+                let hi = max.map(|m| m.saturating_sub(n));
+                self.counted(el, min.saturating_sub(n), hi)?
+            }
+            None => {
+                let t = self.nonterminal("xml_list_end".into())?;
+                self.rule(t, vec![])?;
+                t
+            }
+        };
         let ws = self.ws_opt;
-        self.rule(
-            start,
-            vec![IrSymbol::Nonterminal(body), IrSymbol::Nonterminal(ws)],
-        )
+        let mut next = tail;
+        for (i, item) in prefix.iter().enumerate().rev() {
+            let ptr = pointer(&pointer(at, prefix_key), &i.to_string());
+            let el = self.element(Key::Unnamed, item, &ptr)?;
+            let nt = self.nonterminal(format!("xml_list_{i}"))?;
+            self.rule(
+                nt,
+                vec![
+                    IrSymbol::Nonterminal(ws),
+                    IrSymbol::Nonterminal(el),
+                    IrSymbol::Nonterminal(next),
+                ],
+            )?;
+            next = nt;
+        }
+        Ok(next)
+    }
+
+    /// `ws el` repeated `lo..=hi` times (counted up to [`MAX_COUNTED`]; a larger bound is
+    /// dropped, a larger minimum lowered to it: supersets).
+    fn counted(&mut self, el: u32, lo: u64, hi: Option<u64>) -> Result<u32, GrammarError> {
+        let lo = lo.min(MAX_COUNTED) as u32;
+        let hi = hi.filter(|&m| m <= MAX_COUNTED).map(|m| m as u32);
+        let top = hi.unwrap_or(lo);
+        let ws = self.ws_opt;
+        let base = self.ir.nonterminals.len() as u32;
+        for k in 0..=top {
+            self.nonterminal(format!("xml_count_{k}"))?;
+        }
+        for k in 0..=top {
+            let nt = base + k;
+            if k >= lo {
+                self.rule(nt, vec![])?;
+            }
+            let next = if k < top {
+                Some(base + k + 1)
+            } else if hi.is_none() {
+                Some(nt)
+            } else {
+                None
+            };
+            if let Some(next) = next {
+                self.rule(
+                    nt,
+                    vec![
+                        IrSymbol::Nonterminal(ws),
+                        IrSymbol::Nonterminal(el),
+                        IrSymbol::Nonterminal(next),
+                    ],
+                )?;
+            }
+        }
+        Ok(base)
+    }
+
+    /// The memo key of a Cohere body: the schema's text, charged.
+    fn memo_key(&mut self, schema: &Value) -> Result<String, GrammarError> {
+        self.budget.charge(value_bytes(schema))?;
+        let text = serde_json::to_string(schema)
+            .map_err(|_| unsupported("#", "schema cannot be printed"))?;
+        self.budget.spend(text.len() as u64 / 16 + 1)?;
+        Ok(text)
+    }
+
+    /// The nonterminal of a Cohere `dict`/`list` body for `schema`, queued if new.
+    fn native_body(
+        &mut self,
+        kind: Native,
+        schema: &Value,
+        ptr: &str,
+    ) -> Result<u32, GrammarError> {
+        let text = self.memo_key(schema)?;
+        if let Some(&(_, _, nt)) = self.memo.iter().find(|m| m.0 == kind && m.1 == text) {
+            return Ok(nt);
+        }
+        let name = match kind {
+            Native::Dict => "xml_dict",
+            Native::List => "xml_list",
+        };
+        let nt = self.nonterminal(name.into())?;
+        self.memo.push((kind, text, nt));
+        self.pending.push(Job {
+            nt,
+            schema: schema.clone(),
+            ptr: ptr.into(),
+            kind,
+        });
+        Ok(nt)
     }
 
     /// `N_i → ws EL_i N_{i+1}` (and `N_i → N_{i+1}` for optional ones); the last takes
@@ -559,38 +752,7 @@ impl<'a> Lowering<'a> {
             self.rule(any, vec![IrSymbol::Nonterminal(e)])?;
         }
         let lo = min.unwrap_or(0).max(n_required as u64);
-        const MAX_COUNTED: u64 = 64;
-        let lo = lo.min(MAX_COUNTED) as u32;
-        let hi = max.filter(|&m| m <= MAX_COUNTED).map(|m| m as u32);
-        let top = hi.unwrap_or(lo);
-        let base = self.ir.nonterminals.len() as u32;
-        for k in 0..=top {
-            self.nonterminal(format!("xml_count_{k}"))?;
-        }
-        for k in 0..=top {
-            let nt = base + k;
-            if k >= lo {
-                self.rule(nt, vec![])?;
-            }
-            let next = if k < top {
-                Some(base + k + 1)
-            } else if hi.is_none() {
-                Some(nt)
-            } else {
-                None
-            };
-            if let Some(next) = next {
-                self.rule(
-                    nt,
-                    vec![
-                        IrSymbol::Nonterminal(ws),
-                        IrSymbol::Nonterminal(any),
-                        IrSymbol::Nonterminal(next),
-                    ],
-                )?;
-            }
-        }
-        Ok(base)
+        self.counted(any, lo, max)
     }
 
     /// One element for `key` with value schema `schema`: a nonterminal with one rule per
@@ -599,8 +761,32 @@ impl<'a> Lowering<'a> {
         let name = match &key {
             Key::Name(k) => format!("xml_param_{k}"),
             Key::Pattern(_) => "xml_param_additional".into(),
+            Key::Unnamed => "xml_item".into(),
         };
         let el = self.nonterminal(name.clone())?;
+        if self.style == XmlStyle::Cohere
+            && let Some(kind) = native_kind(resolve_ref(self.root, schema, ptr)?)
+        {
+            let resolved = resolve_ref(self.root, schema, ptr)?.clone();
+            let body = self.native_body(kind, &resolved, ptr)?;
+            let attr = match kind {
+                Native::Dict => "dict",
+                Native::List => "list",
+            };
+            let open = self.open_tag(&key, &[attr], false);
+            let open = self.lexeme(&format!("{name}_open_{attr}"), open)?;
+            let (ws, close) = (self.ws_opt, self.close_lexeme);
+            self.rule(
+                el,
+                vec![
+                    IrSymbol::Lexeme(open),
+                    IrSymbol::Nonterminal(body),
+                    IrSymbol::Nonterminal(ws),
+                    IrSymbol::Lexeme(close),
+                ],
+            )?;
+            return Ok(el);
+        }
         let kinds = self.classify(schema, ptr)?;
         if let Some(body) = kinds.raw {
             let open = self.open_tag(&key, &["string"], true);
@@ -641,6 +827,7 @@ impl<'a> Lowering<'a> {
             Key::Name(k) if escape => lit(&k.replace('&', "&amp;").replace('"', "&quot;")),
             Key::Name(k) => lit(k),
             Key::Pattern(p) => p.clone(),
+            Key::Unnamed => RegexAst::Epsilon,
         };
         let one_of = |names: Vec<&str>| {
             let mut names = names;
@@ -668,22 +855,26 @@ impl<'a> Lowering<'a> {
                 lit("<arg_value>"),
             ],
             XmlStyle::Cohere => {
+                // JSON values are `json`; natively rendered ones come as `dict`/`list`.
                 let t = if raw {
                     vec!["raw"]
                 } else {
                     types
                         .iter()
                         .map(|t| match *t {
-                            "object" => "dict",
-                            "array" => "list",
+                            "dict" | "list" => *t,
                             _ => "json",
                         })
                         .collect()
                 };
+                let name = match key {
+                    Key::Unnamed => RegexAst::Epsilon,
+                    _ => RegexAst::Concat(vec![lit(" name=\""), key_re(false), lit("\"")]),
+                };
                 vec![
-                    lit("<cofl:value name=\""),
-                    key_re(false),
-                    lit("\" type=\""),
+                    lit("<cofl:value"),
+                    name,
+                    lit(" type=\""),
                     one_of(t),
                     lit("\">"),
                 ]
@@ -890,6 +1081,22 @@ impl<'a> Lowering<'a> {
         } else {
             RegexAst::And(parts)
         }
+    }
+}
+
+/// Whether a (resolved) schema is rendered natively by Cohere: a schema of type `object`
+/// (or with `properties` and no `type`) as a `dict`, of type `array` as a `list`.
+fn native_kind(s: &Value) -> Option<Native> {
+    match s.get("type") {
+        Some(Value::String(t)) if t == "object" => Some(Native::Dict),
+        Some(Value::String(t)) if t == "array" => Some(Native::List),
+        None if s.get("properties").is_some()
+            && s.get("anyOf").is_none()
+            && s.get("oneOf").is_none() =>
+        {
+            Some(Native::Dict)
+        }
+        _ => None,
     }
 }
 
@@ -1118,12 +1325,70 @@ mod tests {
         let g = compile(schema, XmlStyle::Cohere, false);
         assert!(accepts(
             &g,
-            "<cofl:value name=\"q\" type=\"raw\">hi</cofl:value><cofl:value name=\"tags\" type=\"list\">[\"a\"]</cofl:value><cofl:value name=\"n\" type=\"json\">1.5</cofl:value>"
+            "<cofl:value name=\"q\" type=\"raw\">hi</cofl:value><cofl:value name=\"tags\" type=\"list\"><cofl:value type=\"raw\">a</cofl:value></cofl:value><cofl:value name=\"n\" type=\"json\">1.5</cofl:value>"
         ));
         assert!(!accepts(
             &g,
             "<cofl:value name=\"q\" type=\"json\">hi</cofl:value>"
         ));
+    }
+
+    #[test]
+    fn cohere_nested_dict_and_list() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "loc": {"type": "object", "properties": {"lat": {"type": "number"}, "name": {"type": "string"}},
+                        "required": ["lat"]},
+                "ids": {"type": "array", "items": {"type": "integer"}, "maxItems": 2}
+            }
+        });
+        let g = compile(schema, XmlStyle::Cohere, false);
+        let v = |inner: &str| format!("<cofl:value{inner}</cofl:value>");
+        let dict = v(&format!(
+            " name=\"loc\" type=\"dict\">\n{}\n{}\n",
+            v(" name=\"lat\" type=\"json\">1.5"),
+            v(" name=\"name\" type=\"raw\">x")
+        ));
+        let list = v(&format!(
+            " name=\"ids\" type=\"list\">{}{}",
+            v(" type=\"json\">1"),
+            v(" type=\"json\">2")
+        ));
+        assert!(accepts(&g, &format!("{dict}\n{list}")));
+        assert!(accepts(&g, &v(" name=\"ids\" type=\"list\">")));
+        let three = v(&format!(
+            " name=\"ids\" type=\"list\">{}{}{}",
+            v(" type=\"json\">1"),
+            v(" type=\"json\">2"),
+            v(" type=\"json\">3")
+        ));
+        assert!(!accepts(&g, &three));
+        // A dict without its required key, or as JSON.
+        assert!(!accepts(&g, &v(" name=\"loc\" type=\"dict\">")));
+        assert!(!accepts(&g, &v(" name=\"loc\" type=\"json\">{\"lat\": 1}")));
+    }
+
+    #[test]
+    fn cohere_recursive_schema_terminates() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"},
+                           "children": {"type": "array", "items": {"$ref": "#"}}},
+            "required": ["name"]
+        });
+        let g = compile(schema, XmlStyle::Cohere, false);
+        let v = |inner: &str| format!("<cofl:value{inner}</cofl:value>");
+        let leaf = v(" type=\"dict\">".to_string().as_str()).replace(
+            "dict\">",
+            &format!("dict\">{}", v(" name=\"name\" type=\"raw\">b")),
+        );
+        let text = format!(
+            "{}{}",
+            v(" name=\"name\" type=\"raw\">a"),
+            v(&format!(" name=\"children\" type=\"list\">{leaf}"))
+        );
+        assert!(accepts(&g, &text));
     }
 
     #[test]
