@@ -275,12 +275,25 @@ impl Build {
         self.triggered("{\"name\": ", tags, &THINK_EXCLUDES)
     }
 
-    /// Mistral (v3 tokenizer): `[TOOL_CALLS][{"name": "NAME", "arguments": ARGS}, ...]`.
+    /// Mistral (v3 tokenizer): `[TOOL_CALLS][{"name": "NAME", "arguments": ARGS}, ...]`,
+    /// each call optionally followed by Nemo's `, "id": "<9 alphanumerics>"`.
     fn mistral(&self) -> Value {
         if self.choice == Choice::None || (self.choice == Choice::Auto && self.tools.is_empty()) {
             return any_text(&[]);
         }
-        let calls = self.tags(|n| format!("{{\"name\": \"{n}\", \"arguments\": "), "}");
+        // Mistral Nemo adds `"id": "<9 alphanumerics>"` after the arguments: optional.
+        let id = json!({"type": "optional", "content":
+            {"type": "regex", "pattern": ", ?\"id\": ?\"[A-Za-z0-9]{9}\""}});
+        let calls: Vec<Value> = self
+            .tools
+            .iter()
+            .map(|t| {
+                let content = json!({"type": "sequence",
+                                     "elements": [schema(&t.parameters), id.clone()]});
+                let begin = format!("{{\"name\": \"{}\", \"arguments\": ", t.name);
+                tag(&begin, content, json!("}"))
+            })
+            .collect();
         let list = json!({
             "type": "tags_with_separator",
             "tags": calls,
@@ -601,6 +614,14 @@ mod tests {
         assert!(accepts(
             &g,
             "[TOOL_CALLS][{\"name\": \"now\", \"arguments\": {}}, {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}]"
+        ));
+        assert!(accepts(
+            &g,
+            "[TOOL_CALLS][{\"name\": \"now\", \"arguments\": {}, \"id\": \"abc123XYZ\"}]"
+        ));
+        assert!(!accepts(
+            &g,
+            "[TOOL_CALLS][{\"name\": \"now\", \"arguments\": {}, \"id\": \"abc\"}]"
         ));
     }
 

@@ -9,7 +9,9 @@
 //! [`crate::grammar::json::compile`] between optional whitespace and a close lexeme.
 //! Elements are separated (and the object preceded and followed) by optional whitespace,
 //! `[ \t\n]` runs bounded per gap (see [`xml_whitespace_bound`]). Nothing here recurses on
-//! the schema: `$ref` chains and `anyOf` branches are followed with bounded loops.
+//! the schema: `$ref` chains and `anyOf` branches are followed with bounded loops, and
+//! Cohere's nested `dict`/`list` values (rendered as nested elements, not JSON) are lowered
+//! from a work list, memoized by schema text so that recursive schemas terminate.
 //! Property sets in any order are tracked as subsets (at most [`MAX_TRACKED`] keys, so at
 //! most 256 nonterminals); see `core/docs/structural-presets.md` for every choice.
 
@@ -1379,10 +1381,11 @@ mod tests {
         });
         let g = compile(schema, XmlStyle::Cohere, false);
         let v = |inner: &str| format!("<cofl:value{inner}</cofl:value>");
-        let leaf = v(" type=\"dict\">".to_string().as_str()).replace(
-            "dict\">",
-            &format!("dict\">{}", v(" name=\"name\" type=\"raw\">b")),
-        );
+        // One child, itself a dict with a name and no children.
+        let leaf = v(&format!(
+            " type=\"dict\">{}",
+            v(" name=\"name\" type=\"raw\">b")
+        ));
         let text = format!(
             "{}{}",
             v(" name=\"name\" type=\"raw\">a"),
