@@ -1058,20 +1058,20 @@ impl<'a> Lowering<'a> {
             );
             parts.push(RegexAst::Repeat(Box::new(any_char), min, max));
         }
+        // A search: `.*(?:p).*`, without the `.*` on an anchored side. A pattern with
+        // alternation and anchors (`^a|b`), or one that does not translate (look-around,
+        // back-references), is dropped: a superset.
         if let Some(p) = s.get("pattern").and_then(Value::as_str)
             && let Ok(t) = json::ecma::translate(p)
+            && !(t.contains('|') && (t.contains('^') || t.contains('$')))
         {
-            let head = if t.starts_with('^') { "" } else { "(?s:.)*" };
-            let tail = if t.ends_with('$') && !t.ends_with("\\$") {
-                ""
-            } else {
-                "(?s:.)*"
-            };
-            let body = t.strip_prefix('^').unwrap_or(&t);
-            let body = if tail.is_empty() {
-                body.strip_suffix('$').unwrap_or(body)
-            } else {
-                body
+            let body = t.strip_prefix('^');
+            let head = if body.is_some() { "" } else { "(?s:.)*" };
+            let body = body.unwrap_or(&t);
+            let anchored_end = body.ends_with('$') && !body.ends_with("\\$");
+            let (body, tail) = match body.strip_suffix('$') {
+                Some(b) if anchored_end => (b, ""),
+                _ => (body, "(?s:.)*"),
             };
             parts.push(RegexAst::Pattern(
                 format!("{head}(?:{body}){tail}"),
@@ -1433,8 +1433,21 @@ mod tests {
         // Declared keys cannot come back as additional ones.
         assert!(!accepts(
             &g,
-            "<parameter=kind>x</parameter><parameter=id>a</parameter>"
+            "<parameter=id>a</parameter><parameter=kind>x</parameter><parameter=id>3</parameter>"
         ));
+        assert!(accepts(
+            &g,
+            "<parameter=id>a</parameter><parameter=kind>x</parameter><parameter=idx>3</parameter>"
+        ));
+        let schema = json!({"type": "object", "properties": {
+            "s": {"type": "string", "pattern": "b[0-9]"},
+            "t": {"type": "string", "pattern": "^a|b$"}}});
+        let g = compile(schema, XmlStyle::Qwen, false);
+        // Unanchored: a search.
+        assert!(accepts(&g, "<parameter=s>x b1 y</parameter>"));
+        assert!(!accepts(&g, "<parameter=s>x b y</parameter>"));
+        // Alternation with anchors is dropped (a superset).
+        assert!(accepts(&g, "<parameter=t>zzz</parameter>"));
     }
 
     #[test]
