@@ -62,7 +62,10 @@ fn top_format(root: &mut Value) -> Result<(Value, String), GrammarError> {
         return Ok((f.take(), "/format".into()));
     }
     if obj.contains_key("structures") {
-        let triggers = obj.get_mut("triggers").map(Value::take).unwrap_or(Value::Null);
+        let triggers = obj
+            .get_mut("triggers")
+            .map(Value::take)
+            .unwrap_or(Value::Null);
         let Some(structures) = obj.get_mut("structures").and_then(Value::as_array_mut) else {
             return Err(err_syntax("/structures", "must be an array"));
         };
@@ -209,9 +212,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             if self.formats > self.limits.max_grammar_size {
                 return Err(err_limit(&w.ptr, LimitKind::GrammarSize));
             }
-            self.budget
-                .spend(16)
-                .map_err(|k| err_limit(&w.ptr, k))?;
+            self.budget.spend(16).map_err(|k| err_limit(&w.ptr, k))?;
             self.format(w)?;
         }
         Ok(())
@@ -237,9 +238,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
     fn rule(&mut self, lhs: u32, rhs: Vec<IrSymbol>, ptr: &str) -> Result<(), GrammarError> {
         self.count(rhs.len().max(1), ptr)?;
         self.budget
-            .charge(
-                core::mem::size_of::<IrRule>() + rhs.len() * core::mem::size_of::<IrSymbol>(),
-            )
+            .charge(core::mem::size_of::<IrRule>() + rhs.len() * core::mem::size_of::<IrSymbol>())
             .map_err(|k| err_limit(ptr, k))?;
         self.ir.add_rule(lhs, rhs);
         Ok(())
@@ -353,9 +352,13 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         match v {
             Value::String(s) => self.lit(s, ptr),
             Value::Object(_) if v.get("type").and_then(Value::as_str) == Some("token") => {
-                let ids = self.token_ids(v.get("token").unwrap_or(&Value::Null), &child(ptr, "token"))?;
+                let ids =
+                    self.token_ids(v.get("token").unwrap_or(&Value::Null), &child(ptr, "token"))?;
                 Ok(Lit {
-                    raw: self.vocab.token_text(ids.first().copied().unwrap_or(0)).to_vec(),
+                    raw: self
+                        .vocab
+                        .token_text(ids.first().copied().unwrap_or(0))
+                        .to_vec(),
                     pieces: vec![Piece::Special(ids)],
                 })
             }
@@ -370,7 +373,11 @@ impl<'a, 'v> Lowerer<'a, 'v> {
     }
 
     /// The symbols deriving one of the follow literals (nothing when there are none).
-    fn follow_syms(&mut self, follow: Option<usize>, ptr: &str) -> Result<Vec<IrSymbol>, GrammarError> {
+    fn follow_syms(
+        &mut self,
+        follow: Option<usize>,
+        ptr: &str,
+    ) -> Result<Vec<IrSymbol>, GrammarError> {
         let Some(f) = follow else {
             return Ok(Vec::new());
         };
@@ -466,7 +473,9 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         let mut out = Vec::with_capacity(arr.len());
         for (i, s) in arr.iter().enumerate() {
             let p = child(&child(ptr, key), i);
-            let s = s.as_str().ok_or_else(|| err_syntax(&p, "must be a string"))?;
+            let s = s
+                .as_str()
+                .ok_or_else(|| err_syntax(&p, "must be a string"))?;
             out.push(self.lit(s, &p)?);
         }
         Ok(out)
@@ -474,8 +483,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
 
     /// The special ids a `token` value names (an id or a name); text tokens are refused.
     fn token_ids(&self, v: &Value, ptr: &str) -> Result<Vec<u32>, GrammarError> {
-        const TEXT: &str =
-            "a text token: sieve constrains text by its bytes; use const_string";
+        const TEXT: &str = "a text token: sieve constrains text by its bytes; use const_string";
         match v {
             Value::Number(n) => {
                 let id = n
@@ -495,7 +503,10 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                 if ids.is_empty() {
                     return Err(err_unsupported(
                         ptr,
-                        &format!("{} is not a special token of the vocabulary ({TEXT})", text::show(s.as_bytes())),
+                        &format!(
+                            "{} is not a special token of the vocabulary ({TEXT})",
+                            text::show(s.as_bytes())
+                        ),
                     ));
                 }
                 Ok(ids.to_vec())
@@ -568,7 +579,9 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                     let n = u32::try_from(n)
                         .ok()
                         .filter(|&n| n <= self.limits.max_repeat)
-                        .ok_or_else(|| err_limit(&child(ptr, "max_chars"), LimitKind::RepeatCount))?;
+                        .ok_or_else(|| {
+                            err_limit(&child(ptr, "max_chars"), LimitKind::RepeatCount)
+                        })?;
                     rule.max_chars = Some(n);
                 }
                 let t = Triggered {
@@ -636,7 +649,9 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             "tag" => self.tag(v, nt, w.follow, w.skip_begin, ptr),
             "triggered_tags" => self.triggered_tags(v, nt, w.follow, ptr),
             "tags_with_separator" => self.tags_with_separator(v, nt, w.follow, ptr),
-            "dispatch" | "token_dispatch" => self.dispatch(v, ty == "token_dispatch", nt, w.follow, ptr),
+            "dispatch" | "token_dispatch" => {
+                self.dispatch(v, ty == "token_dispatch", nt, w.follow, ptr)
+            }
             "token" => {
                 let ids = self.token_ids(Self::field(v, "token", ptr)?, &child(ptr, "token"))?;
                 let l = self.special_lexeme(&ids, ptr)?;
@@ -741,7 +756,12 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                 &parsed
             }
             Value::Bool(_) | Value::Object(_) => raw,
-            _ => return Err(err_syntax(&sptr, "must be a JSON Schema (object or boolean)")),
+            _ => {
+                return Err(err_syntax(
+                    &sptr,
+                    "must be a JSON Schema (object or boolean)",
+                ));
+            }
         };
         let style = if ty == "qwen_xml_parameter" {
             Some(XmlStyle::Qwen)
@@ -768,8 +788,9 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             PropertyOrder::SchemaOrder
         };
         if let Some(n) = Self::count_field(v, "max_whitespace_cnt", ptr)? {
-            let max = u32::try_from(n)
-                .map_err(|_| err_limit(&child(ptr, "max_whitespace_cnt"), LimitKind::RepeatCount))?;
+            let max = u32::try_from(n).map_err(|_| {
+                err_limit(&child(ptr, "max_whitespace_cnt"), LimitKind::RepeatCount)
+            })?;
             opts.whitespace = Whitespace::Flexible { max };
         }
         let located = |e: GrammarError| {
@@ -778,7 +799,11 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             e2
         };
         let sub = match style {
-            None => json::compile(schema, &opts, self.limits, self.budget).map_err(located)?.0,
+            None => {
+                json::compile(schema, &opts, self.limits, self.budget)
+                    .map_err(located)?
+                    .0
+            }
             Some(style) => xml::lower_xml(
                 schema,
                 style,
@@ -941,7 +966,9 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                 let mut out = Vec::with_capacity(a.len());
                 for (i, s) in a.iter().enumerate() {
                     let p = child(&eptr, i);
-                    let s = s.as_str().ok_or_else(|| err_syntax(&p, "must be a string"))?;
+                    let s = s
+                        .as_str()
+                        .ok_or_else(|| err_syntax(&p, "must be a string"))?;
                     out.push(self.lit(s, &p)?);
                 }
                 Ok(out)
@@ -985,7 +1012,11 @@ impl<'a, 'v> Lowerer<'a, 'v> {
     }
 
     /// The tags of a `tags` field: `(begin, tag value, pointer)`.
-    fn tag_list(&mut self, v: &'v Value, ptr: &str) -> Result<Vec<(Lit, &'v Value, String)>, GrammarError> {
+    fn tag_list(
+        &mut self,
+        v: &'v Value,
+        ptr: &str,
+    ) -> Result<Vec<(Lit, &'v Value, String)>, GrammarError> {
         let tags = Self::array_field(v, "tags", ptr, true)?;
         let mut out = Vec::with_capacity(tags.len());
         for (i, t) in tags.iter().enumerate() {
@@ -1033,10 +1064,11 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                 a.push(rhs);
             }
         }
+        // A trigger that starts no tag can never be completed: it is excluded from free
+        // text (a stop with no alternatives after it).
         Ok(triggers
             .into_iter()
             .zip(alts)
-            .filter(|(_, a)| !a.is_empty())
             .map(|(t, a)| (t, After::Alts(a)))
             .collect())
     }
@@ -1051,7 +1083,10 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         let triggers = self.strings(v, "triggers", ptr)?;
         for (i, t) in triggers.iter().enumerate() {
             if t.is_empty() {
-                return Err(err_syntax(&child(&child(ptr, "triggers"), i), "a trigger must not be empty"));
+                return Err(err_syntax(
+                    &child(&child(ptr, "triggers"), i),
+                    "a trigger must not be empty",
+                ));
             }
         }
         let tags = self.tag_list(v, ptr)?;
@@ -1084,30 +1119,31 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             let ids = self.token_ids(t, &child(&child(ptr, "trigger_tokens"), i))?;
             trigger_ids.extend(ids.iter().copied());
             triggers.push(Lit {
-                raw: self.vocab.token_text(ids.first().copied().unwrap_or(0)).to_vec(),
+                raw: self
+                    .vocab
+                    .token_text(ids.first().copied().unwrap_or(0))
+                    .to_vec(),
                 pieces: vec![Piece::Special(ids)],
             });
         }
         let tags = self.tag_list(v, ptr)?;
-        // A begin's first token is a trigger when they share an id.
-        let tags = tags
-            .into_iter()
-            .map(|(mut b, t, p)| {
-                if let (Some(Piece::Special(bids)), false) = (b.pieces.first_mut(), triggers.is_empty()) {
-                    if let Some(Lit { pieces, .. }) = triggers.iter().find(|tr| {
-                        matches!(tr.pieces.first(), Some(Piece::Special(tids)) if tids.iter().any(|id| bids.contains(id)))
-                    }) {
-                        if let Some(first) = pieces.first() {
-                            *bids = match first {
-                                Piece::Special(ids) => ids.clone(),
-                                Piece::Text(_) => bids.clone(),
-                            };
-                        }
-                    }
+        // A begin's first token is a trigger's when they share an id (a trigger given by id
+        // and a begin by name): it is spelled as the trigger for the prefix match.
+        let mut tags = tags;
+        for (b, _, _) in &mut tags {
+            let Some(Piece::Special(bids)) = b.pieces.first_mut() else {
+                continue;
+            };
+            let shared = triggers.iter().find_map(|tr| match tr.pieces.first() {
+                Some(Piece::Special(tids)) if tids.iter().any(|id| bids.contains(id)) => {
+                    Some(tids.clone())
                 }
-                (b, t, p)
-            })
-            .collect();
+                _ => None,
+            });
+            if let Some(tids) = shared {
+                *bids = tids;
+            }
+        }
         let stops = self.group_tags(triggers, tags)?;
         let mut excluded = self.token_list(v, "exclude_tokens", ptr)?;
         excluded.extend(trigger_ids);
@@ -1142,7 +1178,10 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                 let t = self.token_ids(key, &child(&p, 0))?;
                 ids.extend(t.iter().copied());
                 Lit {
-                    raw: self.vocab.token_text(t.first().copied().unwrap_or(0)).to_vec(),
+                    raw: self
+                        .vocab
+                        .token_text(t.first().copied().unwrap_or(0))
+                        .to_vec(),
                     pieces: vec![Piece::Special(t)],
                 }
             } else {
@@ -1337,14 +1376,14 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             end_alts.push(text_then(self, l)?);
         }
         let end = self.nt_alts("text_end", end_alts, ptr)?;
-        if stops.is_empty() {
-            return self.rule(nt, vec![IrSymbol::Nonterminal(end)], ptr);
-        }
         // seg → text stop_k after_k; first → stop_k after_k (no leading text).
         let mut seg_alts = Vec::new();
         let mut first_alts = Vec::new();
         for (l, after) in &stops {
             let After::Alts(alts) = after;
+            if alts.is_empty() {
+                continue;
+            }
             let a = self.nt_alts("tag_rest", alts.clone(), ptr)?;
             let mut seg = text_then(self, l)?;
             seg.push(IrSymbol::Nonterminal(a));
@@ -1352,6 +1391,12 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             let mut first = self.pieces(&l.pieces, ptr)?;
             first.push(IrSymbol::Nonterminal(a));
             first_alts.push(first);
+        }
+        if seg_alts.is_empty() {
+            if at_least_one {
+                return Err(err_syntax(ptr, "at_least_one with no tags"));
+            }
+            return self.rule(nt, vec![IrSymbol::Nonterminal(end)], ptr);
         }
         let seg = self.nt_alts("segment", seg_alts, ptr)?;
         let first = self.nt_alts("first_tag", first_alts, ptr)?;
@@ -1361,7 +1406,11 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             (false, false) => {
                 let segs = self.nt("segments", ptr)?;
                 self.rule(segs, Vec::new(), ptr)?;
-                self.rule(segs, vec![IrSymbol::Nonterminal(segs), IrSymbol::Nonterminal(seg)], ptr)?;
+                self.rule(
+                    segs,
+                    vec![IrSymbol::Nonterminal(segs), IrSymbol::Nonterminal(seg)],
+                    ptr,
+                )?;
                 self.rule(nt, vec![IrSymbol::Nonterminal(segs), end], ptr)
             }
             (false, true) => {
@@ -1373,10 +1422,18 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             (true, false) => {
                 let segs = self.nt("segments", ptr)?;
                 self.rule(segs, Vec::new(), ptr)?;
-                self.rule(segs, vec![IrSymbol::Nonterminal(segs), IrSymbol::Nonterminal(seg)], ptr)?;
+                self.rule(
+                    segs,
+                    vec![IrSymbol::Nonterminal(segs), IrSymbol::Nonterminal(seg)],
+                    ptr,
+                )?;
                 self.rule(
                     nt,
-                    vec![IrSymbol::Nonterminal(first), IrSymbol::Nonterminal(segs), end],
+                    vec![
+                        IrSymbol::Nonterminal(first),
+                        IrSymbol::Nonterminal(segs),
+                        end,
+                    ],
                     ptr,
                 )
             }

@@ -58,7 +58,7 @@ fn encode(vocab: &Vocabulary, s: &str) -> Vec<u8> {
     let mut out = Vec::new();
     let mut rest = s;
     while let Some(i) = rest.find('«') {
-        out.extend_from_slice(rest[..i].as_bytes());
+        out.extend_from_slice(&rest.as_bytes()[..i]);
         let after = &rest[i + '«'.len_utf8()..];
         let j = after.find('»').unwrap();
         let id = vocab.special_by_name(&after[..j]).unwrap();
@@ -70,7 +70,12 @@ fn encode(vocab: &Vocabulary, s: &str) -> Vec<u8> {
 }
 
 fn compile(v: &Value, vocab: &Arc<Vocabulary>) -> Result<Grammar, GrammarError> {
-    Grammar::from_structural_tag(&v.to_string(), &JsonOptions::default(), vocab, &Limits::default())
+    Grammar::from_structural_tag(
+        &v.to_string(),
+        &JsonOptions::default(),
+        vocab,
+        &Limits::default(),
+    )
 }
 
 fn accepts(g: &Grammar, bytes: &[u8]) -> bool {
@@ -93,10 +98,16 @@ fn check_in(vocab: &Arc<Vocabulary>, format: Value, good: &[&str], bad: &[&str])
     let tag = json!({"type": "structural_tag", "format": format});
     let g = compile(&tag, vocab).unwrap_or_else(|e| panic!("compile {tag}: {e}"));
     for s in good {
-        assert!(accepts(&g, &encode(vocab, s)), "should accept {s:?} for {tag}");
+        assert!(
+            accepts(&g, &encode(vocab, s)),
+            "should accept {s:?} for {tag}"
+        );
     }
     for s in bad {
-        assert!(!accepts(&g, &encode(vocab, s)), "should reject {s:?} for {tag}");
+        assert!(
+            !accepts(&g, &encode(vocab, s)),
+            "should reject {s:?} for {tag}"
+        );
     }
 }
 
@@ -195,8 +206,16 @@ fn nesting_sequence_or_tag() {
 
 #[test]
 fn star_plus_repeat() {
-    check(json!({"type": "star", "content": text("ab")}), &["", "ab", "abab"], &["a", "aba"]);
-    check(json!({"type": "plus", "content": text("ab")}), &["ab", "abab"], &["", "aba"]);
+    check(
+        json!({"type": "star", "content": text("ab")}),
+        &["", "ab", "abab"],
+        &["a", "aba"],
+    );
+    check(
+        json!({"type": "plus", "content": text("ab")}),
+        &["ab", "abab"],
+        &["", "aba"],
+    );
     check(
         json!({"type": "repeat", "min": 2, "max": 3, "content": text("a")}),
         &["aa", "aaa"],
@@ -218,7 +237,11 @@ fn star_plus_repeat() {
 
 #[test]
 fn regex_and_grammar_and_json() {
-    check(json!({"type": "regex", "pattern": "[0-9]+"}), &["1", "42"], &["", "a"]);
+    check(
+        json!({"type": "regex", "pattern": "[0-9]+"}),
+        &["1", "42"],
+        &["", "a"],
+    );
     check(
         json!({"type": "grammar", "grammar": "start: \"a\" b\nb: \"x\" | \"y\""}),
         &["ax", "ay"],
@@ -238,7 +261,10 @@ fn regex_and_grammar_and_json() {
         &["<f>1</f>", "<f>-20</f>"],
         &["<f></f>", "<f>1.5</f>"],
     );
-    let e = error(json!({"type": "grammar", "grammar": "root ::= \"a\""}), &plain());
+    let e = error(
+        json!({"type": "grammar", "grammar": "root ::= \"a\""}),
+        &plain(),
+    );
     assert_eq!(e.kind, GrammarErrorKind::Unsupported);
     assert!(e.message.contains("issue 19"), "{e}");
 }
@@ -254,7 +280,11 @@ fn json_schema_options() {
         }
         v
     };
-    check(f(json!({})), &["{\"a\": 1, \"b\": 2}"], &["{\"b\": 2, \"a\": 1}"]);
+    check(
+        f(json!({})),
+        &["{\"a\": 1, \"b\": 2}"],
+        &["{\"b\": 2, \"a\": 1}"],
+    );
     check(
         f(json!({"any_order": true})),
         &["{\"a\": 1, \"b\": 2}", "{\"b\": 2, \"a\": 1}"],
@@ -270,10 +300,10 @@ fn json_schema_options() {
 #[test]
 fn triggered_tags_basic() {
     let f = json!({"type": "triggered_tags", "triggers": ["<tool"],
-        "tags": [
-            {"type": "tag", "begin": "<tool_call>", "content": any(), "end": "</tool_call>"},
-            {"type": "tag", "begin": "<tool_x>", "content": text("X"), "end": "</x>"}
-        ]});
+    "tags": [
+        {"type": "tag", "begin": "<tool_call>", "content": any(), "end": "</tool_call>"},
+        {"type": "tag", "begin": "<tool_x>", "content": text("X"), "end": "</x>"}
+    ]});
     check(
         f.clone(),
         &[
@@ -284,7 +314,13 @@ fn triggered_tags_basic() {
             "<tool_x>X</x><tool_call></tool_call>",
             "a <to",
         ],
-        &["a <tool", "a <tool_call>hi", "a <toolbox>", "<tool_x>Y</x>", "<tool_call>a</tool_call>b<tool"],
+        &[
+            "a <tool",
+            "a <tool_call>hi",
+            "a <toolbox>",
+            "<tool_x>Y</x>",
+            "<tool_call>a</tool_call>b<tool",
+        ],
     );
 }
 
@@ -305,18 +341,30 @@ fn triggered_tags_flags_and_excludes() {
         &["<t>a</t>", "<t>a</t> more <t></t>"],
         &["", "x<t>a</t>"],
     );
-    check(f(false, true), &["", "x", "x<t>a</t>"], &["x<t>a</t>y", "x<t>a</t><t></t>"]);
-    check(f(true, true), &["<t>a</t>"], &["", "<t>a</t>x", "x<t>a</t>"]);
+    check(
+        f(false, true),
+        &["", "x", "x<t>a</t>"],
+        &["x<t>a</t>y", "x<t>a</t><t></t>"],
+    );
+    check(
+        f(true, true),
+        &["<t>a</t>"],
+        &["", "<t>a</t>x", "x<t>a</t>"],
+    );
 }
 
 #[test]
 fn triggered_tags_overlapping_triggers() {
     let f = json!({"type": "triggered_tags", "triggers": ["<a", "<ab"],
-        "tags": [
-            {"begin": "<a>", "content": text("1"), "end": "/"},
-            {"begin": "<ab>", "content": text("2"), "end": "/"}
-        ]});
-    check(f, &["<a>1/", "<ab>2/", "x<a>1/y<ab>2/"], &["<ab>1/", "<a>2/", "<ac"]);
+    "tags": [
+        {"begin": "<a>", "content": text("1"), "end": "/"},
+        {"begin": "<ab>", "content": text("2"), "end": "/"}
+    ]});
+    check(
+        f,
+        &["<a>1/", "<ab>2/", "x<a>1/y<ab>2/"],
+        &["<ab>1/", "<a>2/", "<ac"],
+    );
 }
 
 #[test]
@@ -365,7 +413,12 @@ fn dispatch() {
 #[test]
 fn control_tokens_in_literals() {
     let v = specials();
-    check_in(&v, text("<tool_call>"), &["«<tool_call>»"], &["<tool_call>"]);
+    check_in(
+        &v,
+        text("<tool_call>"),
+        &["«<tool_call>»"],
+        &["<tool_call>"],
+    );
     check_in(
         &v,
         text("a<think>b</think>"),
@@ -398,17 +451,36 @@ fn triggered_tags_with_control_tokens() {
     check_in(
         &v,
         f,
-        &["", "a <tool b", "a «<tool_call>»\n1\n«</tool_call>» b", "«<tool_call>»\n2\n«</tool_call>»"],
-        &["a <tool_call>\n1\n</tool_call>", "«<tool_call>»1«</tool_call>»", "«<tool_call>»"],
+        &[
+            "",
+            "a <tool b",
+            "a «<tool_call>»\n1\n«</tool_call>» b",
+            "«<tool_call>»\n2\n«</tool_call>»",
+        ],
+        &[
+            "a <tool_call>\n1\n</tool_call>",
+            "«<tool_call>»1«</tool_call>»",
+            "«<tool_call>»",
+        ],
     );
 }
 
 #[test]
 fn token_formats() {
     let v = specials();
-    check_in(&v, json!({"type": "token", "token": "<think>"}), &["«<think>»"], &["<think>", ""]);
+    check_in(
+        &v,
+        json!({"type": "token", "token": "<think>"}),
+        &["«<think>»"],
+        &["<think>", ""],
+    );
     let id = v.special_by_name("<tool_call>").unwrap();
-    check_in(&v, json!({"type": "token", "token": id}), &["«<tool_call>»"], &["«<think>»"]);
+    check_in(
+        &v,
+        json!({"type": "token", "token": id}),
+        &["«<tool_call>»"],
+        &["«<think>»"],
+    );
     let e = error(json!({"type": "token", "token": 5}), &v);
     assert_eq!(e.kind, GrammarErrorKind::Unsupported);
     assert!(e.message.contains("use const_string"), "{e}");
@@ -440,7 +512,11 @@ fn token_triggered_tags_and_dispatch() {
             "tags": [{"begin": {"type": "token", "token": "<tool_call>"}, "content": any(),
                 "end": {"type": "token", "token": "</tool_call>"}}]}),
         &["", "hi «</think>» x", "a«<tool_call>»b«</tool_call>»c"],
-        &["«<think>»", "«<tool_call>»b", "a«<tool_call>»b«</tool_call>»«<think>»"],
+        &[
+            "«<think>»",
+            "«<tool_call>»b",
+            "a«<tool_call>»b«</tool_call>»«<think>»",
+        ],
     );
     check_in(
         &v,
@@ -460,16 +536,31 @@ fn errors_carry_pointers() {
         &v,
     );
     assert_eq!(e.kind, GrammarErrorKind::Syntax);
-    assert!(e.message.starts_with("at /format/elements/1/content/type:"), "{e}");
+    assert!(
+        e.message.starts_with("at /format/elements/1/content/type:"),
+        "{e}"
+    );
     let e = error(
         json!({"type": "structural_tag", "format": {"type": "sequence", "elements": [
             {"type": "json_schema", "json_schema": {"type": "object"}, "style": "qwen_xml"}]}}),
         &v,
     );
-    assert!(e.message.starts_with("at /format/elements/0/json_schema:"), "{e}");
-    let e = error(json!({"type": "structural_tag", "format": {"type": "const_string"}}), &v);
-    assert!(e.message.starts_with("at /format: missing field \"value\""), "{e}");
-    let e = error(json!({"type": "structural_tag", "format": {"type": "regex", "pattern": "(?=a)"}}), &v);
+    assert!(
+        e.message.starts_with("at /format/elements/0/json_schema:"),
+        "{e}"
+    );
+    let e = error(
+        json!({"type": "structural_tag", "format": {"type": "const_string"}}),
+        &v,
+    );
+    assert!(
+        e.message.starts_with("at /format: missing field \"value\""),
+        "{e}"
+    );
+    let e = error(
+        json!({"type": "structural_tag", "format": {"type": "regex", "pattern": "(?=a)"}}),
+        &v,
+    );
     assert!(!e.message.is_empty());
     let s: String = "x".repeat(3);
     assert_eq!(s.len(), 3);
@@ -483,4 +574,97 @@ fn deep_nesting_is_bounded() {
         f = json!({"type": "optional", "content": f});
     }
     check(f, &["", "a"], &["aa"]);
+}
+
+#[test]
+fn trigger_prefix_in_free_text() {
+    let f = json!({"type": "triggered_tags", "triggers": ["<tool_call>"],
+        "tags": [{"begin": "<tool_call>", "content": any(), "end": "</tool_call>"}]});
+    check(
+        f,
+        &[
+            "a <tool x <tool_call>y</tool_call>",
+            "<tool<tool_call></tool_call><tool_cal",
+            "<<tool_call>a</tool_call>",
+        ],
+        &[
+            "a <tool x <tool_call>y",
+            "<tool_call></tool_call><tool_call>",
+        ],
+    );
+}
+
+#[test]
+fn triggered_tags_inside_a_tag() {
+    let inner = json!({"type": "triggered_tags", "triggers": ["<t>"],
+        "tags": [{"begin": "<t>", "content": any(), "end": "</t>"}]});
+    check(
+        json!({"type": "sequence", "elements": [
+            {"type": "tag", "begin": "<r>", "content": inner, "end": "</r>"},
+            text("!")
+        ]}),
+        &[
+            "<r></r>!",
+            "<r>a<t>b</t>c</r>!",
+            "<r><t></r></t></r>!",
+            "<r></r!</r>!",
+        ],
+        &["<r>a</r>b</r>!", "<r><t>x</r>!", "<r></r>", "<r></r>!!"],
+    );
+}
+
+#[test]
+fn any_text_then_control_token_begin() {
+    let v = specials();
+    check_in(
+        &v,
+        json!({"type": "sequence", "elements": [
+            any(),
+            {"type": "tag", "begin": "<think>", "content": any(), "end": "</think>"},
+            any()
+        ]}),
+        &["«<think>»«</think>»", "ab<thin«<think>»c«</think>»d"],
+        // The text spelling of a control token the format uses is not free text.
+        &[
+            "ab",
+            "«<think>»«</think>»«<think>»«</think>»",
+            "ab<think>«<think>»«</think>»",
+        ],
+    );
+}
+
+#[test]
+fn empty_end_means_unterminated() {
+    check(
+        json!({"type": "tag", "begin": "<a>", "content": any(), "end": ["</a>", ""]}),
+        &["<a>", "<a>xyz", "<a>x</a>"],
+        &["<a>x</a>y"],
+    );
+}
+
+#[test]
+fn trigger_without_tags_is_excluded() {
+    check(
+        json!({"type": "triggered_tags", "triggers": ["<a>", "<b>"],
+            "tags": [{"begin": "<a>", "content": text("1"), "end": "."}]}),
+        &["x<a>1.", "<b"],
+        &["x<b>", "<a>1.<b>"],
+    );
+    let e = error(
+        json!({"type": "triggered_tags", "triggers": [], "tags": [], "at_least_one": true}),
+        &plain(),
+    );
+    assert_eq!(e.kind, GrammarErrorKind::Syntax);
+}
+
+#[test]
+fn text_spelling_of_control_token_triggers_is_not_free_text() {
+    let v = specials();
+    check_in(
+        &v,
+        json!({"type": "triggered_tags", "triggers": ["<tool_call>"],
+            "tags": [{"begin": "<tool_call>", "content": text("x"), "end": "</tool_call>"}]}),
+        &["a«<tool_call>»x«</tool_call>»", "<tool_cal"],
+        &["a<tool_call>", "a«<tool_call>»x</tool_call>"],
+    );
 }

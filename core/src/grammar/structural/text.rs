@@ -76,7 +76,9 @@ impl SpecialNames {
             match best {
                 Some((name, ids)) => {
                     if i > text_start {
-                        out.push(Piece::Text(s.get(text_start..i).unwrap_or_default().to_vec()));
+                        out.push(Piece::Text(
+                            s.get(text_start..i).unwrap_or_default().to_vec(),
+                        ));
                     }
                     out.push(Piece::Special(ids.clone()));
                     i += name.len();
@@ -86,7 +88,9 @@ impl SpecialNames {
             }
         }
         if s.len() > text_start {
-            out.push(Piece::Text(s.get(text_start..).unwrap_or_default().to_vec()));
+            out.push(Piece::Text(
+                s.get(text_start..).unwrap_or_default().to_vec(),
+            ));
         }
         out
     }
