@@ -148,11 +148,9 @@ impl Lit {
     }
 }
 
-/// What comes after a stop of free text (a trigger, a dispatch pattern, a follow literal).
-enum After {
-    /// Alternatives, each a symbol sequence.
-    Alts(Vec<Vec<IrSymbol>>),
-}
+/// What may come after a stop of free text (a trigger, a dispatch pattern): alternatives,
+/// each a symbol sequence (none: the stop may not occur).
+type After = Vec<Vec<IrSymbol>>;
 
 /// Options of triggered free text (`triggered_tags`, `dispatch`, token versions).
 struct Triggered {
@@ -624,11 +622,12 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                 self.budget
                     .charge(pattern.len().saturating_mul(4))
                     .map_err(|k| err_limit(ptr, k))?;
-                let l = self.lexeme(
-                    format!("/{pattern}/"),
+                // Text never holds `0xFF` (a byte-mode pattern could name it).
+                let regex = RegexAst::And(vec![
                     RegexAst::Pattern(pattern.into(), Default::default()),
-                    ptr,
-                )?;
+                    text::sigma_star(),
+                ]);
+                let l = self.lexeme(format!("/{pattern}/"), regex, ptr)?;
                 let mut rhs = vec![IrSymbol::Lexeme(l)];
                 rhs.extend(self.follow_syms(w.follow, ptr)?);
                 self.rule(nt, rhs, ptr)
@@ -836,6 +835,10 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         }
     }
 
+    /// Elements in order. An element directly followed by a literal (a `const_string`, or
+    /// a `tag`'s `begin`) derives that literal itself (its follow), so free text ending there
+    /// is one lexeme; the literal's own element is then skipped (a `const_string`) or lowered
+    /// without its `begin` (a `tag`). The last element derives the sequence's follow.
     fn sequence(
         &mut self,
         v: &'v Value,
@@ -846,39 +849,32 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         let elems = Self::array_field(v, "elements", ptr, true)?;
         let eptr = child(ptr, "elements");
         let mut rhs = Vec::with_capacity(elems.len());
+        // Whether the previous element derived this element's leading literal.
         let mut consumed = false;
         for (i, e) in elems.iter().enumerate() {
-            let skip_begin = consumed;
+            let skip_begin = core::mem::take(&mut consumed);
             let is_const = e.get("type").and_then(Value::as_str) == Some("const_string");
             if skip_begin && is_const {
-                // Its literal was derived by the previous element; the follow it would
-                // have consumed is handled by that element too (see below).
-                consumed = false;
+                if i + 1 == elems.len() {
+                    rhs.extend(self.follow_syms(follow, ptr)?);
+                }
                 continue;
             }
-            let (f, next_consumed) = match elems.get(i + 1) {
+            let f = match elems.get(i + 1) {
                 Some(next) => match self.leading_lit(next, &child(&eptr, i + 1))? {
-                    Some(lit) => (Some(self.add_follow(vec![lit])), true),
-                    None => (None, false),
+                    Some(lit) => {
+                        consumed = true;
+                        Some(self.add_follow(vec![lit]))
+                    }
+                    None => None,
                 },
-                None => (follow, false),
+                None => follow,
             };
             let c = self.sub(e, child(&eptr, i), f, skip_begin)?;
             rhs.push(IrSymbol::Nonterminal(c));
-            consumed = next_consumed;
-            // A consumed const_string followed by more elements: its own follow role passes
-            // to nothing (the next element is lowered plainly), and the last element gets the
-            // sequence's follow.
-            if next_consumed
-                && i + 2 == elems.len()
-                && elems
-                    .get(i + 1)
-                    .and_then(|n| n.get("type"))
-                    .and_then(Value::as_str)
-                    == Some("const_string")
-            {
-                rhs.extend(self.follow_syms(follow, ptr)?);
-            }
+        }
+        if elems.is_empty() {
+            rhs.extend(self.follow_syms(follow, ptr)?);
         }
         self.rule(nt, rhs, ptr)
     }
@@ -1066,11 +1062,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         }
         // A trigger that starts no tag can never be completed: it is excluded from free
         // text (a stop with no alternatives after it).
-        Ok(triggers
-            .into_iter()
-            .zip(alts)
-            .map(|(t, a)| (t, After::Alts(a)))
-            .collect())
+        Ok(triggers.into_iter().zip(alts).collect())
     }
 
     fn triggered_tags(
@@ -1197,8 +1189,8 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             let c = self.sub(format, child(&p, 1), None, false)?;
             let alt = vec![IrSymbol::Nonterminal(c)];
             match stops.iter_mut().find(|(l, _)| l.pieces == lit.pieces) {
-                Some((_, After::Alts(a))) => a.push(alt),
-                None => stops.push((lit, After::Alts(vec![alt]))),
+                Some((_, a)) => a.push(alt),
+                None => stops.push((lit, vec![alt])),
             }
         }
         let looping = Self::bool_field(v, "loop", true, ptr)?;
@@ -1380,11 +1372,10 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         let mut seg_alts = Vec::new();
         let mut first_alts = Vec::new();
         for (l, after) in &stops {
-            let After::Alts(alts) = after;
-            if alts.is_empty() {
+            if after.is_empty() {
                 continue;
             }
-            let a = self.nt_alts("tag_rest", alts.clone(), ptr)?;
+            let a = self.nt_alts("tag_rest", after.clone(), ptr)?;
             let mut seg = text_then(self, l)?;
             seg.push(IrSymbol::Nonterminal(a));
             seg_alts.push(seg);
