@@ -668,3 +668,97 @@ fn text_spelling_of_control_token_triggers_is_not_free_text() {
         &["a<tool_call>", "a«<tool_call>»x</tool_call>"],
     );
 }
+
+#[test]
+fn any_tokens_as_tag_content() {
+    let v = specials();
+    check_in(
+        &v,
+        json!({"type": "tag", "begin": "[", "content": {"type": "any_tokens"}, "end": "]"}),
+        &[
+            "[]",
+            "[a«<think>»b]",
+            "[«<think>»]",
+            "[a«<think>»«</think>»b]",
+        ],
+        &["[a]b]", "[a", "[«<|eos|>»]"],
+    );
+    let e = error(json!({"type": "any_tokens", "exclude_tokens": [40]}), &v);
+    assert_eq!(e.kind, GrammarErrorKind::Unsupported);
+    assert!(e.message.starts_with("at /exclude_tokens/0:"), "{e}");
+}
+
+#[test]
+fn limits_are_enforced() {
+    let tag = json!({"type": "structural_tag", "format": {"type": "sequence",
+        "elements": [text("a"), text("b"), text("c"), text("d")]}});
+    let limits = Limits {
+        max_grammar_size: 3,
+        ..Limits::default()
+    };
+    let e =
+        Grammar::from_structural_tag(&tag.to_string(), &JsonOptions::default(), &plain(), &limits)
+            .err()
+            .unwrap();
+    assert_eq!(
+        e.kind,
+        GrammarErrorKind::Limit(crate::LimitKind::GrammarSize),
+        "{e}"
+    );
+    let limits = Limits {
+        max_memory_bytes: 4096,
+        ..Limits::default()
+    };
+    let e =
+        Grammar::from_structural_tag(&tag.to_string(), &JsonOptions::default(), &plain(), &limits)
+            .err()
+            .unwrap();
+    assert!(matches!(e.kind, GrammarErrorKind::Limit(_)), "{e}");
+    let e = error(json!({"type": "any_text", "max_chars": 100_000}), &plain());
+    assert!(matches!(e.kind, GrammarErrorKind::Limit(_)), "{e}");
+}
+
+#[test]
+fn malformed_fields_are_syntax_errors() {
+    let v = plain();
+    for (f, at) in [
+        (
+            json!({"type": "sequence", "elements": 3}),
+            "at /format/elements:",
+        ),
+        (
+            json!({"type": "or", "elements": []}),
+            "at /format/elements:",
+        ),
+        (
+            json!({"type": "tag", "begin": 1, "content": any(), "end": "x"}),
+            "at /format/begin:",
+        ),
+        (
+            json!({"type": "repeat", "min": 3, "max": 1, "content": any()}),
+            "at /format:",
+        ),
+        (
+            json!({"type": "dispatch", "rules": [["a"]]}),
+            "at /format/rules/0:",
+        ),
+        (
+            json!({"type": "triggered_tags", "triggers": [""], "tags": []}),
+            "at /format/triggers/0:",
+        ),
+        (json!({"type": 7}), "at /format/type:"),
+    ] {
+        let e = error(json!({"type": "structural_tag", "format": f}), &v);
+        assert_eq!(e.kind, GrammarErrorKind::Syntax, "{e}");
+        assert!(e.message.starts_with(at), "{e} (expected {at})");
+    }
+    let e = Grammar::from_structural_tag(
+        "{\"type\": ",
+        &JsonOptions::default(),
+        &v,
+        &Limits::default(),
+    )
+    .err()
+    .unwrap();
+    assert_eq!(e.kind, GrammarErrorKind::Syntax);
+}
