@@ -334,7 +334,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
 
     fn lit(&mut self, s: &str, ptr: &str) -> Result<Lit, GrammarError> {
         self.budget
-            .spend((s.len() as u64).saturating_mul(self.names.len() as u64 + 1))
+            .spend((s.len() as u64).saturating_mul(self.names.cost_per_byte() as u64 + 1))
             .map_err(|k| err_limit(ptr, k))?;
         self.budget
             .charge(s.len().saturating_mul(3))

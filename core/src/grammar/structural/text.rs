@@ -8,6 +8,7 @@
 //! (see [`until`]): sieve's lexer is greedy, so two lexemes would split it wrongly.
 
 use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -24,41 +25,38 @@ pub(crate) enum Piece {
     Special(Vec<u32>),
 }
 
-/// The special tokens of a vocabulary by name: `(name, ids)`, names unique.
+/// The special tokens of a vocabulary by name.
 pub(crate) struct SpecialNames {
-    names: Vec<(Vec<u8>, Vec<u32>)>,
+    /// Name → ids (ascending).
+    names: BTreeMap<Vec<u8>, Vec<u32>>,
+    /// The distinct name lengths, longest first.
+    lengths: Vec<usize>,
 }
 
 impl SpecialNames {
-    /// Every special token of `vocab` but its EOS tokens' duplicates are kept (an EOS is a
-    /// control token too).
+    /// Every special token of `vocab` (EOS tokens included: they are control tokens too).
     pub(crate) fn new(vocab: &Vocabulary) -> SpecialNames {
-        let mut names: Vec<(Vec<u8>, Vec<u32>)> = Vec::new();
+        let mut names: BTreeMap<Vec<u8>, Vec<u32>> = BTreeMap::new();
         for &id in vocab.special_tokens() {
             let name = vocab.token_text(id);
-            if name.is_empty() {
-                continue;
-            }
-            match names.iter_mut().find(|(n, _)| n.as_slice() == name) {
-                Some((_, ids)) => ids.push(id),
-                None => names.push((name.to_vec(), vec![id])),
+            if !name.is_empty() {
+                names.entry(name.to_vec()).or_default().push(id);
             }
         }
-        SpecialNames { names }
+        let mut lengths: Vec<usize> = names.keys().map(Vec::len).collect();
+        lengths.sort_unstable_by(|a, b| b.cmp(a));
+        lengths.dedup();
+        SpecialNames { names, lengths }
     }
 
-    /// How many distinct names.
-    pub(crate) fn len(&self) -> usize {
-        self.names.len()
+    /// The work of splitting one byte: the number of name lengths tried.
+    pub(crate) fn cost_per_byte(&self) -> usize {
+        self.lengths.len()
     }
 
     /// The ids named `name` (empty if none).
     pub(crate) fn ids(&self, name: &[u8]) -> &[u32] {
-        self.names
-            .iter()
-            .find(|(n, _)| n.as_slice() == name)
-            .map(|(_, ids)| ids.as_slice())
-            .unwrap_or_default()
+        self.names.get(name).map(Vec::as_slice).unwrap_or_default()
     }
 
     /// `s` split at occurrences of special-token names (leftmost, then longest).
@@ -68,20 +66,20 @@ impl SpecialNames {
         let mut i = 0;
         while i < s.len() {
             let rest = s.get(i..).unwrap_or_default();
-            let best = self
-                .names
-                .iter()
-                .filter(|(n, _)| rest.starts_with(n))
-                .max_by_key(|(n, _)| n.len());
+            let best = self.lengths.iter().find_map(|&len| {
+                rest.get(..len)
+                    .and_then(|n| self.names.get(n))
+                    .map(|ids| (len, ids))
+            });
             match best {
-                Some((name, ids)) => {
+                Some((len, ids)) => {
                     if i > text_start {
                         out.push(Piece::Text(
                             s.get(text_start..i).unwrap_or_default().to_vec(),
                         ));
                     }
                     out.push(Piece::Special(ids.clone()));
-                    i += name.len();
+                    i += len;
                     text_start = i;
                 }
                 None => i += 1,
