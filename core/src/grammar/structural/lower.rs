@@ -1038,11 +1038,18 @@ impl<'a, 'v> Lowerer<'a, 'v> {
     ) -> Result<Vec<(Lit, After)>, GrammarError> {
         let mut alts: Vec<Vec<Vec<IrSymbol>>> = triggers.iter().map(|_| Vec::new()).collect();
         for (begin, t, p) in tags {
-            let mut found = None;
+            // Free text stops at the first trigger to occur: when a begin starts with
+            // several, the shortest one fires (the rest of the begin follows it).
+            let mut found: Option<(usize, Vec<Piece>)> = None;
             for (k, trig) in triggers.iter().enumerate() {
-                if let Some(rest) = strip_lit(&begin.pieces, &trig.pieces) {
+                if let Some(rest) = strip_lit(&begin.pieces, &trig.pieces)
+                    && found.as_ref().is_none_or(|(j, _)| {
+                        triggers
+                            .get(*j)
+                            .is_some_and(|tj| trig.raw.len() < tj.raw.len())
+                    })
+                {
                     found = Some((k, rest));
-                    break;
                 }
             }
             let Some((k, rest)) = found else {
