@@ -4,6 +4,7 @@
 //! In test strings, `«name»` is the special token `name` (its encoding); everything else is
 //! text.
 
+use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec;
@@ -761,4 +762,41 @@ fn malformed_fields_are_syntax_errors() {
     .err()
     .unwrap();
     assert_eq!(e.kind, GrammarErrorKind::Syntax);
+}
+
+#[test]
+fn tool_calls_compute_masks() {
+    // A Hermes/Qwen-style tool-call format over a synthetic vocabulary: masks at several
+    // points must be computable within the default limits, and agree with the byte checks.
+    let vocab = Arc::new(Vocabulary::synthetic(2000, 3));
+    let tags: Vec<Value> = ["get_weather", "get_time", "search"]
+        .iter()
+        .map(|name| {
+            json!({"begin": format!("<tool_call>\n{{\"name\": \"{name}\", \"arguments\": "),
+                "content": {"type": "json_schema", "json_schema": {"type": "object",
+                    "properties": {"q": {"type": "string"}}, "required": ["q"]}},
+                "end": "}\n</tool_call>"})
+        })
+        .collect();
+    let f = json!({"type": "structural_tag", "format": {"type": "sequence", "elements": [
+        {"type": "tag", "begin": "<think>", "content": any(), "end": "</think>"},
+        {"type": "triggered_tags", "triggers": ["<tool_call>"], "tags": tags}
+    ]}});
+    let g = compile(&f, &vocab).unwrap();
+    let text = "<think>hmm <tool_call> is </thin</think>Let me <tool call.\
+        <tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"q\": \"now\"}}\n</tool_call> done";
+    assert!(accepts(&g, text.as_bytes()));
+    let mut m = Matcher::new(&g);
+    let mut mask = vec![0u32; vocab.mask_words()];
+    let bytes = text.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        if i % 7 == 0 {
+            m.compute_mask(&mut mask).unwrap();
+            // The next byte's single-byte token is allowed.
+            let tok = vocab.greedy_tokenize_text(&[b]).unwrap()[0];
+            assert!(mask[tok as usize / 32] & (1 << (tok % 32)) != 0, "at {i}");
+        }
+        assert!(m.try_consume_bytes(&[b]), "at {i}");
+    }
+    assert!(m.is_accepting());
 }
