@@ -1371,8 +1371,28 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             rhs.push(IrSymbol::Lexeme(lx));
             end_alts.push(rhs);
         }
+        // Plain-text follow literals share one lexeme (nothing after them depends on which).
+        let text_ends: Vec<Vec<u8>> = follow_lits
+            .iter()
+            .filter_map(|l| match l.pieces.as_slice() {
+                [Piece::Text(t)] => Some(t.clone()),
+                _ => None,
+            })
+            .collect();
+        if !text_ends.is_empty() {
+            let mut rhs: Vec<IrSymbol> = inter.into_iter().collect();
+            let lx = self.lexeme(
+                format!("text@{ptr}"),
+                text::until_any(&rule, &text_stops, &text_ends),
+                ptr,
+            )?;
+            rhs.push(IrSymbol::Lexeme(lx));
+            end_alts.push(rhs);
+        }
         for l in follow_lits.iter().filter(|l| !l.is_empty()) {
-            end_alts.push(text_then(self, l)?);
+            if !matches!(l.pieces.as_slice(), [Piece::Text(_)]) {
+                end_alts.push(text_then(self, l)?);
+            }
         }
         let end = self.nt_alts("text_end", end_alts, ptr)?;
         // seg → text stop_k after_k; first → stop_k after_k (no leading text).

@@ -168,8 +168,14 @@ fn and(mut parts: Vec<RegexAst>) -> RegexAst {
 /// occurrence being `end`: `(T · end) ∩ ¬(Σ* stops Σ⁺)`, T the text of `rule`. `end` is
 /// one of `stops`. No string of it is a proper prefix of another (greedy = first).
 pub(crate) fn until(rule: &TextRule, stops: &[Vec<u8>], end: &[u8]) -> RegexAst {
+    until_any(rule, stops, &[end.to_vec()])
+}
+
+/// [`until`] ended by any of `ends` (each one of `stops`): for ends after which the same
+/// thing comes.
+pub(crate) fn until_any(rule: &TextRule, stops: &[Vec<u8>], ends: &[Vec<u8>]) -> RegexAst {
     RegexAst::And(vec![
-        RegexAst::Concat(vec![rule.body(), RegexAst::Literal(end.to_vec())]),
+        RegexAst::Concat(vec![rule.body(), any_of(ends)]),
         RegexAst::Not(Box::new(RegexAst::Concat(vec![
             sigma_star(),
             any_of(stops),
