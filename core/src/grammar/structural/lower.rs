@@ -37,6 +37,7 @@ pub fn lower(
     budget: &mut CompileBudget,
 ) -> Result<GrammarIr, GrammarError> {
     let mut root = json::parse_schema_within(text, budget)?;
+    let legacy = root.get("format").is_none() && root.get("structures").is_some();
     let (format, ptr) = top_format(&mut root)?;
     let mut l = Lowerer::new(json, vocab, limits, budget);
     let start = l.ir.add_nonterminal("start", None);
@@ -48,8 +49,30 @@ pub fn lower(
         follow: None,
         skip_begin: false,
     });
-    l.run()?;
-    Ok(l.ir)
+    match l.run() {
+        Ok(()) => Ok(l.ir),
+        Err(e) if legacy => Err(legacy_pointer(e)),
+        Err(e) => Err(e),
+    }
+}
+
+/// An error of the legacy form, pointing into its `structures` instead of the equivalent
+/// `triggered_tags` format's `tags`.
+fn legacy_pointer(mut e: GrammarError) -> GrammarError {
+    let Some(rest) = e.message.strip_prefix("at /tags/") else {
+        return e;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let (index, tail) = rest.split_at(digits);
+    let tail = if let Some(t) = tail.strip_prefix("/content/json_schema") {
+        format!("/schema{t}")
+    } else if let Some(t) = tail.strip_prefix("/content") {
+        format!("/schema{t}")
+    } else {
+        tail.to_string()
+    };
+    e.message = format!("at /structures/{index}{tail}");
+    e
 }
 
 /// The format of a top-level value and its JSON pointer; the legacy form becomes an equal

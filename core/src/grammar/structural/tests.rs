@@ -149,6 +149,15 @@ fn top_level_forms() {
     assert!(accepts(&g, b"hi <f=a>12</f> bye"));
     assert!(!accepts(&g, b"hi <f=a>x</f>"));
     assert!(!accepts(&g, b"hi <f=b>1</f>"));
+    let legacy = json!({
+        "structures": [
+            {"begin": "<f=a>", "schema": {"type": "integer"}, "end": "</f>"},
+            {"begin": "<f=b>", "schema": {"type": "object", "x-guidance": 3}, "end": "</f>"}
+        ],
+        "triggers": ["<f="]
+    });
+    let e = error(legacy, &plain());
+    assert!(e.message.starts_with("at /structures/1/schema:"), "{e}");
 }
 
 #[test]
