@@ -552,13 +552,20 @@ fn errors_carry_pointers() {
     );
     let e = error(
         json!({"type": "structural_tag", "format": {"type": "sequence", "elements": [
-            {"type": "json_schema", "json_schema": {"type": "object"}, "style": "qwen_xml"}]}}),
+            {"type": "json_schema", "json_schema": {"type": "object", "x-guidance": 1}}]}}),
         &v,
     );
     assert!(
         e.message.starts_with("at /format/elements/0/json_schema:"),
         "{e}"
     );
+    let e = error(
+        json!({"type": "structural_tag", "format": {"type": "sequence", "elements": [
+            {"type": "json_schema", "json_schema": {"type": "object"}, "style": "yaml"}]}}),
+        &v,
+    );
+    assert_eq!(e.kind, GrammarErrorKind::Unsupported);
+    assert!(e.message.starts_with("at /format/elements/0/style:"), "{e}");
     let e = error(
         json!({"type": "structural_tag", "format": {"type": "const_string"}}),
         &v,
