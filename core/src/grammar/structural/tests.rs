@@ -816,3 +816,26 @@ fn tool_calls_compute_masks() {
     }
     assert!(m.is_accepting());
 }
+
+#[test]
+fn any_text_then_or_of_tags() {
+    let alt = |b: &str, e: &str| json!({"type": "tag", "begin": b, "content": any(), "end": e});
+    check(
+        json!({"type": "sequence", "elements": [
+            any(),
+            {"type": "or", "elements": [alt("<a>", "</a>"), alt("<b>", "</b>"), text("!")]}
+        ]}),
+        &["x<a>1</a>", "<b></b>", "hi!", "<a!", "x</a><b>y</b>"],
+        &["x<a>1</a>!", "x!y!", "x<b>1</a>", "x"],
+    );
+    // With a literal after the `or`, and the whole inside a tag.
+    check(
+        json!({"type": "tag", "begin": "[", "content": {"type": "sequence", "elements": [
+            any(),
+            {"type": "or", "elements": [alt("<a>", "</a>"), text("!")]},
+            text(";")
+        ]}, "end": "]"}),
+        &["[x<a>1</a>;]", "[!;]", "[a;b!;]"],
+        &["[x<a>1</a>]", "[x!]", "[x!;;]", "[x;]"],
+    );
+}
