@@ -174,6 +174,9 @@ impl Lit {
     }
 }
 
+/// A format that starts with a literal: the literal, the format, its pointer.
+type Led<'v> = (Lit, &'v Value, String);
+
 /// What may come after a stop of free text (a trigger, a dispatch pattern): alternatives,
 /// each a symbol sequence (none: the stop may not occur).
 type After = Vec<Vec<IrSymbol>>;
@@ -867,11 +870,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
 
     /// The alternatives of an `or` that each start with a literal (see
     /// [`Lowerer::leading_lit`]): `(literal, alternative, pointer)`; `None` for other formats.
-    fn or_leads(
-        &mut self,
-        v: &'v Value,
-        ptr: &str,
-    ) -> Result<Option<Vec<(Lit, &'v Value, String)>>, GrammarError> {
+    fn or_leads(&mut self, v: &'v Value, ptr: &str) -> Result<Option<Vec<Led<'v>>>, GrammarError> {
         if v.get("type").and_then(Value::as_str) != Some("or") {
             return Ok(None);
         }
@@ -1109,11 +1108,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
     }
 
     /// The tags of a `tags` field: `(begin, tag value, pointer)`.
-    fn tag_list(
-        &mut self,
-        v: &'v Value,
-        ptr: &str,
-    ) -> Result<Vec<(Lit, &'v Value, String)>, GrammarError> {
+    fn tag_list(&mut self, v: &'v Value, ptr: &str) -> Result<Vec<Led<'v>>, GrammarError> {
         let tags = Self::array_field(v, "tags", ptr, true)?;
         let mut out = Vec::with_capacity(tags.len());
         for (i, t) in tags.iter().enumerate() {
@@ -1135,7 +1130,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
     fn group_tags(
         &mut self,
         triggers: Vec<Lit>,
-        tags: Vec<(Lit, &'v Value, String)>,
+        tags: Vec<Led<'v>>,
     ) -> Result<Vec<(Lit, After)>, GrammarError> {
         let mut alts: Vec<Vec<Vec<IrSymbol>>> = triggers.iter().map(|_| Vec::new()).collect();
         for (begin, t, p) in tags {
