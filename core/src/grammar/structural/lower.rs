@@ -37,6 +37,11 @@ pub fn lower(
     budget: &mut CompileBudget,
 ) -> Result<GrammarIr, GrammarError> {
     let mut root = json::parse_schema_within(text, budget)?;
+    // The special-token names (`SpecialNames`): each name, its ids and a map entry.
+    let names_bytes = vocab.special_tokens().iter().fold(0usize, |acc, &id| {
+        acc.saturating_add(vocab.token_text(id).len() + 64)
+    });
+    budget.charge(names_bytes).map_err(GrammarError::limit)?;
     let legacy = root.get("format").is_none() && root.get("structures").is_some();
     let (format, ptr) = top_format(&mut root)?;
     let mut l = Lowerer::new(json, vocab, limits, budget);
