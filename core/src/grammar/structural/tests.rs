@@ -839,3 +839,76 @@ fn any_text_then_or_of_tags() {
         &["[x<a>1</a>]", "[x!]", "[x!;;]", "[x;]"],
     );
 }
+
+/// Every string over `alphabet` of length at most `max_len`.
+fn all_strings(alphabet: &[u8], max_len: usize) -> Vec<Vec<u8>> {
+    let mut out = vec![Vec::new()];
+    let mut start = 0;
+    for _ in 0..max_len {
+        let end = out.len();
+        for i in start..end {
+            for &c in alphabet {
+                let mut s = out[i].clone();
+                s.push(c);
+                out.push(s);
+            }
+        }
+        start = end;
+    }
+    out
+}
+
+fn contains(s: &[u8], x: &[u8]) -> bool {
+    s.windows(x.len()).any(|w| w == x)
+}
+
+#[test]
+fn free_text_with_ends_matches_an_oracle() {
+    // `tag("", any_text(excludes), ends)`: accepted iff the first place where an end
+    // occurrence ends is the end of the string, and the text before that end avoids the
+    // excludes.
+    let ends: [&[u8]; 2] = [b"<a>", b"ab"];
+    let excludes: &[u8] = b"ba";
+    let g = compile(
+        &json!({"type": "tag", "begin": "", "content": {"type": "any_text", "excludes": ["ba"]},
+            "end": ["<a>", "ab"]}),
+        &plain(),
+    )
+    .unwrap();
+    for s in all_strings(b"ab<>", 6) {
+        let first_end = (1..=s.len()).find(|&n| ends.iter().any(|e| s[..n].ends_with(e)));
+        let expected = first_end == Some(s.len())
+            && ends
+                .iter()
+                .any(|e| s.ends_with(e) && !contains(&s[..s.len() - e.len()], excludes));
+        assert_eq!(
+            accepts(&g, &s),
+            expected,
+            "{:?}",
+            String::from_utf8_lossy(&s)
+        );
+    }
+}
+
+#[test]
+fn triggered_tags_match_an_oracle() {
+    // Trigger `<t`, one tag `<t>x/`: free text must not contain the trigger except where a
+    // tag starts, and never `xx` (excluded).
+    fn ok(s: &[u8]) -> bool {
+        match s.windows(2).position(|w| w == b"<t") {
+            None => !contains(s, b"xx"),
+            Some(i) => {
+                !contains(&s[..i + 1], b"xx") && s[i..].starts_with(b"<t>x/") && ok(&s[i + 5..])
+            }
+        }
+    }
+    let g = compile(
+        &json!({"type": "triggered_tags", "triggers": ["<t"], "excludes": ["xx"],
+            "tags": [{"begin": "<t>", "content": text("x"), "end": "/"}]}),
+        &plain(),
+    )
+    .unwrap();
+    for s in all_strings(b"<t>x/", 6) {
+        assert_eq!(accepts(&g, &s), ok(&s), "{:?}", String::from_utf8_lossy(&s));
+    }
+}
