@@ -912,3 +912,51 @@ fn triggered_tags_match_an_oracle() {
         assert_eq!(accepts(&g, &s), ok(&s), "{:?}", String::from_utf8_lossy(&s));
     }
 }
+
+#[test]
+fn control_token_trigger_matches_an_oracle() {
+    // Trigger and begin: the control token `<t>` (S); content: text up to the first `/`.
+    // Free text must not spell `<t>` as text; a tag's content is text only.
+    let v = vocab_with(&["<t>", "<|eos|>"]);
+    let s_enc = Vocabulary::special_encoding(v.special_by_name("<t>").unwrap());
+    let g = compile(
+        &json!({"type": "triggered_tags", "triggers": ["<t>"],
+            "tags": [{"begin": "<t>", "content": any(), "end": "/"}]}),
+        &v,
+    )
+    .unwrap();
+    // Units: indices into `text_units`, or 255 for S.
+    let text_units = b"<t>/a";
+    fn ok(units: &[u8], text_units: &[u8]) -> bool {
+        let bytes = |us: &[u8]| -> Vec<u8> { us.iter().map(|&u| text_units[u as usize]).collect() };
+        match units.iter().position(|&u| u == 255) {
+            None => !contains(&bytes(units), b"<t>"),
+            Some(i) => {
+                if contains(&bytes(&units[..i]), b"<t>") {
+                    return false;
+                }
+                let rest = &units[i + 1..];
+                match rest
+                    .iter()
+                    .position(|&u| u == 255 || text_units[u as usize] == b'/')
+                {
+                    Some(j) if rest[j] != 255 => ok(&rest[j + 1..], text_units),
+                    _ => false,
+                }
+            }
+        }
+    }
+    // Short strings over `<`, `t`, `>`, `/`, `a` and S.
+    let alphabet: Vec<u8> = vec![0, 1, 2, 3, 4, 255];
+    for units in all_strings(&alphabet, 5) {
+        let mut bytes = Vec::new();
+        for &u in &units {
+            if u == 255 {
+                bytes.extend_from_slice(&s_enc);
+            } else {
+                bytes.push(text_units[u as usize]);
+            }
+        }
+        assert_eq!(accepts(&g, &bytes), ok(&units, text_units), "{units:?}");
+    }
+}
