@@ -960,3 +960,29 @@ fn control_token_trigger_matches_an_oracle() {
         assert_eq!(accepts(&g, &bytes), ok(&units, text_units), "{units:?}");
     }
 }
+
+#[test]
+fn deepest_format_lowers_on_a_small_stack() {
+    extern crate std;
+    // 63 nested formats (JSON text allows 64 levels): the format walk uses a work list
+    // (it passes on 64 KiB in debug builds on x86-64; 128 KiB leaves a margin).
+    let mut text = String::from("{\"type\": \"const_string\", \"value\": \"a\"}");
+    for _ in 0..63 {
+        text = format!("{{\"type\": \"optional\", \"content\": {text}}}");
+    }
+    let h = std::thread::Builder::new()
+        .stack_size(128 * 1024)
+        .spawn(move || {
+            let limits = Limits::default();
+            let mut budget = crate::CompileBudget::new(&limits);
+            super::lower(
+                &text,
+                &JsonOptions::default(),
+                &plain(),
+                &limits,
+                &mut budget,
+            )
+            .is_ok()
+        });
+    assert!(matches!(h.map(|h| h.join()), Ok(Ok(true))));
+}
