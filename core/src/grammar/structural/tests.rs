@@ -986,3 +986,18 @@ fn deepest_format_lowers_on_a_small_stack() {
         });
     assert!(matches!(h.map(|h| h.join()), Ok(Ok(true))));
 }
+
+#[test]
+fn large_max_chars_compiles() {
+    let n = Limits::default().max_repeat;
+    let g = compile(
+        &json!({"type": "tag", "begin": "<a>", "content": {"type": "any_text", "max_chars": n},
+            "end": "</a>"}),
+        &plain(),
+    )
+    .unwrap();
+    assert!(accepts(&g, b"<a>hello</a>"));
+    let long = format!("<a>{}</a>", "x".repeat(n as usize + 1));
+    let mut m = Matcher::new(&g);
+    assert!(!(m.try_consume_bytes(long.as_bytes()) && m.is_accepting()));
+}
