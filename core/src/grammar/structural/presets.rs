@@ -521,10 +521,6 @@ mod tests {
     }
 
     // ---- End to end through `Grammar::from_structural_tag` ------------------------------
-    //
-    // These need `structural::lower`. While it is the skeleton's stub (an `Unsupported`
-    // error "structural tags are not implemented yet"), each test prints why and returns;
-    // once the lowering lands they run in full, unchanged.
 
     use crate::grammar::json::JsonOptions;
     use crate::{Grammar, Limits, Matcher, Vocabulary};
@@ -537,9 +533,7 @@ mod tests {
         Arc::new(Vocabulary::new(tokens, &[255], &[255]).unwrap())
     }
 
-    const STUB: &str = "structural tags are not implemented yet";
-
-    /// The grammar of a preset, or `None` (after saying so) while the lowering is a stub.
+    /// The grammar of a preset (a compile error fails the test).
     fn compiled(tag: &Value) -> Option<Grammar> {
         let text = serde_json::to_string(tag).unwrap();
         match Grammar::from_structural_tag(
@@ -549,10 +543,6 @@ mod tests {
             &Limits::default(),
         ) {
             Ok(g) => Some(g),
-            Err(e) if e.message == STUB => {
-                std::eprintln!("skipped: structural::lower is still a stub");
-                None
-            }
             Err(e) => panic!("{e} in {text}"),
         }
     }
