@@ -40,6 +40,7 @@ extern crate std;
 
 pub mod earley;
 pub mod error;
+pub mod gate;
 pub mod grammar;
 pub mod lexer;
 pub mod limits;
@@ -54,8 +55,9 @@ pub mod vocab;
 pub use error::{
     GrammarError, GrammarErrorKind, LimitKind, MatcherError, Position, Span, StopError,
 };
+pub use gate::{Gate, GateConfig, Reasoning, Triggers};
 pub use grammar::Grammar;
 pub use limits::{CompileBudget, Limits};
-pub use matcher::{MaskStats, Matcher};
+pub use matcher::{GatePhase, MaskStats, Matcher};
 pub use stop::StopController;
 pub use vocab::Vocabulary;
