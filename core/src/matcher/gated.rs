@@ -237,6 +237,15 @@ impl Matcher {
         let gate = g.gate.clone();
         let list = gate.completing(g.pos);
         if list.is_empty() {
+            // Remembered too (an empty list allocates nothing): the next visit skips the
+            // gate's lock.
+            let free = self.parser.free_bytes();
+            if let Some(g) = self.gate.as_mut()
+                && g.remembered_bytes + 96 <= free
+            {
+                g.remembered.insert(key, Vec::new());
+                g.remembered_bytes += 48;
+            }
             return Ok(());
         }
         let vocab = self.grammar.vocab().clone();
@@ -288,7 +297,7 @@ impl Matcher {
         }
         mask.fill(u32::MAX);
         let n = vocab.vocab_size();
-        if n % 32 != 0
+        if !n.is_multiple_of(32)
             && let Some(w) = mask.last_mut()
         {
             *w = (1u32 << (n % 32)) - 1;
@@ -329,6 +338,12 @@ impl Matcher {
 
     /// Push a record of `token` (consumed from state `before`).
     fn gate_record(&mut self, token: u32, before: Snap) -> Result<(), LimitKind> {
+        if let Some(g) = self.gate.as_mut()
+            && g.records.len() < g.records.capacity()
+        {
+            g.records.push(Record { token, before });
+            return Ok(());
+        }
         let free = self.parser.free_bytes();
         if let Some(g) = self.gate.as_mut() {
             crate::lexer::reserve(&mut g.records, 1, free)?;
