@@ -148,6 +148,28 @@ struct GateInner {
 /// A compiled reasoning phase and trigger set for one vocabulary (`Send + Sync`, cheap to
 /// clone): build it once per configuration and hand it to every matcher with
 /// [`crate::Matcher::with_gate`].
+///
+/// ```
+/// # use std::sync::Arc;
+/// use sieve_core::{Gate, GateConfig, GatePhase, Grammar, Limits, Matcher, Triggers, Vocabulary};
+///
+/// let tokens = vec![b"Sure: ".to_vec(), b"<a>".to_vec(), b"1".to_vec(), b"</a>".to_vec()];
+/// let vocab = Arc::new(Vocabulary::new(tokens, &[], &[]).unwrap());
+/// let limits = Limits::default();
+/// let grammar = Grammar::from_regex("<a>[0-9]+</a>", &vocab, &limits).unwrap();
+/// let config = GateConfig {
+///     triggers: Some(Triggers { strings: vec![b"<a>".to_vec()], ..Triggers::default() }),
+///     ..GateConfig::default()
+/// };
+/// let gate = Gate::new(&config, &vocab, &limits).unwrap();
+/// let mut m = Matcher::with_gate(&grammar, &gate);
+/// m.consume_token(0).unwrap(); // free text while waiting
+/// assert!(m.is_unconstrained());
+/// m.consume_token(1).unwrap(); // the trigger: the grammar sees "<a>"
+/// assert_eq!(m.gate_phase(), Some(GatePhase::Active));
+/// assert!(!m.is_allowed(0).unwrap());
+/// assert!(m.is_allowed(2).unwrap());
+/// ```
 #[derive(Debug, Clone)]
 pub struct Gate {
     inner: Arc<GateInner>,

@@ -948,6 +948,49 @@ mod tests {
     }
 
     #[test]
+    fn budget_mode_and_memory_while_waiting() {
+        let mut m = matcher(&literal_config());
+        let mut exact = vec![0u32; m.mask_words()];
+        let mut within = vec![0u32; m.mask_words()];
+        m.consume_token(10).unwrap(); // "<t"
+        m.compute_mask(&mut exact).unwrap();
+        m.compute_mask_within(&mut within, 1).unwrap();
+        assert_eq!(exact, within);
+        assert_eq!(m.shortest_completion().unwrap(), Some(Vec::new()));
+        assert_eq!(m.completion_tokens().unwrap(), Some(0));
+        // Records are charged: a long waiting phase grows the matcher's bytes.
+        let before = m.bytes_used();
+        for _ in 0..200 {
+            m.consume_token(9).unwrap();
+        }
+        assert!(m.bytes_used() >= before + 200 * 8, "{} {}", before, m.bytes_used());
+        // A budget too small for the records is a typed, sticky error.
+        let v = vocab();
+        let g = grammar(&v);
+        let tight = Limits {
+            max_memory_bytes: g.bytes_used() + 4 * 1024 + 64 * 1024,
+            ..Limits::default()
+        };
+        let g = Grammar::from_lark(
+            "start: (\"<tc>\" | <[24]>) \"{\" NUM \"}\"\nNUM: /[0-9]+/\n",
+            &v,
+            &tight,
+        )
+        .unwrap();
+        let gate = Gate::new(&literal_config(), &v, &tight).unwrap();
+        let mut m = Matcher::with_gate(&g, &gate);
+        let mut err = None;
+        for _ in 0..100_000 {
+            if let Err(e) = m.consume_token(9) {
+                err = Some(e);
+                break;
+            }
+        }
+        assert_eq!(err, Some(MatcherError::Limit(LimitKind::Memory)));
+        assert!(m.consume_token(9).is_err());
+    }
+
+    #[test]
     fn a_special_name_trigger_string_triggers_on_the_token() {
         let config = GateConfig {
             reasoning: None,
