@@ -63,6 +63,7 @@ fn bench_gate(c: &mut Criterion) {
     let text = vocab
         .greedy_tokenize_text(PROSE.as_bytes())
         .expect("the text tokenizes");
+    eprintln!("consume: {} tokens, {} bytes", text.len(), PROSE.len());
     let mut g = c.benchmark_group(format!("gate/{name}"));
     for n in [1usize, 50] {
         let config = GateConfig {
@@ -85,6 +86,7 @@ fn bench_gate(c: &mut Criterion) {
             .expect("consume");
         assert!(waiting.is_unconstrained());
         let mut mask = vec![0u32; waiting.mask_words()];
+        g.throughput(Throughput::Elements(1));
         g.bench_function(BenchmarkId::new("flag", n), |b| {
             b.iter(|| {
                 if !black_box(&waiting).is_unconstrained() {
@@ -108,7 +110,6 @@ fn bench_gate(c: &mut Criterion) {
                 BatchSize::SmallInput,
             )
         });
-        g.throughput(Throughput::Elements(1));
     }
     g.finish();
 }

@@ -963,7 +963,12 @@ mod tests {
         for _ in 0..200 {
             m.consume_token(9).unwrap();
         }
-        assert!(m.bytes_used() >= before + 200 * 8, "{} {}", before, m.bytes_used());
+        assert!(
+            m.bytes_used() >= before + 200 * 8,
+            "{} {}",
+            before,
+            m.bytes_used()
+        );
         // A budget too small for the records is a typed, sticky error.
         let v = vocab();
         let g = grammar(&v);
