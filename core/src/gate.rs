@@ -548,39 +548,76 @@ impl Gate {
         (pos, None)
     }
 
-    /// Where the trigger starts in `tail` (the output's last bytes, ending with the match),
-    /// given the longest literal ending there and whether a pattern match ends there: the
-    /// leftmost start of either (a pattern match found in `tail` only; see
-    /// [`MAX_TRIGGER_BYTES`]).
-    pub(crate) fn trigger_start(&self, tail: &[u8], lit_len: u32, rx: bool) -> usize {
-        let n = tail.len();
-        let mut start = if lit_len > 0 {
+    /// The starts of pattern matches in `tail` (the waiting output's last bytes, at most
+    /// [`MAX_TRIGGER_BYTES`]) still alive at its end, leftmost first, with the anchored DFA's
+    /// state there. Computed once per step, then continued over each candidate token.
+    pub(crate) fn live_starts(&self, tail: &[u8]) -> Vec<(usize, u32)> {
+        let Some(p) = &self.inner.patterns else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for j in 0..tail.len() {
+            let mut s = p.anchored_start;
+            for &b in tail.get(j..).unwrap_or_default() {
+                s = p.anchored.step(s, b);
+                if s == 0 {
+                    break;
+                }
+            }
+            if s != 0 {
+                out.push((j, s));
+            }
+        }
+        out
+    }
+
+    /// Where the trigger starts in `tail ++ prefix` (`prefix`: the token's bytes up to the
+    /// match end), given `live` ([`Gate::live_starts`] of `tail`), the longest literal ending
+    /// there and whether a pattern match ends there: the leftmost start of either. A pattern
+    /// match whose start is not in the window is fed from the window's start.
+    pub(crate) fn trigger_start(
+        &self,
+        live: &[(usize, u32)],
+        tail_len: usize,
+        prefix: &[u8],
+        lit_len: u32,
+        rx: bool,
+    ) -> usize {
+        let n = tail_len + prefix.len();
+        let lit = if lit_len > 0 {
             n.saturating_sub(lit_len as usize)
         } else {
             n
         };
-        if rx && let Some(p) = &self.inner.patterns {
-            let from = n.saturating_sub(MAX_TRIGGER_BYTES);
-            // The leftmost start whose anchored run accepts exactly at the end.
-            let first = p.anchored_start;
-            for j in from..start {
-                let mut s = first;
-                for &b in tail.get(j..).unwrap_or_default() {
-                    s = p.anchored.step(s, b);
-                    if s == 0 {
-                        break;
-                    }
-                }
-                if s != 0 && p.anchored.accepts(s) {
-                    start = j;
-                    break;
+        let Some(p) = self.inner.patterns.as_ref().filter(|_| rx) else {
+            return lit;
+        };
+        let run = |mut s: u32, bytes: &[u8]| {
+            for &b in bytes {
+                s = p.anchored.step(s, b);
+                if s == 0 {
+                    return false;
                 }
             }
-            if start == n {
-                start = from;
+            p.anchored.accepts(s)
+        };
+        for &(j, s) in live {
+            if j >= lit {
+                return lit;
+            }
+            if run(s, prefix) {
+                return j;
             }
         }
-        start
+        for j in 0..prefix.len() {
+            if tail_len + j >= lit {
+                return lit;
+            }
+            if run(p.anchored_start, prefix.get(j..).unwrap_or_default()) {
+                return tail_len + j;
+            }
+        }
+        if lit < n { lit } else { 0 }
     }
 
     /// The tokens that complete a trigger from `pos` (not the trigger token ids), computed

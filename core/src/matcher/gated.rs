@@ -250,6 +250,12 @@ impl Matcher {
         }
         let vocab = self.grammar.vocab().clone();
         let tail = self.waiting_tail(MAX_TRIGGER_BYTES);
+        let cacheable = list.iter().all(|c| !c.rx);
+        let live = if cacheable {
+            Vec::new()
+        } else {
+            gate.live_starts(&tail)
+        };
         let mut rejected = Vec::new();
         let mut stream = Vec::new();
         for c in list.iter() {
@@ -261,7 +267,7 @@ impl Matcher {
             stream.clear();
             stream.extend_from_slice(&tail);
             stream.extend_from_slice(&bytes[..end]);
-            let start = gate.trigger_start(&stream, c.lit_len, c.rx);
+            let start = gate.trigger_start(&live, tail.len(), &bytes[..end], c.lit_len, c.rx);
             stream.drain(..start);
             stream.extend_from_slice(&bytes[end..]);
             if !self.grammar_accepts(&stream)? {
@@ -269,7 +275,6 @@ impl Matcher {
             }
         }
         rejected.sort_unstable();
-        let cacheable = list.iter().all(|c| !c.rx);
         let free = self.parser.free_bytes();
         let Some(g) = self.gate.as_mut() else {
             return Ok(());
@@ -398,8 +403,14 @@ impl Matcher {
                 let (pos, hit) = gate.advance(before.pos, bytes);
                 if let Some((end, lit_len, rx)) = hit {
                     let mut stream = self.waiting_tail(MAX_TRIGGER_BYTES);
+                    let live = if rx {
+                        gate.live_starts(&stream)
+                    } else {
+                        Vec::new()
+                    };
+                    let tail_len = stream.len();
                     stream.extend_from_slice(&bytes[..end]);
-                    let start = gate.trigger_start(&stream, lit_len, rx);
+                    let start = gate.trigger_start(&live, tail_len, &bytes[..end], lit_len, rx);
                     stream.drain(..start);
                     stream.extend_from_slice(&bytes[end..]);
                     return self.gate_activate(token, stream, before);
@@ -993,6 +1004,41 @@ mod tests {
         }
         assert_eq!(err, Some(MatcherError::Limit(LimitKind::Memory)));
         assert!(m.consume_token(9).is_err());
+    }
+
+    /// Consume `tokens` one by one, checking every step against the oracle.
+    fn script(config: &GateConfig, tokens: &[u32]) -> Matcher {
+        let v = vocab();
+        let g = grammar(&v);
+        let gate = Gate::new(config, &v, &Limits::default()).unwrap();
+        let mut m = Matcher::with_gate(&g, &gate);
+        let mut o = Oracle::new(&v, &g, config);
+        for &t in tokens {
+            check(&mut m, &o);
+            assert!(o.allowed(t), "token {t} not allowed");
+            m.consume_token(t).unwrap();
+            o.consume(t);
+        }
+        check(&mut m, &o);
+        m
+    }
+
+    #[test]
+    fn pattern_matches_starting_in_earlier_tokens() {
+        let config = pattern_config();
+        // "<" "t" then "c>{": the match "<tc>" started two tokens back.
+        let m = script(&config, &[9, 0, 1, 14]);
+        assert_eq!(m.gate_phase(), Some(GatePhase::Active));
+        // "<tt": "c>{" would feed "<ttc>{", which the grammar rejects.
+        let mut m = script(&config, &[0, 1, 1]);
+        assert!(!m.is_allowed(14).unwrap());
+        assert!(!m.is_unconstrained());
+        // "x<" is a trigger too: "x" then "<t" activates with "x<t", which is rejected.
+        let mut m = script(&config, &[8]);
+        assert!(!m.is_allowed(10).unwrap());
+        assert!(!m.is_allowed(0).unwrap());
+        m.consume_token(9).unwrap();
+        assert!(m.is_allowed(0).unwrap());
     }
 
     #[test]
