@@ -40,10 +40,10 @@ pension fund, the parking arrangements at the main site, and whether the annual 
 could be held online; the secretary promised written answers to all of them within a month.";
 
 fn vocabulary() -> (String, Arc<Vocabulary>) {
-    if std::env::var("SIEVE_BENCH_TOKENIZER").is_err() {
-        if let Ok(tok) = sieve_bench::tokenizer::LoadedTokenizer::load(QWEN3) {
-            return ("qwen3".to_owned(), tok.vocab);
-        }
+    if std::env::var("SIEVE_BENCH_TOKENIZER").is_err()
+        && let Ok(tok) = sieve_bench::tokenizer::LoadedTokenizer::load(QWEN3)
+    {
+        return ("qwen3".to_owned(), tok.vocab);
     }
     common::vocabulary()
 }
