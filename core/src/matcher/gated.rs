@@ -1042,6 +1042,24 @@ mod tests {
     }
 
     #[test]
+    fn validate_tokens_probes_across_the_activation() {
+        let mut m = matcher(&reasoning_config());
+        // Reasoning, end, waiting text, the trigger, grammar tokens, then a rejected one.
+        let tokens = [THINK, 8, THINK_END, 9, 12, 4, 6, 21, 8];
+        assert_eq!(m.validate_tokens(&tokens).unwrap(), 8);
+        assert_eq!(m.num_tokens(), 0);
+        assert_eq!(m.gate_phase(), Some(GatePhase::Reasoning));
+        assert!(m.is_unconstrained());
+        m.consume_tokens(&tokens[..8]).unwrap();
+        assert!(m.is_accepting());
+        let branch = m.clone();
+        m.rollback(6).unwrap();
+        assert_eq!(m.gate_phase(), Some(GatePhase::Reasoning));
+        assert_eq!(branch.gate_phase(), Some(GatePhase::Active));
+        assert_eq!(branch.num_tokens(), 8);
+    }
+
+    #[test]
     fn a_special_name_trigger_string_triggers_on_the_token() {
         let config = GateConfig {
             reasoning: None,
