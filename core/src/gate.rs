@@ -62,7 +62,7 @@ pub struct Triggers {
 
 /// Where the trigger automata are after the waiting phase's output so far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct GatePos {
+pub(crate) struct GatePos {
     /// Aho–Corasick state of the literal triggers.
     pub(crate) lit: u32,
     /// State of the `Σ*(patterns)` DFA (0 when there are no patterns).
