@@ -269,6 +269,11 @@ pub enum StopError {
     },
     /// The stop regex does not compile (syntax, unsupported feature, or a budget).
     Regex(GrammarError),
+    /// A literal stop string is not UTF-8 (it is matched as text).
+    InvalidString {
+        /// Its index in the list given.
+        index: usize,
+    },
     /// The stop regex matches the empty string: it would stop before any text.
     EmptyMatch {
         /// The regex as given.
@@ -284,6 +289,9 @@ impl fmt::Display for StopError {
                 "stop token {token} is not below the vocabulary size {vocab_size}"
             ),
             StopError::Regex(e) => write!(f, "invalid stop regex: {e}"),
+            StopError::InvalidString { index } => {
+                write!(f, "stop string {index} is not valid UTF-8")
+            }
             StopError::EmptyMatch { pattern } => write!(
                 f,
                 "stop regex {pattern:?} matches the empty string (it would stop at once)"

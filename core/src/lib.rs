@@ -11,8 +11,12 @@
 //!   budget mode (`shortest_completion`, `completion_tokens`, `compute_mask_within`: finish
 //!   within a token budget, see `core/docs/budget.md`).
 //! - [`Limits`]: every budget (lexer states, fuel, Earley items, grammar size, memory).
-//! - [`StopController`]: stop tokens and a stop regex over the decoded text; what to show
-//!   and when to end a sequence ([`stop`]).
+//! - [`StopController`]: stop tokens, stop strings and a stop regex over the decoded text;
+//!   what to show and when to end a sequence ([`stop`]).
+//! - [`Gate`]: lazy grammars: a reasoning phase (`<think>` … `</think>`, optional budget) and
+//!   triggers (strings, token ids, patterns) in front of any grammar, joined by
+//!   [`Matcher::with_gate`]; cheap `is_unconstrained()` while inactive ([`gate`],
+//!   `core/docs/gate.md`).
 //!
 //! # Usage pattern
 //! compile → matcher → `compute_mask` → sample → `consume_token` → repeat until EOS.
@@ -40,6 +44,7 @@ extern crate std;
 
 pub mod earley;
 pub mod error;
+pub mod gate;
 pub mod grammar;
 pub mod lexer;
 pub mod limits;
@@ -54,8 +59,9 @@ pub mod vocab;
 pub use error::{
     GrammarError, GrammarErrorKind, LimitKind, MatcherError, Position, Span, StopError,
 };
+pub use gate::{Gate, GateConfig, Reasoning, Triggers};
 pub use grammar::Grammar;
 pub use limits::{CompileBudget, Limits};
-pub use matcher::{MaskStats, Matcher};
+pub use matcher::{GatePhase, MaskStats, Matcher};
 pub use stop::StopController;
 pub use vocab::Vocabulary;

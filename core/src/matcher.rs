@@ -38,6 +38,7 @@
 //! before it grows (see [`crate::Limits::max_memory_bytes`]). Running out is
 //! [`LimitKind::Memory`].
 
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use crate::earley::{Completion, Parser};
@@ -46,6 +47,10 @@ use crate::grammar::Grammar;
 use crate::slicer::Slice;
 use crate::toktrie::Recognizer;
 use crate::vocab::Vocabulary;
+
+mod gated;
+
+pub use gated::GatePhase;
 
 /// Forced bytes are searched at most this far ahead.
 const MAX_FORCED_BYTES: usize = 256;
@@ -114,6 +119,8 @@ pub struct Matcher {
     /// completion after any allowed token takes there (`None`: some token has none). A
     /// budget at least that large keeps every token, so the walk is skipped.
     widest: Option<((u64, u32), Option<usize>)>,
+    /// The reasoning phase and triggers in front of the grammar ([`Matcher::with_gate`]).
+    gate: Option<Box<gated::GateRun>>,
 }
 
 /// `bytes` (forced output) as tokens: text runs through `tokenize`, each special token's
@@ -184,6 +191,7 @@ impl Matcher {
             completion: Completion::default(),
             plan: None,
             widest: None,
+            gate: None,
         };
         m.charge_outside();
         if m.parser.free_bytes() == 0 {
@@ -252,7 +260,8 @@ impl Matcher {
             + crate::lexer::vec_bytes(&self.consumed)
             + crate::lexer::vec_bytes(&self.cached_mask)
             + self.completion.bytes_used()
-            + self.plan.as_ref().map_or(0, |p| p.bytes.capacity());
+            + self.plan.as_ref().map_or(0, |p| p.bytes.capacity())
+            + self.gate.as_ref().map_or(0, |g| g.bytes());
         self.parser.set_outside(self.shared.saturating_add(own));
     }
 
@@ -327,6 +336,9 @@ impl Matcher {
             mask.fill(0);
             set_bits(mask, vocab.eos_tokens());
             return Ok(());
+        }
+        if self.gate.is_some() && self.gated() {
+            return self.gate_mask(mask);
         }
         self.stats.masks += 1;
         let key = self.parser.state_key();
@@ -520,6 +532,9 @@ impl Matcher {
         if self.stopped {
             return Ok(vocab.eos_tokens().contains(&token));
         }
+        if self.gated() {
+            return Ok(self.gate_allowed(token));
+        }
         let depth = self.parser.depth();
         let pushed = self.push_token(vocab.trie_bytes(token));
         self.parser.truncate(depth);
@@ -551,6 +566,9 @@ impl Matcher {
         if self.stopped {
             return self.fail(MatcherError::Stopped);
         }
+        if self.gated() {
+            return self.gate_consume(token);
+        }
         let depth = self.parser.depth();
         let bytes = vocab.trie_bytes(token);
         match self.push_token(bytes) {
@@ -575,7 +593,7 @@ impl Matcher {
             });
             return Ok(());
         }
-        let position = self.consumed.len();
+        let position = self.num_tokens();
         self.fail(MatcherError::TokenRejected { token, position })
     }
 
@@ -592,6 +610,14 @@ impl Matcher {
     /// Undo the last `n` consumed tokens (an EOS included). Clears nothing else; a sticky
     /// error stays.
     pub fn rollback(&mut self, n: usize) -> Result<(), MatcherError> {
+        if self.gate.is_some() {
+            return self.with_tables(|m| m.gate_rollback(n));
+        }
+        self.rollback_plain(n)
+    }
+
+    /// [`Matcher::rollback`] of the grammar's tokens only.
+    fn rollback_plain(&mut self, n: usize) -> Result<(), MatcherError> {
         self.check()?;
         if n > self.consumed.len() {
             return Err(MatcherError::RollbackTooFar {
@@ -686,6 +712,10 @@ impl Matcher {
         &mut self,
         tokenize: &mut dyn FnMut(&[u8]) -> Option<Vec<u32>>,
     ) -> Result<Vec<u32>, MatcherError> {
+        if self.gated() {
+            self.check()?;
+            return Ok(self.gate_forced().into_iter().collect());
+        }
         let bytes = self.forced_bytes_held()?;
         if bytes.is_empty() {
             return Ok(Vec::new());
@@ -755,6 +785,13 @@ impl Matcher {
         if self.stopped {
             return Ok(out);
         }
+        if self.gated() {
+            let vocab = self.grammar.vocab().clone();
+            if let Some(t) = self.gate_forced() {
+                out.extend_from_slice(vocab.trie_bytes(t));
+            }
+            return Ok(out);
+        }
         self.parser.start_step();
         let depth = self.parser.depth();
         while out.len() < MAX_FORCED_BYTES {
@@ -809,7 +846,7 @@ impl Matcher {
 
     /// [`Matcher::try_consume_bytes`] with the tables held.
     fn try_consume_bytes_held(&mut self, bytes: &[u8]) -> bool {
-        if self.error.is_some() || self.stopped {
+        if self.error.is_some() || self.stopped || self.gated() {
             return false;
         }
         let depth = self.parser.depth();
@@ -860,6 +897,14 @@ impl Matcher {
         self.check()?;
         if self.stopped {
             return Ok(Some(Vec::new()));
+        }
+        if self.gated() {
+            let vocab = self.grammar.vocab().clone();
+            return Ok(Some(
+                self.gate_forced()
+                    .map(|t| vocab.trie_bytes(t).to_vec())
+                    .unwrap_or_default(),
+            ));
         }
         let r = self.with_rebuild(|m| {
             m.reserve_output(0)?;
@@ -953,7 +998,7 @@ impl Matcher {
         remaining: usize,
     ) -> Result<(), MatcherError> {
         self.compute_mask_held(mask)?;
-        if self.stopped {
+        if self.stopped || self.gated() {
             return Ok(());
         }
         let vocab = self.grammar.vocab().clone();
@@ -1131,6 +1176,9 @@ impl Matcher {
 
     /// [`Matcher::is_accepting`] with the tables held.
     fn is_accepting_held(&mut self) -> bool {
+        if self.gated() {
+            return self.stopped || (self.error.is_none() && self.gate_accepting());
+        }
         self.stopped || (self.error.is_none() && self.parser.is_accepting())
     }
 
@@ -1141,7 +1189,7 @@ impl Matcher {
 
     /// How many tokens have been consumed (EOS included).
     pub fn num_tokens(&self) -> usize {
-        self.consumed.len()
+        self.consumed.len() + self.gate_records()
     }
 
     /// Back to the start of the grammar, error cleared.
@@ -1152,6 +1200,7 @@ impl Matcher {
         self.stopped = false;
         self.error = None;
         self.plan = None;
+        self.gate_reset();
     }
 
     /// Drops the copy of the last mask, so the next [`Matcher::compute_mask`] computes it

@@ -139,6 +139,43 @@ impl StopController {
         })
     }
 
+    /// [`StopController::new`] with literal stop strings too: the sequence also stops when
+    /// the text ends with one of `stop_strings`. The strings are escaped and joined with the
+    /// regex into one alternation, so one set of candidates serves them all (same semantics:
+    /// the longest match ending first wins, the matched text is never shown).
+    ///
+    /// # Errors
+    /// As [`StopController::new`]; [`StopError::EmptyMatch`] for an empty string,
+    /// [`StopError::InvalidString`] for a string that is not UTF-8.
+    pub fn with_strings(
+        vocab: Arc<Vocabulary>,
+        stop_tokens: &[u32],
+        stop_strings: &[&[u8]],
+        stop_regex: Option<&str>,
+        limits: &Limits,
+    ) -> Result<StopController, StopError> {
+        let mut alts: Vec<String> = Vec::with_capacity(stop_strings.len() + 1);
+        for (index, s) in stop_strings.iter().enumerate() {
+            let text = core::str::from_utf8(s).map_err(|_| StopError::InvalidString { index })?;
+            if text.is_empty() {
+                return Err(StopError::EmptyMatch {
+                    pattern: String::new(),
+                });
+            }
+            alts.push(format!("(?:{})", regex_syntax::escape(text)));
+        }
+        if let Some(rx) = stop_regex {
+            alts.push(format!("(?:{rx})"));
+        }
+        if alts.is_empty() {
+            return StopController::new(vocab, stop_tokens, None, limits);
+        }
+        if stop_strings.is_empty() {
+            return StopController::new(vocab, stop_tokens, stop_regex, limits);
+        }
+        StopController::new(vocab, stop_tokens, Some(&alts.join("|")), limits)
+    }
+
     /// Whether the sequence has stopped (a stop token or a stop-regex match was committed).
     pub fn is_stopped(&self) -> bool {
         self.stopped
@@ -358,6 +395,37 @@ mod tests {
     }
 
     #[test]
+    fn literal_stop_strings_are_escaped_and_joined_with_the_regex() {
+        let v = vocab();
+        let limits = Limits::default();
+        let strings: [&[u8]; 2] = [b"a.b", b"(x)"];
+        let mut c =
+            StopController::with_strings(v.clone(), &[], &strings, Some("END"), &limits).unwrap();
+        // "." is literal: "axb" does not stop.
+        assert_eq!(feed(&mut c, "axb "), "axb ");
+        assert_eq!(feed(&mut c, "hi (x"), "hi ");
+        assert_eq!(feed(&mut c, ")"), "");
+        assert!(c.is_stopped());
+        let mut c =
+            StopController::with_strings(v.clone(), &[], &strings, Some("END"), &limits).unwrap();
+        assert_eq!(feed(&mut c, "ok a.bEND"), "ok ");
+        assert!(c.is_stopped());
+        let mut c = StopController::with_strings(v.clone(), &[], &strings, None, &limits).unwrap();
+        assert_eq!(feed(&mut c, "END a."), "END ");
+        assert_eq!(feed(&mut c, "b"), "");
+        assert!(c.is_stopped());
+        // Without strings it is `new`.
+        let mut c = StopController::with_strings(v.clone(), &[], &[], None, &limits).unwrap();
+        assert_eq!(feed(&mut c, "a.b"), "a.b");
+        let e = StopController::with_strings(v.clone(), &[], &[b""], None, &limits).unwrap_err();
+        assert!(matches!(e, StopError::EmptyMatch { .. }), "{e:?}");
+        let e = StopController::with_strings(v.clone(), &[], &[b"ok", b"\xC3"], None, &limits)
+            .unwrap_err();
+        assert_eq!(e, StopError::InvalidString { index: 1 });
+        assert!(e.to_string().contains("stop string 1"), "{e}");
+    }
+
+    #[test]
     fn matches_longer_than_the_bound_are_not_detected() {
         let a = "a".repeat(MAX_STOP_BYTES - 2);
         // "<" + 1022 a + ">" is 1024 bytes: detected.
@@ -492,12 +560,18 @@ mod tests {
             literals in proptest::collection::vec(literal(), 1..4),
             units in proptest::collection::vec(unit(), 0..40),
             stop_token in any::<bool>(),
+            as_strings in any::<bool>(),
         ) {
             let vocab = diff_vocab();
             let pattern = literals.join("|");
             let stops: &[u32] = if stop_token { &[STOP] } else { &[] };
-            let mut c = StopController::new(vocab, stops, Some(&pattern), &Limits::default())
-                .unwrap();
+            let strings: Vec<&[u8]> = literals.iter().map(|l| l.as_bytes()).collect();
+            let mut c = if as_strings {
+                StopController::with_strings(vocab, stops, &strings, None, &Limits::default())
+            } else {
+                StopController::new(vocab, stops, Some(&pattern), &Limits::default())
+            }
+            .unwrap();
             let mut oracle = Oracle {
                 literals: literals.iter().map(|l| l.as_bytes().to_vec()).collect(),
                 text: Vec::new(),
