@@ -28,7 +28,14 @@
  * `sieve_limits_default(&l)`. */
 #define SIEVE_LIMITS_INIT { .struct_size = sizeof(sieve_limits) }
 #define SIEVE_JSON_OPTIONS_INIT { .struct_size = sizeof(sieve_json_options) }
+/* A gate config with no reasoning and no triggers: set the fields you need. */
+#define SIEVE_GATE_CONFIG_INIT { .struct_size = sizeof(sieve_gate_config), .reasoning_budget = SIEVE_NO_BUDGET }
 
+
+/**
+ * `sieve_gate_config.reasoning_budget` value: no budget.
+ */
+#define SIEVE_NO_BUDGET UINT32_MAX
 
 /**
  * `sieve_structural_tag_preset` flag: allow more than one tool call.
@@ -258,12 +265,52 @@ typedef uint32_t sieve_coverage;
 #endif // __cplusplus
 
 /**
+ * The phase a gated matcher is in (`sieve_matcher_gate_phase`).
+ */
+enum sieve_gate_phase
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The matcher has no gate.
+     */
+    SIEVE_GATE_PHASE_NONE = 0,
+    /**
+     * Reasoning: every token allowed (only the end tokens once the budget is spent).
+     */
+    SIEVE_GATE_PHASE_REASONING = 1,
+    /**
+     * Waiting for a trigger: every token allowed but those completing a trigger the
+     * grammar rejects.
+     */
+    SIEVE_GATE_PHASE_WAITING = 2,
+    /**
+     * The grammar constrains.
+     */
+    SIEVE_GATE_PHASE_ACTIVE = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum sieve_gate_phase sieve_gate_phase;
+#else
+typedef uint32_t sieve_gate_phase;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A rich error returned through an optional `sieve_error **error_out` argument.
  *
  * Owned by the caller: free it with `sieve_error_free`. Immutable after creation; the
  * accessors may be called from any thread as long as nobody frees it meanwhile.
  */
 typedef struct sieve_error sieve_error;
+
+/**
+ * A compiled gate, bound to one tokenizer's vocabulary. Immutable and reference counted
+ * like `sieve_grammar`: share it between threads and matchers; free with `sieve_gate_free`.
+ */
+typedef struct sieve_gate sieve_gate;
 
 /**
  * A compiled grammar bound to one tokenizer's vocabulary.
@@ -285,6 +332,13 @@ typedef struct sieve_grammar sieve_grammar;
  * `sieve_matcher_reset`.
  */
 typedef struct sieve_matcher sieve_matcher;
+
+/**
+ * Per-sequence stop detection: stop tokens, stop strings and a stop regex over the decoded
+ * text; it says which text is safe to show. Exclusive: one thread at a time. Free with
+ * `sieve_stop_controller_free`.
+ */
+typedef struct sieve_stop_controller sieve_stop_controller;
 
 /**
  * A tokenizer's vocabulary: the exact bytes of every token id, the special tokens and the
@@ -309,6 +363,67 @@ typedef void (*sieve_run_item_fn)(void *job, size_t i);
  * all those calls have returned. `ctx` is the host's own pointer, passed through.
  */
 typedef void (*sieve_executor_fn)(void *ctx, size_t n_items, sieve_run_item_fn run_item, void *job);
+
+/**
+ * What comes before a grammar: an optional reasoning phase, then optional triggers.
+ *
+ * Versioned like `sieve_limits`: start from `SIEVE_GATE_CONFIG_INIT` (`struct_size` set,
+ * `reasoning_budget = SIEVE_NO_BUDGET`, everything else zero) and fill the fields you need;
+ * arrays may be NULL when their count is 0. Read once by `sieve_gate_new`; the caller keeps ownership of every array.
+ */
+typedef struct sieve_gate_config {
+    /**
+     * `sizeof(sieve_gate_config)` as the caller knows it.
+     */
+    size_t struct_size;
+    /**
+     * A reasoning phase from the first token until one of `reasoning_end_tokens`.
+     */
+    bool reasoning;
+    /**
+     * Token ids that end the reasoning phase (usually `</think>`).
+     */
+    const uint32_t *reasoning_end_tokens;
+    /**
+     * How many `reasoning_end_tokens`.
+     */
+    size_t n_reasoning_end_tokens;
+    /**
+     * After this many reasoning tokens only the end tokens are allowed (`SIEVE_NO_BUDGET`:
+     * none).
+     */
+    uint32_t reasoning_budget;
+    /**
+     * Literal trigger strings (NUL-terminated UTF-8); a string naming a special token also
+     * triggers on that token.
+     */
+    const char *const *trigger_strings;
+    /**
+     * How many `trigger_strings`.
+     */
+    size_t n_trigger_strings;
+    /**
+     * Trigger token ids.
+     */
+    const uint32_t *trigger_tokens;
+    /**
+     * How many `trigger_tokens`.
+     */
+    size_t n_trigger_tokens;
+    /**
+     * Trigger regex patterns (NUL-terminated, `regex-syntax` syntax).
+     */
+    const char *const *trigger_patterns;
+    /**
+     * How many `trigger_patterns`.
+     */
+    size_t n_trigger_patterns;
+    /**
+     * Whether the grammar waits for a trigger at all (false: it is active from the start,
+     * after the reasoning phase if any; the trigger arrays are then ignored).
+     */
+    bool lazy;
+} sieve_gate_config;
 
 /**
  * Every budget the engine enforces while compiling a grammar and computing masks. Exceeding
@@ -509,6 +624,90 @@ const char *sieve_error_json_pointer(const struct sieve_error *error);
  * Frees an error. NULL is a no-op.
  */
 void sieve_error_free(struct sieve_error *error);
+
+/**
+ * Builds a gate for `tokenizer` from `config` within `limits` (NULL: the defaults). On
+ * success `*out` receives a handle (free with `sieve_gate_free`). Errors: a regex pattern
+ * that does not compile or matches the empty string, an empty trigger string, a token out
+ * of range, an empty end-token list with `reasoning` (`SIEVE_STATUS_GRAMMAR_ERROR`, or
+ * `_LIMIT_EXCEEDED`, with the message in `*error_out` if non-NULL).
+ */
+SIEVE_NODISCARD
+sieve_status sieve_gate_new(const struct sieve_tokenizer *tokenizer,
+                            const struct sieve_gate_config *config,
+                            const struct sieve_limits *limits,
+                            const struct sieve_gate **out,
+                            struct sieve_error **error_out);
+
+/**
+ * Drops a reference to a gate. NULL is a no-op.
+ */
+void sieve_gate_free(const struct sieve_gate *gate);
+
+/**
+ * Creates a matcher at the start of `grammar` behind `gate` (both made from the same
+ * tokenizer handle, else `SIEVE_STATUS_INVALID_ARGUMENT`). Every `sieve_matcher_*` call works on it;
+ * `sieve_matcher_is_unconstrained` tells when the mask may be skipped. Free with
+ * `sieve_matcher_free`.
+ */
+SIEVE_NODISCARD
+sieve_status sieve_matcher_new_gated(const struct sieve_grammar *grammar,
+                                     const struct sieve_gate *gate,
+                                     struct sieve_matcher **out);
+
+/**
+ * Whether every token is allowed now (a gated matcher before its grammar applies, and no
+ * token would set off a trigger the grammar rejects): the host may skip computing and
+ * applying the mask. O(1). False for a NULL or ungated matcher.
+ */
+bool sieve_matcher_is_unconstrained(const struct sieve_matcher *matcher);
+
+/**
+ * The gate phase of a matcher, a `sieve_gate_phase` (`SIEVE_GATE_PHASE_NONE` for a NULL or
+ * ungated matcher).
+ */
+uint32_t sieve_matcher_gate_phase(const struct sieve_matcher *matcher);
+
+/**
+ * Creates a stop controller for `tokenizer`: the sequence stops when one of `stop_tokens`
+ * is committed, or when the decoded text ends with one of `stop_strings` (NUL-terminated
+ * UTF-8) or a match of the regex `stop_regex` (NUL-terminated; NULL for none). Arrays may be
+ * NULL when their count is 0. `limits` may be NULL. A stop match is never shown.
+ */
+SIEVE_NODISCARD
+sieve_status sieve_stop_controller_new(const struct sieve_tokenizer *tokenizer,
+                                       const uint32_t *stop_tokens,
+                                       size_t n_stop_tokens,
+                                       const char *const *stop_strings,
+                                       size_t n_stop_strings,
+                                       const char *stop_regex,
+                                       const struct sieve_limits *limits,
+                                       struct sieve_stop_controller **out,
+                                       struct sieve_error **error_out);
+
+/**
+ * Commits `token`: copies the bytes now safe to show into `buf` (capacity `cap`; `*len`
+ * receives their count) and sets `*stopped`. If `cap` is too small, returns
+ * `SIEVE_STATUS_INSUFFICIENT_SIZE` with `*len` set and the token *committed* (the text is
+ * lost): size `buf` for the longest token plus `1024` bytes of held-back text.
+ */
+SIEVE_NODISCARD
+sieve_status sieve_stop_controller_commit_token(struct sieve_stop_controller *controller,
+                                                uint32_t token,
+                                                uint8_t *buf,
+                                                size_t cap,
+                                                size_t *len,
+                                                bool *stopped);
+
+/**
+ * Whether the sequence has stopped (false for NULL).
+ */
+bool sieve_stop_controller_is_stopped(const struct sieve_stop_controller *controller);
+
+/**
+ * Frees a stop controller. NULL is a no-op.
+ */
+void sieve_stop_controller_free(struct sieve_stop_controller *controller);
 
 /**
  * Fills `*limits` with the defaults (suited to JSON schemas and hand-written grammars over

@@ -424,6 +424,20 @@ pub extern "C" fn sieve_grammar_new_json_schema(
     }
 }
 
+/// The caller's limits (`NULL`: the defaults); `None` when its `struct_size` is too small.
+///
+/// # Safety
+/// `limits` is NULL or readable for its `struct_size` bytes.
+pub(crate) unsafe fn read_limits(limits: *const sieve_limits) -> Option<Limits> {
+    if limits.is_null() {
+        return Some(Limits::default());
+    }
+    let defaults = sieve_limits::from_core(&Limits::default());
+    // SAFETY: 1. non-NULL; readable for its `struct_size` bytes (caller contract); every
+    // field is a plain integer.
+    unsafe { read_versioned(limits, defaults) }.map(|l| l.to_core())
+}
+
 #[allow(clippy::too_many_arguments)]
 fn compile(
     tokenizer: *const sieve_tokenizer,
@@ -448,21 +462,12 @@ fn compile(
     if out.is_null() {
         return fail(sieve_status::NullArgument, "out is NULL");
     }
-    let limits = if limits.is_null() {
-        Limits::default()
-    } else {
-        let defaults = sieve_limits::from_core(&Limits::default());
-        // SAFETY: 1. non-NULL; readable for its `struct_size` bytes (caller contract); every
-        // field is a plain integer.
-        match unsafe { read_versioned(limits, defaults) } {
-            Some(l) => l.to_core(),
-            None => {
-                return fail(
-                    sieve_status::InvalidArgument,
-                    "limits->struct_size is too small",
-                );
-            }
-        }
+    // SAFETY: 1. NULL or readable for its `struct_size` bytes (caller contract).
+    let Some(limits) = (unsafe { read_limits(limits) }) else {
+        return fail(
+            sieve_status::InvalidArgument,
+            "limits->struct_size is too small",
+        );
     };
     let options = match options {
         Some(p) if !p.is_null() => {

@@ -43,6 +43,7 @@ mod boundary;
 /// cbindgen:ignore
 mod compat;
 pub mod error;
+pub mod gate;
 pub mod grammar;
 pub mod kernels;
 pub mod matcher;

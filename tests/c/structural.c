@@ -72,7 +72,7 @@ int main(void) {
                  SIEVE_STATUS_GRAMMAR_ERROR);
     CHECK(g == NULL && err != NULL);
     const char *pointer = sieve_error_json_pointer(err);
-    CHECK(pointer != NULL && strcmp(pointer, "/format/elements/1") == 0);
+    CHECK(pointer != NULL && strcmp(pointer, "/format/elements/1/type") == 0);
     printf("structural: error at %s: %s\n", pointer, sieve_error_message(err));
     sieve_error_free(err);
 
@@ -82,7 +82,8 @@ int main(void) {
                         "\"required\":[\"a\"]}}}]";
     size_t need = 0;
     CHECK_STATUS(sieve_structural_tag_preset((const uint8_t *)"qwen3", 5, (const uint8_t *)tools,
-                                             strlen(tools), NULL, 0, 0, NULL, 0, &need, NULL),
+                                             strlen(tools), NULL, 0, SIEVE_PRESET_PARALLEL_CALLS,
+                                             NULL, 0, &need, NULL),
                  SIEVE_STATUS_INSUFFICIENT_SIZE);
     CHECK(need > 0);
     char *preset = malloc(need + 1);

@@ -94,6 +94,11 @@ fn c_structural_tags() {
 }
 
 #[test]
+fn c_gates_and_stop_strings() {
+    c_test("gate", false);
+}
+
+#[test]
 fn c_bad_input() {
     c_test("bad_input", false);
 }
