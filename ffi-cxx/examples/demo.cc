@@ -165,6 +165,50 @@ void budget_demo(const sieve::Tokenizer &tok, const sieve::Grammar &grammar) {
               << "]\n";
 }
 
+// A tool call in free text: a structural tag whose grammar applies from the trigger "<f="
+// on, the same through a lazy gate over a Lark grammar, and a stop string.
+void tools_demo(const sieve::Tokenizer &tok) {
+    const char *tag = R"({"type":"structural_tag","format":{"type":"triggered_tags",
+      "triggers":["<f="],"tags":[{"type":"tag","begin":"<f=add>","end":"</f>",
+      "content":{"type":"json_schema","json_schema":{"type":"object",
+        "properties":{"a":{"type":"integer"}},"required":["a"]}}}]}})";
+    rust::Box<sieve::Grammar> g = sieve::grammar_from_structural_tag(tok, tag);
+    rust::Box<sieve::Matcher> m = sieve::matcher_new(*g);
+    const std::string text = "ok <f=add>{\"a\":1}</f>";
+    for (char c : text) {
+        m->consume_token(static_cast<uint32_t>(c - 0x20));
+    }
+    std::cout << "structural: accepting=" << m->is_accepting() << "\n";
+
+    rust::Box<sieve::Grammar> lark = sieve::grammar_from_lark(tok, "start: \"<f>\" /[0-9]+/");
+    rust::Vec<rust::String> triggers;
+    triggers.push_back("<f>");
+    rust::Vec<rust::String> none;
+    rust::Box<sieve::Gate> gate = sieve::gate_new(tok, false, rust::Slice<const uint32_t>(), -1,
+                                                  true, triggers, rust::Slice<const uint32_t>(),
+                                                  none);
+    rust::Box<sieve::Matcher> lazy = sieve::matcher_new_gated(*lark, *gate);
+    const bool before = lazy->is_unconstrained();
+    for (char c : std::string("hi <f>")) {
+        lazy->consume_token(static_cast<uint32_t>(c - 0x20));
+    }
+    std::cout << "gate: unconstrained before=" << before
+              << " after=" << lazy->is_unconstrained() << "\n";
+
+    rust::Vec<rust::String> stops;
+    stops.push_back("END");
+    rust::Box<sieve::StopController> sc = sieve::stop_controller_with_strings(
+        tok, rust::Slice<const uint32_t>(), stops, "");
+    std::string shown;
+    bool stopped = false;
+    for (char c : std::string("hi END")) {
+        sieve::StopCommit r = sc->commit_token(static_cast<uint32_t>(c - 0x20));
+        shown.append(r.text.begin(), r.text.end());
+        stopped = r.stopped;
+    }
+    std::cout << "stop strings: shown=[" << shown << "] stopped=" << stopped << "\n";
+}
+
 int run() {
     std::cout << "version: " << std::string(sieve::version()) << "\n";
     rust::Box<sieve::Tokenizer> tok = small_tokenizer();
@@ -200,6 +244,7 @@ int run() {
     }
     stop_controller_demo(*tok);
     budget_demo(*tok, *grammar);
+    tools_demo(*tok);
     std::cout << "demo ok\n";
     return 0;
 }

@@ -95,6 +95,7 @@ pub mod ffi {
         type Grammar;
         type Matcher;
         type StopController;
+        type Gate;
 
         fn version() -> &'static str;
         fn error_code_name(code: ErrorCode) -> &'static str;
@@ -146,6 +147,26 @@ pub mod ffi {
             stop_tokens: &[u32],
             stop_regex: &str,
         ) -> Result<Box<StopController>>;
+        fn stop_controller_with_strings(
+            tokenizer: &Tokenizer,
+            stop_tokens: &[u32],
+            stop_strings: &Vec<String>,
+            stop_regex: &str,
+        ) -> Result<Box<StopController>>;
+
+        #[allow(clippy::too_many_arguments)]
+        fn gate_new(
+            tokenizer: &Tokenizer,
+            reasoning: bool,
+            reasoning_end_tokens: &[u32],
+            reasoning_budget: i64,
+            lazy: bool,
+            trigger_strings: &Vec<String>,
+            trigger_tokens: &[u32],
+            trigger_patterns: &Vec<String>,
+        ) -> Result<Box<Gate>>;
+        fn matcher_new_gated(grammar: &Grammar, gate: &Gate) -> Result<Box<Matcher>>;
+        fn is_unconstrained(self: &Matcher) -> bool;
         fn commit_token(self: &mut StopController, token: u32) -> Result<StopCommit>;
         fn is_stopped(self: &StopController) -> bool;
         #[cxx_name = "clone"]
@@ -504,6 +525,12 @@ pub fn matcher_new(grammar: &Grammar) -> Result<Box<Matcher>, Error> {
 }
 
 impl Matcher {
+    /// Whether every token is allowed now (a gated matcher before its grammar applies): the
+    /// host may skip computing and applying the mask. O(1).
+    pub fn is_unconstrained(&self) -> bool {
+        guard_or(false, || self.matcher.is_unconstrained())
+    }
+
     /// The number of `u32` words a mask needs.
     pub fn mask_words(&self) -> usize {
         guard_or(0, || self.matcher.mask_words())
@@ -664,6 +691,97 @@ pub fn stop_controller_new(
         )
         .map_err(|e| stop_error(&e))?;
         Ok(Box::new(StopController { inner }))
+    })
+}
+
+/// A stop controller that also stops at any of `stop_strings` (literal text).
+///
+/// # Errors
+/// As [`stop_controller_new`].
+pub fn stop_controller_with_strings(
+    tokenizer: &Tokenizer,
+    stop_tokens: &[u32],
+    stop_strings: &Vec<String>,
+    stop_regex: &str,
+) -> Result<Box<StopController>, Error> {
+    guard(|| {
+        let regex = Some(stop_regex).filter(|r| !r.is_empty());
+        let strings: Vec<&[u8]> = stop_strings.iter().map(String::as_bytes).collect();
+        let inner = sieve_core::StopController::with_strings(
+            Arc::clone(&tokenizer.vocab),
+            stop_tokens,
+            &strings,
+            regex,
+            &Limits::default(),
+        )
+        .map_err(|e| stop_error(&e))?;
+        Ok(Box::new(StopController { inner }))
+    })
+}
+
+/// What comes before a grammar: a reasoning phase and triggers (see `core/docs/gate.md`).
+/// Immutable; matchers made with it are independent of it.
+#[derive(Debug, Clone)]
+pub struct Gate {
+    gate: sieve_core::Gate,
+}
+
+/// Builds a gate for `tokenizer`: with `reasoning`, a reasoning phase until one of
+/// `reasoning_end_tokens` (at most `reasoning_budget` tokens; negative: no budget); with
+/// `lazy`, the grammar waits for one of the triggers.
+///
+/// # Errors
+/// [`ErrorCode::GrammarError`] (a bad pattern, an empty trigger, ...) or
+/// [`ErrorCode::LimitExceeded`].
+#[allow(clippy::too_many_arguments, clippy::ptr_arg)]
+pub fn gate_new(
+    tokenizer: &Tokenizer,
+    reasoning: bool,
+    reasoning_end_tokens: &[u32],
+    reasoning_budget: i64,
+    lazy: bool,
+    trigger_strings: &Vec<String>,
+    trigger_tokens: &[u32],
+    trigger_patterns: &Vec<String>,
+) -> Result<Box<Gate>, Error> {
+    use sieve_core::gate::{GateConfig, Reasoning, Triggers};
+    guard(|| {
+        let config = GateConfig {
+            reasoning: reasoning.then(|| Reasoning {
+                end_tokens: reasoning_end_tokens.to_vec(),
+                budget: u32::try_from(reasoning_budget).ok(),
+            }),
+            triggers: lazy.then(|| Triggers {
+                strings: trigger_strings
+                    .iter()
+                    .map(|s| s.as_bytes().to_vec())
+                    .collect(),
+                tokens: trigger_tokens.to_vec(),
+                patterns: trigger_patterns.clone(),
+            }),
+        };
+        let gate = sieve_core::Gate::new(&config, &tokenizer.vocab, &Limits::default())
+            .map_err(|e| grammar_error(&e))?;
+        Ok(Box::new(Gate { gate }))
+    })
+}
+
+/// A matcher at the start of `grammar` behind `gate` (both for the same tokenizer).
+///
+/// # Errors
+/// [`ErrorCode::InvalidArgument`] when the gate and the grammar were made for different
+/// tokenizers.
+pub fn matcher_new_gated(grammar: &Grammar, gate: &Gate) -> Result<Box<Matcher>, Error> {
+    guard(|| {
+        if !Arc::ptr_eq(grammar.grammar.vocab(), gate.gate.vocab()) {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "the gate and the grammar belong to different tokenizers",
+            ));
+        }
+        Ok(Box::new(Matcher {
+            matcher: sieve_core::Matcher::with_gate(&grammar.grammar, &gate.gate),
+        }))
     })
 }
 

@@ -79,6 +79,9 @@ fn cxx_demo() {
         "stop branch: shown=[Ex] stopped=1",
         "bad stop regex: GrammarError",
         "budget: shortest=[hi sieve!] tokens=3 text=[hello world!]",
+        "structural: accepting=1",
+        "gate: unconstrained before=1 after=0",
+        "stop strings: shown=[hi ] stopped=1",
         "demo ok",
     ] {
         assert!(stdout.contains(want), "missing {want:?} in:\n{stdout}");
