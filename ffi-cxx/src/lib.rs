@@ -698,6 +698,7 @@ pub fn stop_controller_new(
 ///
 /// # Errors
 /// As [`stop_controller_new`].
+#[allow(clippy::ptr_arg)] // cxx passes `rust::Vec<rust::String>` as `&Vec<String>`
 pub fn stop_controller_with_strings(
     tokenizer: &Tokenizer,
     stop_tokens: &[u32],
