@@ -225,7 +225,7 @@ impl Build {
 
     /// Free text with calls triggered by `trigger` (auto), at least one call first
     /// (required), one call only (forced, without parallel calls), or text only (none).
-    fn triggered(&self, trigger: &str, tags: Vec<Value>, excludes: &[&str]) -> Value {
+    fn triggered(&self, triggers: &[&str], tags: Vec<Value>, excludes: &[&str]) -> Value {
         match self.choice {
             Choice::None => any_text(excludes),
             Choice::Auto if tags.is_empty() => any_text(excludes),
@@ -235,7 +235,7 @@ impl Build {
                 .unwrap_or_else(|| any_text(excludes)),
             _ => json!({
                 "type": "triggered_tags",
-                "triggers": [trigger],
+                "triggers": triggers,
                 "tags": tags,
                 "at_least_one": self.choice != Choice::Auto,
                 "stop_after_first": !self.parallel,
@@ -264,15 +264,23 @@ impl Build {
             |n| format!("<tool_call>\n{{\"name\": \"{n}\", \"arguments\": "),
             "}\n</tool_call>",
         );
-        let body = self.triggered("<tool_call>", tags, &THINK_EXCLUDES);
+        let body = self.triggered(&["<tool_call>"], tags, &THINK_EXCLUDES);
         self.with_reasoning("\n\n", body)
     }
 
-    /// Llama 3.1/3.2 JSON tool calls: `{"name": "NAME", "parameters": ARGS}` (the end of
-    /// the turn, `<|eom_id|>`/`<|eot_id|>`, is the EOS, outside the tag).
+    /// Llama 3.1/3.2 JSON tool calls: `{"name": "NAME", "parameters": ARGS}`, bare or after
+    /// `<|python_tag|>` (the end of the turn, `<|eom_id|>`/`<|eot_id|>`, is the EOS, outside
+    /// the tag).
     fn llama3(&self) -> Value {
-        let tags = self.tags(|n| format!("{{\"name\": \"{n}\", \"parameters\": "), "}");
-        self.triggered("{\"name\": ", tags, &THINK_EXCLUDES)
+        let mut tags = self.tags(|n| format!("{{\"name\": \"{n}\", \"parameters\": "), "}");
+        // Llama 3.1 may also open a call with `<|python_tag|>` (ended by `<|eom_id|>`, an
+        // EOS token): the same JSON after the tag.
+        let tagged = self.tags(
+            |n| format!("<|python_tag|>{{\"name\": \"{n}\", \"parameters\": "),
+            "}",
+        );
+        tags.extend(tagged);
+        self.triggered(&["{\"name\": ", "<|python_tag|>"], tags, &THINK_EXCLUDES)
     }
 
     /// Mistral (v3 tokenizer): `[TOOL_CALLS][{"name": "NAME", "arguments": ARGS}, ...]`,
@@ -466,7 +474,10 @@ mod tests {
     #[test]
     fn other_families_shapes() {
         let l = preset("llama3", &tools(), &opts(None, false, false)).unwrap();
-        assert_eq!(l["format"]["triggers"], json!(["{\"name\": "]));
+        assert_eq!(
+            l["format"]["triggers"],
+            json!(["{\"name\": ", "<|python_tag|>"])
+        );
         assert_eq!(
             l["format"]["tags"][0]["begin"],
             "{\"name\": \"get_weather\", \"parameters\": "
