@@ -114,9 +114,45 @@ fn bench_gate(c: &mut Criterion) {
     g.finish();
 }
 
+/// The same free text under a structural tag instead of a gate: the Qwen3/Hermes preset
+/// with two tools (`bench/grammars/tools.json`), its free text one lexeme that ends at
+/// `<tool_call>`. `structural/<vocab>/free_text`: a full `compute_mask` in the middle of the
+/// text (the mask cache forgotten each time: every step of a generation is a new state).
+fn bench_structural(c: &mut Criterion) {
+    use sieve_core::grammar::json::JsonOptions;
+    use sieve_core::grammar::structural::presets::{self, PresetOptions};
+    let (name, vocab) = vocabulary();
+    let limits = Limits::default();
+    let tools: serde_json::Value =
+        serde_json::from_str(include_str!("../grammars/tools.json")).expect("tools JSON");
+    let tag = presets::preset("hermes", &tools, &PresetOptions::default()).expect("preset");
+    let grammar =
+        Grammar::from_structural_tag(&tag.to_string(), &JsonOptions::default(), &vocab, &limits)
+            .expect("the preset compiles");
+    let text = vocab
+        .greedy_tokenize_text(PROSE.as_bytes())
+        .expect("the text tokenizes");
+    let mut m = Matcher::new(&grammar);
+    let mut mask = vec![0u32; m.mask_words()];
+    // Warm the lexer states along the text, as a serving host's earlier requests would.
+    for &t in &text {
+        m.compute_mask(&mut mask).expect("mask");
+        m.consume_token(t).expect("free text");
+    }
+    m.rollback(text.len() / 2).expect("rollback");
+    let mut g = c.benchmark_group(format!("structural/{name}"));
+    g.bench_function("free_text", |b| {
+        b.iter(|| {
+            m.forget_last_mask();
+            m.compute_mask(black_box(&mut mask)).expect("mask")
+        })
+    });
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = common::criterion(Duration::from_millis(1500), 20);
-    targets = bench_gate
+    targets = bench_gate, bench_structural
 }
 criterion_main!(benches);
