@@ -57,6 +57,9 @@ pub struct GenerateConfig {
     pub progress: bool,
     /// llama.cpp threads (default: [`default_threads`]).
     pub threads: Option<usize>,
+    /// A reasoning phase and/or triggers before the grammar applies (a lazy grammar, see
+    /// `core/docs/gate.md`); built for the model's vocabulary.
+    pub gate: Option<sieve_core::Gate>,
 }
 
 impl Default for GenerateConfig {
@@ -70,6 +73,7 @@ impl Default for GenerateConfig {
             compare: true,
             progress: false,
             threads: None,
+            gate: None,
         }
     }
 }
@@ -277,7 +281,10 @@ pub fn generate(
         .zip(seeds)
         .map(|(p, &seed)| {
             let mut s = Seq::new(p, seed, cfg.max_tokens);
-            s.matcher = Some(Matcher::new(grammar));
+            s.matcher = Some(match &cfg.gate {
+                Some(gate) => Matcher::with_gate(grammar, gate),
+                None => Matcher::new(grammar),
+            });
             s.mask = vec![0; vocab.mask_words()];
             s
         })

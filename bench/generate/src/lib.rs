@@ -48,4 +48,4 @@ pub use generate::{GenerateConfig, StopReason};
 #[cfg(feature = "llama")]
 pub use report::{Report, RunConfig, run};
 pub use sample::Sampling;
-pub use validate::Constraint;
+pub use validate::{Constraint, GateSpec};

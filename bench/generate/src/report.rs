@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::generate::{GenerateConfig, GenerateOutput, RunStats, SequenceOutput, generate};
 use crate::model::Model;
-use crate::validate::{Constraint, Validity, check};
+use crate::validate::{Constraint, GateSpec, Validity, check};
 
 /// The system turn of the chat prompt (SmolLM2's own default).
 pub const DEFAULT_SYSTEM: &str =
@@ -27,6 +27,10 @@ pub struct RunConfig {
     pub batch: usize,
     /// The loop's settings.
     pub generate: GenerateConfig,
+    /// A reasoning phase and triggers before the constraint (a lazy grammar): built for the
+    /// model's vocabulary into `generate.gate`, and the checks look only at the output
+    /// from the trigger on.
+    pub gate: GateSpec,
 }
 
 impl Default for RunConfig {
@@ -36,6 +40,7 @@ impl Default for RunConfig {
             system: DEFAULT_SYSTEM.to_owned(),
             batch: 1,
             generate: GenerateConfig::default(),
+            gate: GateSpec::default(),
         }
     }
 }
@@ -86,11 +91,26 @@ pub fn run(model: &Model, constraint: &Constraint, cfg: &RunConfig) -> Result<Re
     let seeds: Vec<u64> = (0..n as u64)
         .map(|i| cfg.generate.seed.wrapping_add(i))
         .collect();
-    let output = generate(model, &grammar, &prompts, &seeds, &cfg.generate)?;
+    let mut gen_cfg = cfg.generate.clone();
+    let end_token = cfg.gate.reasoning_end_id(&model.vocab)?;
+    if let Some(gate) = cfg.gate.build(&model.vocab)? {
+        gen_cfg.gate = Some(gate);
+    }
+    let output = generate(model, &grammar, &prompts, &seeds, &gen_cfg)?;
     let validity = output
         .sequences
         .iter()
-        .map(|s| check(constraint, &grammar, &s.text))
+        .map(|s| {
+            let end = end_token.map(|t| model.vocab.trie_bytes(t));
+            match cfg.gate.constrained_part(&s.text, end) {
+                Some(part) => check(constraint, &grammar, part),
+                None => Validity {
+                    valid: true,
+                    checker: "gate (no trigger: free text)",
+                    detail: None,
+                },
+            }
+        })
         .collect();
     Ok(Report {
         model: model.path.clone(),

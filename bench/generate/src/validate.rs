@@ -105,6 +105,100 @@ impl Constraint {
     }
 }
 
+/// A reasoning phase and literal triggers before the constraint (`--reasoning-end`,
+/// `--reasoning-budget`, `--trigger`; see `core/docs/gate.md`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GateSpec {
+    /// Literal trigger strings (none: the constraint applies from the start, after the
+    /// reasoning phase if any).
+    pub triggers: Vec<String>,
+    /// The token ending a reasoning phase: a special token's name (`</think>`) or an id.
+    pub reasoning_end: Option<String>,
+    /// At most this many reasoning tokens, then the end token is forced.
+    pub reasoning_budget: Option<u32>,
+}
+
+impl GateSpec {
+    /// The reasoning end token's id in `vocab` (`None` without a reasoning phase).
+    ///
+    /// # Errors
+    /// A name that is no special token of `vocab`, or an id out of range.
+    pub fn reasoning_end_id(&self, vocab: &Vocabulary) -> Result<Option<u32>> {
+        let Some(end) = &self.reasoning_end else {
+            return Ok(None);
+        };
+        let id = match end.parse::<u32>() {
+            Ok(id) if (id as usize) < vocab.vocab_size() => id,
+            Ok(id) => return Err(anyhow!("--reasoning-end {id}: not a token id")),
+            Err(_) => vocab
+                .special_by_name(end)
+                .ok_or_else(|| anyhow!("--reasoning-end {end}: no special token of that name"))?,
+        };
+        Ok(Some(id))
+    }
+
+    /// The gate over `vocab`, or `None` when nothing was asked for.
+    ///
+    /// # Errors
+    /// See [`GateSpec::reasoning_end_id`]; a trigger the gate refuses (empty).
+    pub fn build(&self, vocab: &Arc<Vocabulary>) -> Result<Option<sieve_core::Gate>> {
+        use sieve_core::gate::{GateConfig, Reasoning, Triggers};
+        if self.triggers.is_empty() && self.reasoning_end.is_none() {
+            return Ok(None);
+        }
+        let reasoning = self.reasoning_end_id(vocab)?.map(|id| Reasoning {
+            end_tokens: vec![id],
+            budget: self.reasoning_budget,
+        });
+        let triggers = (!self.triggers.is_empty()).then(|| Triggers {
+            strings: self
+                .triggers
+                .iter()
+                .map(|t| t.as_bytes().to_vec())
+                .collect(),
+            ..Triggers::default()
+        });
+        let config = GateConfig {
+            reasoning,
+            triggers,
+        };
+        sieve_core::Gate::new(&config, vocab, &Limits::default())
+            .map(Some)
+            .map_err(|e| anyhow!("the gate (--trigger, --reasoning-end): {e}"))
+    }
+
+    /// The part of `text` the constraint applies to, found without sieve: after the first
+    /// occurrence of `reasoning_end` (the end token's bytes) when there is a reasoning
+    /// phase, then from the start of the first trigger occurrence (the one ending first;
+    /// the longest of those) when there are triggers. `None`: the output never got there
+    /// (still reasoning, or no trigger), so it is free text and nothing is checked.
+    pub fn constrained_part<'t>(
+        &self,
+        text: &'t [u8],
+        reasoning_end: Option<&[u8]>,
+    ) -> Option<&'t [u8]> {
+        let mut rest = text;
+        if let Some(end) = reasoning_end.filter(|e| !e.is_empty()) {
+            let at = rest.windows(end.len()).position(|w| w == end)?;
+            rest = &rest[at + end.len()..];
+        }
+        if self.triggers.is_empty() {
+            return Some(rest);
+        }
+        let (end, len) = self
+            .triggers
+            .iter()
+            .filter(|t| !t.is_empty())
+            .filter_map(|t| {
+                let t = t.as_bytes();
+                let at = rest.windows(t.len()).position(|w| w == t)?;
+                Some((at + t.len(), t.len()))
+            })
+            .min_by_key(|&(end, len)| (end, core::cmp::Reverse(len)))?;
+        Some(&rest[end - len..])
+    }
+}
+
 /// The verdict on one output.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Validity {
@@ -168,5 +262,39 @@ fn sieve_check(grammar: &Grammar, text: &[u8]) -> Validity {
         valid: ok,
         checker: "sieve re-parse",
         detail: (!ok).then(|| "a fresh matcher does not accept the text".to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constrained_part_starts_at_the_first_trigger_after_reasoning() {
+        let spec = GateSpec {
+            triggers: vec!["<f>".into(), "```json".into(), "f>".into()],
+            ..GateSpec::default()
+        };
+        assert_eq!(spec.constrained_part(b"no trigger", None), None);
+        // "f>" and "<f>" end at the same byte: the longer one starts the constrained part.
+        assert_eq!(
+            spec.constrained_part(b"a <f>1 ```json", None),
+            Some(&b"<f>1 ```json"[..])
+        );
+        let think = GateSpec {
+            reasoning_end: Some("</think>".into()),
+            ..spec.clone()
+        };
+        let end = b"\xff9\xff";
+        assert_eq!(
+            think.constrained_part(b"<f> still thinking", Some(end)),
+            None
+        );
+        assert_eq!(
+            think.constrained_part(b"<f>x\xff9\xfftext ```json{}", Some(end)),
+            Some(&b"```json{}"[..])
+        );
+        let plain = GateSpec::default();
+        assert_eq!(plain.constrained_part(b"{}", None), Some(&b"{}"[..]));
     }
 }

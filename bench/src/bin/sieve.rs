@@ -118,6 +118,18 @@ struct GenerateArgs {
     /// that the tokens/s comparison uses.
     #[arg(long)]
     no_compare: bool,
+    /// A lazy grammar: the constraint applies from the first of these strings on (repeat
+    /// for several; the grammar sees the trigger itself first). Before it, every token is
+    /// allowed (core/docs/gate.md).
+    #[arg(long)]
+    trigger: Vec<String>,
+    /// A reasoning phase first, ended by this token (a special token's name such as
+    /// `</think>`, or an id); the constraint applies after it.
+    #[arg(long)]
+    reasoning_end: Option<String>,
+    /// With --reasoning-end: at most this many reasoning tokens, then the end token is forced.
+    #[arg(long, requires = "reasoning_end")]
+    reasoning_budget: Option<u32>,
     /// llama.cpp threads (default: the cores not kept busy by other processes, by the load
     /// average; at least 1).
     #[arg(long)]
@@ -494,6 +506,12 @@ fn run_generate(args: GenerateArgs, out: &mut dyn Write) -> Result<ExitCode> {
                 compare: !args.no_compare,
                 progress: std::io::stderr().is_terminal(),
                 threads: args.threads,
+                gate: None,
+            },
+            gate: sieve_generate::GateSpec {
+                triggers: args.trigger,
+                reasoning_end: args.reasoning_end,
+                reasoning_budget: args.reasoning_budget,
             },
         },
         output: args.output,
