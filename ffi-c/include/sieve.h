@@ -299,6 +299,37 @@ typedef uint32_t sieve_gate_phase;
 #endif // __cplusplus
 
 /**
+ * Which added tokens of a `tokenizer.json` are control tokens (matched only where a grammar
+ * names them, never as text); passed as `uint32_t` to `sieve_tokenizer_from_json_with`.
+ */
+enum sieve_added_tokens
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The default: `"special": true` tokens and added tokens spelled like markup (`<…>`,
+     * `[…]`, no whitespace; Qwen 3's `<tool_call>` and `<think>`).
+     */
+    SIEVE_ADDED_TOKENS_MARKUP = 0,
+    /**
+     * Only `"special": true` tokens (the file's own flag).
+     */
+    SIEVE_ADDED_TOKENS_SPECIAL_ONLY = 1,
+    /**
+     * Every added token.
+     */
+    SIEVE_ADDED_TOKENS_ALL = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum sieve_added_tokens sieve_added_tokens;
+#else
+typedef uint32_t sieve_added_tokens;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A rich error returned through an optional `sieve_error **error_out` argument.
  *
  * Owned by the caller: free it with `sieve_error_free`. Immutable after creation; the
@@ -1067,7 +1098,8 @@ sieve_status sieve_tokenizer_new(const uint8_t *bytes,
 /**
  * Builds a tokenizer from the text of a Hugging Face `tokenizer.json` (`len` bytes of UTF-8,
  * no NUL needed): byte-level BPE (GPT-2, Llama 3, Qwen, ...) or SentencePiece-style (Llama 2,
- * Mistral). Special added tokens become special tokens; the EOS ids are the special tokens
+ * Mistral). Special added tokens, and added tokens spelled like markup (`sieve_added_tokens`),
+ * become special (control) tokens; the EOS ids are the special tokens
  * named `<|eot_id|>`, `<|im_end|>`, `<|end|>`, `<end_of_turn>`, `<|eom_id|>`,
  * `<|end_of_text|>`, `<|endoftext|>`, `</s>`, `<eos>` (in that preference order).
  *
@@ -1078,6 +1110,17 @@ sieve_status sieve_tokenizer_from_json(const uint8_t *text,
                                        size_t len,
                                        const struct sieve_tokenizer **out,
                                        struct sieve_error **error_out);
+
+/**
+ * `sieve_tokenizer_from_json` with `added_tokens` (a `sieve_added_tokens`) choosing which
+ * added tokens are control tokens. An unknown value is `SIEVE_STATUS_INVALID_ARGUMENT`.
+ */
+SIEVE_NODISCARD
+sieve_status sieve_tokenizer_from_json_with(const uint8_t *text,
+                                            size_t len,
+                                            uint32_t added_tokens,
+                                            const struct sieve_tokenizer **out,
+                                            struct sieve_error **error_out);
 
 /**
  * Adds a reference: `*out` receives a handle to the same tokenizer (free each handle once).

@@ -5,6 +5,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use sieve_core::Vocabulary;
+use sieve_core::vocab::hf::AddedTokens;
 
 use crate::boundary::{
     Castable, HostPtr, Shared, arc_clone, arc_free, arc_into_handle, ffi_boundary, handle_ref,
@@ -197,7 +198,8 @@ pub extern "C" fn sieve_tokenizer_new(
 
 /// Builds a tokenizer from the text of a Hugging Face `tokenizer.json` (`len` bytes of UTF-8,
 /// no NUL needed): byte-level BPE (GPT-2, Llama 3, Qwen, ...) or SentencePiece-style (Llama 2,
-/// Mistral). Special added tokens become special tokens; the EOS ids are the special tokens
+/// Mistral). Special added tokens, and added tokens spelled like markup (`sieve_added_tokens`),
+/// become special (control) tokens; the EOS ids are the special tokens
 /// named `<|eot_id|>`, `<|im_end|>`, `<|end|>`, `<end_of_turn>`, `<|eom_id|>`,
 /// `<|end_of_text|>`, `<|endoftext|>`, `</s>`, `<eos>` (in that preference order).
 ///
@@ -211,28 +213,90 @@ pub extern "C" fn sieve_tokenizer_from_json(
     error_out: *mut *mut sieve_error,
 ) -> sieve_status {
     ffi_boundary! {
+        from_json(text, len, AddedTokens::default(), out, error_out)
+    }
+}
+
+fn from_json(
+    text: *const u8,
+    len: usize,
+    role: AddedTokens,
+    out: *mut *const sieve_tokenizer,
+    error_out: *mut *mut sieve_error,
+) -> sieve_status {
+    {
         // SAFETY: 1. NULL or readable for `len` bytes (caller contract).
         let Some(text) = (unsafe { input_slice(text, len) }).filter(|_| !out.is_null()) else {
             // SAFETY: 1. `error_out` is NULL or writable (caller contract).
-            return unsafe { ErrorInfo::new(sieve_status::NullArgument, "text or out is NULL").report(error_out) };
+            return unsafe {
+                ErrorInfo::new(sieve_status::NullArgument, "text or out is NULL").report(error_out)
+            };
         };
         let text = match std::str::from_utf8(text) {
             Ok(t) => t,
             Err(e) => {
-                let msg = format!("tokenizer.json text is not UTF-8 (byte {})", e.valid_up_to());
+                let msg = format!(
+                    "tokenizer.json text is not UTF-8 (byte {})",
+                    e.valid_up_to()
+                );
                 // SAFETY: 1. `error_out` is NULL or writable (caller contract).
-                return unsafe { ErrorInfo::new(sieve_status::InvalidUtf8, &msg).report(error_out) };
+                return unsafe {
+                    ErrorInfo::new(sieve_status::InvalidUtf8, &msg).report(error_out)
+                };
             }
         };
-        let vocab = match Vocabulary::from_tokenizer_json(text) {
+        let vocab = match Vocabulary::from_tokenizer_json_with(text, role) {
             Ok(v) => v,
             // SAFETY: 1. `error_out` is NULL or writable (caller contract).
             Err(e) => return unsafe { ErrorInfo::vocab(&e).report(error_out) },
         };
-        let tok = Arc::new(Tokenizer { vocab: Arc::new(vocab), tokenize: None });
+        let tok = Arc::new(Tokenizer {
+            vocab: Arc::new(vocab),
+            tokenize: None,
+        });
         // SAFETY: 1. `out` checked non-NULL above.
         unsafe { write_out(out, arc_into_handle(tok)) };
         sieve_status::Ok
+    }
+}
+
+/// Which added tokens of a `tokenizer.json` are control tokens (matched only where a grammar
+/// names them, never as text); passed as `uint32_t` to `sieve_tokenizer_from_json_with`.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum sieve_added_tokens {
+    /// The default: `"special": true` tokens and added tokens spelled like markup (`<…>`,
+    /// `[…]`, no whitespace; Qwen 3's `<tool_call>` and `<think>`).
+    Markup = 0,
+    /// Only `"special": true` tokens (the file's own flag).
+    SpecialOnly = 1,
+    /// Every added token.
+    All = 2,
+}
+
+/// `sieve_tokenizer_from_json` with `added_tokens` (a `sieve_added_tokens`) choosing which
+/// added tokens are control tokens. An unknown value is `SIEVE_STATUS_INVALID_ARGUMENT`.
+#[unsafe(no_mangle)]
+#[must_use]
+pub extern "C" fn sieve_tokenizer_from_json_with(
+    text: *const u8,
+    len: usize,
+    added_tokens: u32,
+    out: *mut *const sieve_tokenizer,
+    error_out: *mut *mut sieve_error,
+) -> sieve_status {
+    ffi_boundary! {
+        let role = match added_tokens {
+            0 => AddedTokens::Markup,
+            1 => AddedTokens::SpecialOnly,
+            2 => AddedTokens::All,
+            other => {
+                let msg = format!("unknown sieve_added_tokens value {other}");
+                // SAFETY: 1. `error_out` is NULL or writable (caller contract).
+                return unsafe { ErrorInfo::new(sieve_status::InvalidArgument, &msg).report(error_out) };
+            }
+        };
+        from_json(text, len, role, out, error_out)
     }
 }
 

@@ -561,3 +561,81 @@ fn eos_as_a_grammar_token_and_as_stop() {
     check_mask("rolled back", &mut m, &BTreeSet::from([eos]), &table);
     assert!(!m.is_accepting());
 }
+
+/// Qwen 3's `"special": false` markup tokens are control tokens by default, in the Rust API
+/// and the C ABI alike; `SIEVE_ADDED_TOKENS_SPECIAL_ONLY` / `AddedTokens::SpecialOnly` keep
+/// the file's flag. As a control token `<tool_call>` is refused in JSON string text; the
+/// text spelling `<`, `tool`, ... stays allowed.
+#[test]
+fn qwen3_markup_tokens_are_control_tokens() {
+    use sieve_core::vocab::hf::AddedTokens;
+    let Some(dir) = tokenizer_dir() else { return };
+    let text = std::fs::read_to_string(dir.join("qwen3.json")).expect("qwen3.json");
+    let tool_call = 151_657;
+    let markup = Vocabulary::from_tokenizer_json(&text).expect("loads");
+    let plain =
+        Vocabulary::from_tokenizer_json_with(&text, AddedTokens::SpecialOnly).expect("loads");
+    assert_eq!(markup.token_text(tool_call), b"<tool_call>");
+    assert!(markup.is_special(tool_call) && !plain.is_special(tool_call));
+    for (name, id) in [
+        ("<think>", 151_667),
+        ("</think>", 151_668),
+        ("</tool_call>", 151_658),
+    ] {
+        assert_eq!(markup.special_by_name(name), Some(id), "{name}");
+    }
+    // In a JSON string: the control token is refused, its text spelling is not.
+    let opts = JsonOptions::default();
+    let (g, _) = Grammar::from_json_schema_str(
+        r#"{"type":"string"}"#,
+        &opts,
+        &Arc::new(markup),
+        &Limits::default(),
+    )
+    .expect("compiles");
+    let mut m = Matcher::new(&g);
+    m.try_consume_bytes(b"\"");
+    assert!(!m.is_allowed(tool_call).expect("is_allowed"));
+    assert!(m.try_consume_bytes(b"<tool_call>"));
+
+    // The C ABI's knob: a Lark grammar naming `<tool_call>` compiles only where it is a
+    // control token.
+    let lark = "start: <tool_call>";
+    let mut tok: *const sieve::tokenizer::sieve_tokenizer = std::ptr::null();
+    for (role, special) in [(0u32, true), (1, false), (2, true)] {
+        let status = sieve::tokenizer::sieve_tokenizer_from_json_with(
+            text.as_ptr(),
+            text.len(),
+            role,
+            &mut tok,
+            std::ptr::null_mut(),
+        );
+        assert_eq!(status, sieve::sieve_status::Ok);
+        let mut g: *const sieve::grammar::sieve_grammar = std::ptr::null();
+        let status = sieve::grammar::sieve_grammar_new(
+            tok,
+            sieve::grammar::sieve_grammar_kind::Lark as u32,
+            lark.as_ptr(),
+            lark.len(),
+            std::ptr::null(),
+            &mut g,
+            std::ptr::null_mut(),
+        );
+        let want = if special {
+            sieve::sieve_status::Ok
+        } else {
+            sieve::sieve_status::GrammarError
+        };
+        assert_eq!(status, want, "role {role}");
+        sieve::grammar::sieve_grammar_free(g);
+        sieve::tokenizer::sieve_tokenizer_free(tok);
+    }
+    let status = sieve::tokenizer::sieve_tokenizer_from_json_with(
+        text.as_ptr(),
+        text.len(),
+        7,
+        &mut tok,
+        std::ptr::null_mut(),
+    );
+    assert_eq!(status, sieve::sieve_status::InvalidArgument);
+}
