@@ -209,6 +209,10 @@ struct Lowerer<'a, 'v> {
     /// Literal lexemes by their bytes (special tokens by their encodings' alternation).
     lit_lexemes: BTreeMap<Vec<u8>, u32>,
     special_lexemes: BTreeMap<Vec<u32>, u32>,
+    /// Nonterminals of formats followed by something that does not start with a literal
+    /// (a `json_schema`, `regex`, `grammar`, a repetition of themselves): free text at
+    /// their end could not be told apart from what follows (see [`Lowerer::triggered`]).
+    open: alloc::collections::BTreeSet<u32>,
     /// Grammar symbols so far (rule right-hand sides plus lexemes).
     symbols: usize,
     formats: usize,
@@ -233,6 +237,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             follow_nt: Vec::new(),
             lit_lexemes: BTreeMap::new(),
             special_lexemes: BTreeMap::new(),
+            open: alloc::collections::BTreeSet::new(),
             symbols: 0,
             formats: 0,
         }
@@ -398,6 +403,28 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             }
             _ => Err(err_syntax(ptr, "must be a string or a token format")),
         }
+    }
+
+    /// Marks `nt`'s format as followed by something not led by a literal (when `open`).
+    fn mark_open(&mut self, nt: u32, open: bool) {
+        if open {
+            self.open.insert(nt);
+        }
+    }
+
+    /// The special tokens in the follow literals (a tag's end tokens): token-level content
+    /// before them must not use them, or the content could run past its end.
+    fn follow_specials(&self, follow: Option<usize>) -> Vec<u32> {
+        let lits = follow.and_then(|f| self.follows.get(f));
+        lits.into_iter()
+            .flatten()
+            .flat_map(|l| l.pieces.iter())
+            .filter_map(|p| match p {
+                Piece::Special(ids) => Some(ids.iter().copied()),
+                Piece::Text(_) => None,
+            })
+            .flatten()
+            .collect()
     }
 
     fn add_follow(&mut self, lits: Vec<Lit>) -> usize {
@@ -676,8 +703,10 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                 if elems.is_empty() {
                     return Err(err_syntax(&child(ptr, "elements"), "must not be empty"));
                 }
+                let open = self.open.contains(&nt);
                 for (i, e) in elems.iter().enumerate() {
                     let c = self.sub(e, child(&child(ptr, "elements"), i), w.follow, false)?;
+                    self.mark_open(c, open);
                     self.rule(nt, vec![IrSymbol::Nonterminal(c)], ptr)?;
                 }
                 Ok(())
@@ -699,7 +728,8 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             "exclude_token" => {
                 // Text tokens in the list cannot be told apart from other text: ignored
                 // (the text branch is a superset of "one text token").
-                let excluded = self.token_ids_lenient(v, "exclude_tokens", ptr)?;
+                let mut excluded = self.token_ids_lenient(v, "exclude_tokens", ptr)?;
+                excluded.extend(self.follow_specials(w.follow));
                 let allowed = self.interleave(&excluded);
                 let follow = self.follow_syms(w.follow, ptr)?;
                 if !allowed.is_empty() {
@@ -715,7 +745,8 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             }
             "any_tokens" => {
                 Self::no_max_tokens(v, ptr)?;
-                let excluded = self.token_list(v, "exclude_tokens", ptr)?;
+                let mut excluded = self.token_list(v, "exclude_tokens", ptr)?;
+                excluded.extend(self.follow_specials(w.follow));
                 let t = Triggered {
                     stops: Vec::new(),
                     rule: TextRule::default(),
@@ -975,6 +1006,9 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                 }
             };
             let c = self.sub(e, child(&eptr, i), f, skip_begin)?;
+            // Followed by a format not led by a literal, or last in an open sequence.
+            let open = f.is_none() && (i + 1 < elems.len() || self.open.contains(&nt));
+            self.mark_open(c, open);
             rhs.push(IrSymbol::Nonterminal(c));
             i += 1;
         }
@@ -994,8 +1028,10 @@ impl<'a, 'v> Lowerer<'a, 'v> {
     ) -> Result<(), GrammarError> {
         let content = Self::field(v, "content", ptr)?;
         let cptr = child(ptr, "content");
+        let open = self.open.contains(&nt);
         if ty == "optional" {
             let c = self.sub(content, cptr, follow, false)?;
+            self.mark_open(c, open);
             self.rule(nt, vec![IrSymbol::Nonterminal(c)], ptr)?;
             let f = self.follow_syms(follow, ptr)?;
             return self.rule(nt, f, ptr);
@@ -1022,7 +1058,10 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                 (min as u32, max.map(|m| m as u32))
             }
         };
-        let c = IrSymbol::Nonterminal(self.sub(content, cptr, None, false)?);
+        let c = self.sub(content, cptr, None, false)?;
+        // Another occurrence, or whatever follows the repetition, may come next.
+        self.mark_open(c, open || follow.is_some() || max != Some(1));
+        let c = IrSymbol::Nonterminal(c);
         let mut rhs = Vec::new();
         self.count(min as usize, ptr)?;
         self.budget
@@ -1248,6 +1287,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         let stops = self.group_tags(triggers, tags)?;
         let mut excluded = self.token_list(v, "exclude_tokens", ptr)?;
         excluded.extend(trigger_ids);
+        excluded.extend(self.follow_specials(follow));
         let t = Triggered {
             stops,
             rule: TextRule::default(),
@@ -1270,6 +1310,9 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         let rptr = child(ptr, "rules");
         let mut stops: Vec<(Lit, After)> = Vec::with_capacity(rules.len());
         let mut ids = Vec::new();
+        // A dispatched format is followed by free text (looping) or what follows this one.
+        let format_open =
+            Self::bool_field(v, "loop", true, ptr)? || follow.is_some() || self.open.contains(&nt);
         for (i, r) in rules.iter().enumerate() {
             let p = child(&rptr, i);
             let (Some(key), Some(format)) = (r.get(0), r.get(1)) else {
@@ -1297,6 +1340,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                 lit
             };
             let c = self.sub(format, child(&p, 1), None, false)?;
+            self.mark_open(c, format_open);
             let alt = vec![IrSymbol::Nonterminal(c)];
             match stops.iter_mut().find(|(l, _)| l.pieces == lit.pieces) {
                 Some((_, a)) => a.push(alt),
@@ -1307,6 +1351,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         let (rule, interleave) = if tokens {
             let mut excluded = self.token_list(v, "exclude_tokens", ptr)?;
             excluded.extend(ids);
+            excluded.extend(self.follow_specials(follow));
             (TextRule::default(), self.interleave(&excluded))
         } else {
             let mut rule = TextRule::default();
@@ -1464,6 +1509,15 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         };
         // The end: final text, or text then a follow literal.
         let mut end_alts: Vec<Vec<IrSymbol>> = Vec::new();
+        if final_allowed && follow.is_none() && self.open.contains(&nt) {
+            return Err(err_unsupported(
+                ptr,
+                "free text followed by a format that does not start with a literal (a \
+                 json_schema, regex, grammar, or the text itself repeated): sieve's lexer takes \
+                 the longest match and could not end the text there, so masks would allow dead \
+                 ends; put a const_string or a tag after the text",
+            ));
+        }
         if final_allowed {
             let mut rhs: Vec<IrSymbol> = inter.into_iter().collect();
             let lx = self.lexeme(

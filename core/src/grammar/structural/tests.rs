@@ -1001,3 +1001,78 @@ fn large_max_chars_compiles() {
     let mut m = Matcher::new(&g);
     assert!(!(m.try_consume_bytes(long.as_bytes()) && m.is_accepting()));
 }
+
+/// Free text followed by a format that does not start with a literal cannot be ended by
+/// sieve's greedy lexer: refused with the text's pointer, instead of masks with dead ends.
+/// Followed by a literal, a tag, or nothing, it compiles.
+#[test]
+fn free_text_before_a_non_literal_is_refused() {
+    let schema = json!({"type": "json_schema", "json_schema": {"type": "integer"}});
+    for (format, pointer) in [
+        (
+            json!({"type": "sequence", "elements": [any(), schema.clone()]}),
+            "/format/elements/0",
+        ),
+        (
+            json!({"type": "sequence", "elements": [
+                {"type": "or", "elements": [any(), text("x")]},
+                {"type": "regex", "pattern": "[0-9]+"}]}),
+            "/format/elements/0/elements/0",
+        ),
+        (json!({"type": "star", "content": any()}), "/format/content"),
+        (
+            json!({"type": "sequence", "elements": [
+                {"type": "optional", "content": any()}, schema.clone()]}),
+            "/format/elements/0/content",
+        ),
+    ] {
+        let e = error(
+            json!({"type": "structural_tag", "format": format}),
+            &plain(),
+        );
+        assert_eq!(e.kind, GrammarErrorKind::Unsupported, "{e}");
+        assert!(e.message.starts_with(&format!("at {pointer}: ")), "{e}");
+    }
+    for format in [
+        json!({"type": "sequence", "elements": [any(), text("x"), schema.clone()]}),
+        json!({"type": "sequence", "elements": [schema.clone(), any()]}),
+        json!({"type": "tag", "begin": "<a>", "content": any(), "end": "</a>"}),
+        json!({"type": "optional", "content": any()}),
+    ] {
+        let v = json!({"type": "structural_tag", "format": format});
+        assert!(compile(&v, &plain()).is_ok(), "{v}");
+    }
+}
+
+/// Token-level content of a tag whose end is a control token stops at that token: the end
+/// token is not one of the tokens the content may interleave (XGrammar excludes it too).
+#[test]
+fn token_content_stops_at_a_token_end() {
+    let v = specials();
+    let end = "</think>";
+    for content in [
+        json!({"type": "any_tokens"}),
+        json!({"type": "exclude_token", "exclude_tokens": []}),
+        json!({"type": "token_triggered_tags", "trigger_tokens": ["<tool_call>"],
+               "tags": [{"type": "tag", "begin": "<tool_call>", "content": any(), "end": "</tool_call>"}]}),
+    ] {
+        let format = json!({"type": "tag", "begin": "<think>", "content": content, "end": end});
+        let g =
+            compile(&json!({"type": "structural_tag", "format": format}), &v).expect("compiles");
+        let once = encode(&v, "«<think>»a«</think>»");
+        let twice = encode(&v, "«<think>»a«</think>»b«</think>»");
+        assert!(accepts(&g, &once), "{format}");
+        assert!(!accepts(&g, &twice), "{format}");
+    }
+}
+
+/// Ends that are prefixes of each other: the text stops where the first end *starts*, and
+/// either end may follow (`x</a>!` ends with `</a>!`, `x</a>` with `</a>`).
+#[test]
+fn tag_ends_prefixes_of_each_other() {
+    check(
+        json!({"type": "tag", "begin": "<a>", "content": any(), "end": ["</a>", "</a>!"]}),
+        &["<a>x</a>", "<a>x</a>!", "<a></a>!", "<a>x<y</a>"],
+        &["<a>x</a>y</a>", "<a>x</a>!!", "<a>x</a>!</a>"],
+    );
+}

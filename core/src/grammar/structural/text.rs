@@ -165,8 +165,9 @@ fn and(mut parts: Vec<RegexAst>) -> RegexAst {
 }
 
 /// Free text ended by its first occurrence of one of `stops` (plain-text strings), that
-/// occurrence being `end`: `(T · end) ∩ ¬(Σ* stops Σ⁺)`, T the text of `rule`. `end` is
-/// one of `stops`. No string of it is a proper prefix of another (greedy = first).
+/// occurrence being `end`: `(T · end) ∩ ¬(Σ* ((stops Σ*) ∩ Σ^{|end|+1..}))`, T the text of
+/// `rule`: no stop starts before `end` does (a stop may start where `end` starts: with ends
+/// `</a>` and `</a>!`, `x</a>!` ends with `</a>!`). `end` is one of `stops`.
 pub(crate) fn until(rule: &TextRule, stops: &[Vec<u8>], end: &[u8]) -> RegexAst {
     until_any(rule, stops, &[end.to_vec()])
 }
@@ -174,14 +175,29 @@ pub(crate) fn until(rule: &TextRule, stops: &[Vec<u8>], end: &[u8]) -> RegexAst 
 /// [`until`] ended by any of `ends` (each one of `stops`): for ends after which the same
 /// thing comes.
 pub(crate) fn until_any(rule: &TextRule, stops: &[Vec<u8>], ends: &[Vec<u8>]) -> RegexAst {
-    RegexAst::And(vec![
-        RegexAst::Concat(vec![rule.body(), any_of(ends)]),
-        RegexAst::Not(Box::new(RegexAst::Concat(vec![
-            sigma_star(),
-            any_of(stops),
-            sigma_plus(),
-        ]))),
-    ])
+    let one = |end: &Vec<u8>| {
+        let longer = RegexAst::Repeat(
+            Box::new(sigma()),
+            u32::try_from(end.len())
+                .unwrap_or(u32::MAX)
+                .saturating_add(1),
+            None,
+        );
+        RegexAst::And(vec![
+            RegexAst::Concat(vec![rule.body(), RegexAst::Literal(end.clone())]),
+            RegexAst::Not(Box::new(RegexAst::Concat(vec![
+                sigma_star(),
+                RegexAst::And(vec![
+                    RegexAst::Concat(vec![any_of(stops), sigma_star()]),
+                    longer,
+                ]),
+            ]))),
+        ])
+    };
+    match ends {
+        [end] => one(end),
+        _ => RegexAst::Or(ends.iter().map(one).collect()),
+    }
 }
 
 /// Free text containing none of `stops`, followed by `tail` (text, maybe empty): what comes
