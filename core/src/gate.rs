@@ -11,7 +11,7 @@
 //! of 256 entries per state) for the literal triggers and two eagerly built derivative DFAs
 //! for the patterns (`Σ*(p₁|…)` to see a match end, `(p₁|…)` anchored to find its leftmost
 //! start), plus a lazily filled, shared cache of the tokens that complete a trigger from each
-//! state. A matcher's waiting state is one [`GatePos`]: detecting a trigger costs two table
+//! state. A matcher's waiting state is one `GatePos`: detecting a trigger costs two table
 //! reads per byte of the token.
 
 use alloc::string::String;
