@@ -1,0 +1,728 @@
+#!/usr/bin/env python3
+"""Writes conformance.json: structural-tag conformance cases, written from the format spec
+(../shared/design/structural-tags.md, XGrammar's structural tags), not from sieve's compiler.
+
+Run: python3 tests/data/structural/gen_conformance.py  (from the repository root).
+Strings may hold control tokens as ⟨tok:NAME⟩ (T(NAME) here).
+"""
+import json
+import os
+
+CASES = []
+
+
+def case(name, tag, accept=(), reject=(), tokenizers=None, error=None):
+    c = {"name": name, "tag": tag, "accept": list(accept), "reject": list(reject)}
+    if tokenizers:
+        c["tokenizers"] = list(tokenizers)
+    if error is not None:
+        c["error"] = error
+    CASES.append(c)
+
+
+def T(name):
+    return "⟨tok:" + name + "⟩"
+
+
+def st(fmt):
+    return {"type": "structural_tag", "format": fmt}
+
+
+def cs(v):
+    return {"type": "const_string", "value": v}
+
+
+def js(schema, **kw):
+    d = {"type": "json_schema", "json_schema": schema}
+    d.update(kw)
+    return d
+
+
+def tag(begin, content, end):
+    return {"type": "tag", "begin": begin, "content": content, "end": end}
+
+
+def seq(*els):
+    return {"type": "sequence", "elements": list(els)}
+
+
+def or_(*els):
+    return {"type": "or", "elements": list(els)}
+
+
+def any_text(**kw):
+    d = {"type": "any_text"}
+    d.update(kw)
+    return d
+
+
+def regex(p):
+    return {"type": "regex", "pattern": p}
+
+
+def token(t):
+    return {"type": "token", "token": t}
+
+
+def tt(triggers, tags, **kw):
+    d = {"type": "triggered_tags", "triggers": triggers, "tags": tags}
+    d.update(kw)
+    return d
+
+
+def tws(tags, sep, **kw):
+    d = {"type": "tags_with_separator", "tags": tags, "separator": sep}
+    d.update(kw)
+    return d
+
+
+Q3 = ["qwen3"]
+L3 = ["llama3"]
+
+# Schemas.
+CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
+        "additionalProperties": False}
+TZ = {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"],
+      "additionalProperties": False}
+NA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+      "required": ["name", "age"], "additionalProperties": False}
+NAN = {"type": "object",
+       "properties": {"name": {"type": "string"}, "age": {"type": "integer"},
+                      "note": {"type": "string"}},
+       "required": ["name", "age"], "additionalProperties": False}
+CALL = {"type": "object", "properties": {"name": {"const": "f"}}, "required": ["name"],
+        "additionalProperties": False}
+INT = {"type": "integer"}
+
+# ---------------------------------------------------------------- const_string
+case("const_string/basic", st(cs("Hello, world!")),
+     ["Hello, world!"],
+     ["Hello, world", "Hello, world!!", "hello, world!", "", " Hello, world!"])
+case("const_string/empty", st(cs("")),
+     [""],
+     ["a", " ", "\n"])
+case("const_string/unicode_newline", st(cs("état\n→ ok")),
+     ["état\n→ ok"],
+     ["etat\n→ ok", "état→ ok", "état\n→ ok\n"])
+case("const_string/bare_format_object", cs("xy"),
+     ["xy"],
+     ["x", "xyz", ""])
+case("const_string/qwen3_control_token_inside", st(cs("<|im_start|>assistant\n")),
+     [T("<|im_start|>") + "assistant\n"],
+     ["<|im_start|>assistant\n", T("<|im_start|>") + "assistant", "assistant\n",
+      T("<|im_end|>") + "assistant\n"],
+     tokenizers=Q3)
+case("const_string/llama3_header_tokens",
+     st(cs("<|start_header_id|>assistant<|end_header_id|>\n\n")),
+     [T("<|start_header_id|>") + "assistant" + T("<|end_header_id|>") + "\n\n"],
+     ["<|start_header_id|>assistant<|end_header_id|>\n\n",
+      T("<|start_header_id|>") + "assistant<|end_header_id|>\n\n",
+      T("<|start_header_id|>") + "assistant" + T("<|end_header_id|>")],
+     tokenizers=L3)
+
+# ---------------------------------------------------------------- json_schema, json style
+case("json_schema/object", st(js(CITY)),
+     ['{"city":"Paris"}', '{"city": "Paris"}', '{"city":"São Paulo"}', '{"city":"a<b>\\"c"}'],
+     ['{}', '{"city":1}', '{"city":"Paris"} trailing', '{"town":"Paris"}', '{"city":"Paris"',
+      '{"city":"Paris","zip":"1"}', 'city: Paris'])
+case("json_schema/declared_order", st(js(NA)),
+     ['{"name":"Bob","age":30}', '{"name": "Bob", "age": 30}', '{"name":"","age":-1}'],
+     ['{"age":30,"name":"Bob"}', '{"name":"Bob"}', '{"name":"Bob","age":30,"name":"Al"}',
+      '{"name":"Bob","age":3.5}', '{"name":"Bob","age":"30"}'])
+case("json_schema/declared_order_explicit_false", st(js(NA, any_order=False)),
+     ['{"name":"Bob","age":30}'],
+     ['{"age":30,"name":"Bob"}'])
+case("json_schema/any_order", st(js(NA, any_order=True)),
+     ['{"name":"Bob","age":30}', '{"age":30,"name":"Bob"}', '{"age": 1, "name": "x"}',
+      # any_order: only key validity and per-key schemas; 2 entries >= 2 required.
+      '{"age":1,"age":2}'],
+     ['{"name":"Bob"}', '{"age":"x","name":"Bob"}', '{"zip":1,"name":"Bob"}', '{}',
+      '{"age":1,"name":2}'])
+case("json_schema/max_whitespace_cnt",
+     st(js({"type": "object", "properties": {"a": INT}, "required": ["a"],
+            "additionalProperties": False}, max_whitespace_cnt=2)),
+     ['{"a":1}', '{"a": 1}', '{ "a" : 1 }', '{"a":  1}', '{\n "a": 1\n}', '{\t"a":1}'],
+     ['{"a":   1}', '{\n  "a": 1\n}', '{   "a":1}', '{"a":1 \n }'])
+case("json_schema/schema_true", st(js(True)),
+     ['1', '"x"', '{"k":[1,2]}', 'null', '[]', 'true'],
+     ['{', 'nul', '', '"x', 'undefined'])
+case("json_schema/array", st(js({"type": "array", "items": INT, "maxItems": 2})),
+     ['[]', '[1,2]', '[1, 2]', '[-7]'],
+     ['[1,2,3]', '["a"]', '[1,]', '1'])
+case("json_schema/enum", st(js({"enum": ["red", "green"]})),
+     ['"red"', '"green"'],
+     ['red', '"blue"', '"red"x', '""'])
+case("json_schema/in_sequence", st(seq(cs("Answer: "), js(INT))),
+     ["Answer: 42", "Answer: -1", "Answer: 0"],
+     ["Answer:42", "Answer: 4.2", "42", "Answer: 042", "Answer: "])
+
+# ---------------------------------------------------------------- XML styles
+QW = '<parameter={}>{}</parameter>'
+
+
+def qw(*kv):
+    return "".join(QW.format(k, v) for k, v in kv)
+
+
+case("qwen_xml/basic", st(js(NAN, style="qwen_xml")),
+     [qw(("name", "Bob"), ("age", "30")),
+      qw(("name", "Bob"), ("age", "30"), ("note", "hi")),
+      qw(("name", "a < b"), ("age", "1")),
+      qw(("name", "x </param y"), ("age", "1")),
+      qw(("name", "<parameter=age>"), ("age", "1")),
+      qw(("name", ""), ("age", "0")),
+      qw(("name", "line1\nline2"), ("age", "-5")),
+      qw(("name", '"quoted"'), ("age", "7")),
+      qw(("name", " Bob "), ("age", "30")),
+      qw(("name", "{\"json\": 1}"), ("age", "2"), ("note", "</para</parameter")),
+      qw(("name", "é<br/>"), ("age", "3"))],
+     [qw(("age", "30"), ("name", "Bob")),
+      qw(("name", "Bob")),
+      qw(("name", "Bob"), ("age", "thirty")),
+      qw(("name", "Bob"), ("age", '"30"')),
+      qw(("name", "Bob"), ("age", "30"), ("zip", "1")),
+      qw(("name", "Bob"), ("age", "30"), ("name", "Al")),
+      qw(("name", "Bob"), ("age", "30"), ("note", "a"), ("note", "b")),
+      "<parameter=name>Bob</parameter></parameter>" + QW.format("age", "30"),
+      qw(("note", "hi"), ("name", "Bob"), ("age", "30")),
+      '{"name":"Bob","age":30}',
+      '<parameter name="name">Bob</parameter><parameter name="age">30</parameter>',
+      "<parameter=name>Bob</parameter><parameter=age>30",
+      "<parameter=name>Bob<parameter=age>30</parameter>",
+      ""])
+case("qwen_xml/whitespace", st(js(NA, style="qwen_xml")),
+     [qw(("name", "Bob")) + "\n" + qw(("age", "30")),
+      qw(("name", "Bob")) + "<parameter=age>\n30\n</parameter>",
+      qw(("name", "Bob")) + "<parameter=age> 30</parameter>"],
+     [qw(("name", "Bob")) + "x" + qw(("age", "30")),
+      qw(("name", "Bob")) + "<parameter=age>3 0</parameter>"])
+case("qwen_xml/any_order", st(js(NAN, style="qwen_xml", any_order=True)),
+     [qw(("name", "Bob"), ("age", "30")),
+      qw(("age", "30"), ("name", "Bob")),
+      qw(("note", "n"), ("age", "1"), ("name", "B"))],
+     [qw(("age", "30")),
+      qw(("zip", "1"), ("name", "B")),
+      qw(("age", "x"), ("name", "B"))])
+case("qwen_xml/nested_values",
+     st(js({"type": "object",
+            "properties": {"tags": {"type": "array", "items": {"type": "string"}},
+                           "opts": {"type": "object", "properties": {"k": INT},
+                                    "required": ["k"], "additionalProperties": False}},
+            "required": ["tags", "opts"], "additionalProperties": False}, style="qwen_xml")),
+     [qw(("tags", '["a","b"]'), ("opts", '{"k":1}')),
+      qw(("tags", '[]'), ("opts", '{"k": -2}'))],
+     [qw(("tags", "a,b"), ("opts", '{"k":1}')),
+      qw(("tags", '["a"]'), ("opts", '{"k":"x"}')),
+      qw(("tags", '["a"]'), ("opts", 'k=1'))])
+case("qwen_xml_parameter/alias", st({"type": "qwen_xml_parameter", "json_schema": NA}),
+     [qw(("name", "Bob"), ("age", "30")), qw(("name", "<a></a>"), ("age", "30"))],
+     ['{"name":"Bob","age":30}', qw(("name", "Bob")), qw(("age", "30"), ("name", "Bob"))])
+case("qwen_xml/in_qwen3_tool_call",
+     st(tag("<tool_call>\n<function=get_weather>\n",
+            js(CITY, style="qwen_xml"), "</function>\n</tool_call>")),
+     [T("<tool_call>") + "\n<function=get_weather>\n" + qw(("city", "Paris")) + "</function>\n"
+      + T("</tool_call>"),
+      T("<tool_call>") + "\n<function=get_weather>\n" + qw(("city", "\nNew York\n")) + "</function>\n"
+      + T("</tool_call>")],
+     ["<tool_call>\n<function=get_weather>\n" + qw(("city", "Paris")) + "</function>\n</tool_call>",
+      T("<tool_call>") + "\n<function=get_weather>\n" + qw(("city", "Paris")) + "</function>\n</tool_call>",
+      T("<tool_call>") + "<function=get_weather>\n" + qw(("city", "Paris")) + "</function>\n"
+      + T("</tool_call>"),
+      T("<tool_call>") + "\n<function=get_weather>\n</function>\n" + T("</tool_call>")],
+     tokenizers=Q3)
+
+
+def mm(*kv):
+    return "".join('<parameter name="{}">{}</parameter>'.format(k, v) for k, v in kv)
+
+
+case("minimax_xml/basic", st(js(NA, style="minimax_xml")),
+     [mm(("name", "Bob"), ("age", "30")), mm(("name", "a</b"), ("age", "1")),
+      mm(("name", 'say "hi"'), ("age", "0"))],
+     [qw(("name", "Bob"), ("age", "30")), mm(("name", "Bob")), mm(("age", "30"), ("name", "Bob")),
+      '<parameter name=name>Bob</parameter><parameter name=age>30</parameter>',
+      mm(("name", "Bob"), ("age", "x"))])
+
+DS = "｜DSML｜"
+
+
+def ds(*kvs):
+    return "".join('<{d}parameter name="{k}" string="{s}">{v}</{d}parameter>'.format(
+        d=DS, k=k, s=s, v=v) for k, s, v in kvs)
+
+
+case("deepseek_xml/basic", st(js(NA, style="deepseek_xml")),
+     [ds(("name", "true", "Bob"), ("age", "false", "30")),
+      ds(("name", "true", "x<y"), ("age", "false", "1"))],
+     [ds(("name", "true", "Bob")),
+      ds(("age", "false", "30"), ("name", "true", "Bob")),
+      '<{d}parameter name="name">Bob</{d}parameter><{d}parameter name="age">30</{d}parameter>'.format(d=DS),
+      '<|DSML|parameter name="name" string="true">Bob</|DSML|parameter>'
+      '<|DSML|parameter name="age" string="false">30</|DSML|parameter>',
+      ds(("name", "true", "Bob"), ("age", "false", "x")),
+      mm(("name", "Bob"), ("age", "30"))])
+
+
+def glm(*kv):
+    return "".join("<arg_key>{}</arg_key><arg_value>{}</arg_value>".format(k, v) for k, v in kv)
+
+
+case("glm_xml/basic", st(js(NA, style="glm_xml")),
+     [glm(("name", "Bob"), ("age", "30")), glm(("name", "<arg_key>"), ("age", "2"))],
+     [glm(("name", "Bob")), glm(("age", "30"), ("name", "Bob")),
+      qw(("name", "Bob"), ("age", "30")), glm(("name", "Bob"), ("age", "3x")),
+      "<arg_key>name</arg_key>Bob<arg_key>age</arg_key>30"])
+
+
+def co(*kts):
+    return "".join('<cofl:value name="{}" type="{}">{}</cofl:value>'.format(k, t, v)
+                   for k, t, v in kts)
+
+
+case("cohere_xml/basic", st(js(NA, style="cohere_xml")),
+     [co(("name", "raw", "Bob"), ("age", "json", "30")),
+      co(("name", "raw", "a<b"), ("age", "json", "0"))],
+     [co(("name", "raw", "Bob")),
+      co(("age", "json", "30"), ("name", "raw", "Bob")),
+      '<cofl:value name=name type=raw>Bob</cofl:value><cofl:value name=age type=json>30</cofl:value>',
+      qw(("name", "Bob"), ("age", "30")),
+      co(("name", "raw", "Bob"), ("age", "json", "old"))])
+
+
+def kimi(*kts):
+    return "".join('<|open|>argument key="{}" type="{}"<|sep|>{}<|close|>argument<|sep|>'.format(
+        k, t, v) for k, t, v in kts)
+
+
+case("kimi_k3_xml/basic", st(js(NA, style="kimi_k3_xml")),
+     [kimi(("name", "string", "Bob"), ("age", "number", "30")),
+      kimi(("name", "string", "<h1>x</h1>\n"), ("age", "number", "1"))],
+     [kimi(("name", "string", "Bob")),
+      kimi(("name", "string", "Bob"), ("age", "integer", "30")),
+      kimi(("name", "number", "123"), ("age", "number", "30")),
+      kimi(("age", "number", "30"), ("name", "string", "Bob")),
+      qw(("name", "Bob"), ("age", "30"))])
+
+# ---------------------------------------------------------------- any_text
+case("any_text/plain", st(any_text()),
+     ["", "anything <at> all\n", "ü", "</end> <tool_call> <|im_end|>"],
+     ["a" + T("<think>") + "b", T("<|start_header_id|>") + "x"])
+case("any_text/excludes", st(any_text(excludes=["</end>", "STOP"])),
+     ["abc", "</en", "STO P", "</end", "ST", "", "</ end>", "stop"],
+     ["a</end>", "STOP", "xSTOPx", "</end>b", "STSTOP"])
+case("any_text/max_chars", st(any_text(max_chars=5)),
+     ["", "abcde", "ééééé", "12345", "a b\nc", "日本語"],
+     ["abcdef", "éééééé", "      "])
+case("any_text/max_chars_zero", st(seq(cs("["), any_text(max_chars=0), cs("]"))),
+     ["[]"],
+     ["[a]", "[ ]", "["])
+case("any_text/max_tokens_null", st(any_text(max_tokens=None, max_chars=None)),
+     ["", "free text"],
+     ["x" + T("<think>")])
+case("any_text/in_tag_stops_at_first_end", st(tag("<b>", any_text(), "</b>")),
+     ["<b></b>", "<b>x < y </ b</b>", "<b><b></b>", "<b></b</b>", "<b>\n</b>"],
+     ["<b>x</b>y</b>", "<b>x", "<b>x</b></b>", "x<b></b>", "<b>x</b>\n"])
+case("any_text/followed_by_literal", st(seq(any_text(), cs("END"))),
+     ["END", "abcEND", "ENEND", "E N DEND"],
+     ["aENDbEND", "ENDEND", "abc", "", "ENDx"])
+case("any_text/excludes_in_tag", st(tag("<r>", any_text(excludes=["NO"]), "</r>")),
+     ["<r>yes</r>", "<r>N O</r>", "<r></r>"],
+     ["<r>NO</r>", "<r>aNOb</r>", "<r>yes</r>NO"])
+
+# ---------------------------------------------------------------- grammar, regex
+case("grammar/lark_yes_no", st({"type": "grammar", "grammar": 'start: "yes" | "no"\n'}),
+     ["yes", "no"],
+     ["maybe", "yesno", "", "Yes"])
+case("grammar/lark_rules",
+     st({"type": "grammar", "grammar": 'start: num ("," num)*\nnum: NUM\nNUM: /[0-9]+/\n'}),
+     ["1", "12,3", "0,0,0"],
+     ["1,", ",1", "a", "", "1, 2"])
+case("grammar/lark_in_tag",
+     st(tag("<calc>", {"type": "grammar", "grammar": 'start: NUM "+" NUM\nNUM: /[0-9]+/\n'},
+            "</calc>")),
+     ["<calc>1+2</calc>", "<calc>10+20</calc>"],
+     ["<calc>1+</calc>", "<calc>1-2</calc>", "1+2"])
+case("grammar/ebnf_unsupported", st({"type": "grammar", "grammar": 'root ::= "yes"'}),
+     error="at /format")
+case("grammar/ebnf_unsupported_pointer",
+     st(seq(cs("a"), {"type": "grammar", "grammar": 'root ::= "yes" | "no"'})),
+     error="/format/elements/1")
+case("regex/code", st(regex("[A-Z]{3}-[0-9]{4}")),
+     ["ABC-1234", "ZZZ-0000"],
+     ["ABC-123", "abc-1234", "ABC-12345", "XABC-1234", ""])
+case("regex/alternation_unicode", st(regex("(foo|bar)+\\s?é")),
+     ["foobaré", "foo é", "barbarfooé", "bar\té"],
+     ["é", "foo  é", "foo", "fooe"])
+case("regex/in_sequence", st(seq(regex("[a-z]+"), cs("="), regex("[0-9]+"))),
+     ["a=1", "abc=123"],
+     ["=1", "a=", "A=1", "a==1"])
+
+# ---------------------------------------------------------------- composition
+case("or/basic", st(or_(cs("yes"), cs("no"), js(INT))),
+     ["yes", "no", "5", "-12"],
+     ["yesno", "", "maybe", "5yes"])
+case("or/overlapping", st(or_(cs("ab"), cs("abc"))),
+     ["ab", "abc"],
+     ["abcab", "a", "abcc", ""])
+case("optional/prefix", st(seq({"type": "optional", "content": cs("Optional: ")}, cs("x"))),
+     ["x", "Optional: x"],
+     ["Optional: ", "Optional: Optional: x", "", "Optional:x"])
+case("plus/basic", st({"type": "plus", "content": cs("ab")}),
+     ["ab", "abab", "ababab"],
+     ["", "aba", "ba", "abb"])
+case("star/basic", st({"type": "star", "content": cs("x")}),
+     ["", "x", "xxxx"],
+     ["y", "xxy", " x"])
+case("repeat/2_to_3", st({"type": "repeat", "min": 2, "max": 3, "content": cs("ab")}),
+     ["abab", "ababab"],
+     ["ab", "abababab", "", "ababa"])
+case("repeat/unbounded", st({"type": "repeat", "min": 0, "max": -1, "content": cs("a")}),
+     ["", "a", "aaaaaaa"],
+     ["b", "aab"])
+case("repeat/3_or_more", st({"type": "repeat", "min": 3, "max": -1, "content": cs("a,")}),
+     ["a,a,a,", "a,a,a,a,a,"],
+     ["a,a,", "", "a,a,a"])
+case("repeat/exactly_one", st({"type": "repeat", "min": 1, "max": 1, "content": cs("a")}),
+     ["a"],
+     ["aa", ""])
+case("repeat/zero", st(seq(cs("<"), {"type": "repeat", "min": 0, "max": 0, "content": cs("a")},
+                           cs(">"))),
+     ["<>"],
+     ["<a>", "<"])
+case("repeat/of_tags",
+     st({"type": "repeat", "min": 1, "max": 2, "content": tag("<i>", js(INT), "</i>")}),
+     ["<i>1</i>", "<i>1</i><i>2</i>"],
+     ["<i>1</i><i>2</i><i>3</i>", "<i>a</i>", "", "<i>1</i> <i>2</i>"])
+case("repeat/min_above_max", st({"type": "repeat", "min": 3, "max": 1, "content": cs("a")}),
+     error="/format")
+
+# ---------------------------------------------------------------- tag
+case("tag/several_ends", st(tag("<response>", js({"type": "object"}), ["</response>", "</answer>"])),
+     ["<response>{}</response>", '<response>{"a":1}</answer>', '<response>{"a": [1]}</response>'],
+     ["<response>{}</resp>", "<response>{}", "<response>{}</response></answer>", "{}",
+      "<response></response>"])
+case("tag/any_text_several_ends", st(tag("[", any_text(), ["]", "|]"])),
+     ["[]", "[abc]", "[a|]", "[|]", "[a|b]"],
+     ["[a]b]", "[a|]]", "[a", "a]"])
+case("tag/qwen3_think_tokens", st(tag("<think>", any_text(), "</think>")),
+     [T("<think>") + "reasoning <b> here" + T("</think>"),
+      T("<think>") + T("</think>"),
+      # The text spelling of </think> is text, not the end token.
+      T("<think>") + "a</think>b" + T("</think>"),
+      T("<think>") + "<think>" + T("</think>")],
+     ["<think>abc</think>",
+      T("<think>") + "abc",
+      T("<think>") + "a" + T("</think>") + "b",
+      T("<think>") + "abc</think>",
+      "<think>abc" + T("</think>")],
+     tokenizers=Q3)
+case("tag/llama3_think_text", st(tag("<think>", any_text(), "</think>")),
+     ["<think>abc</think>", "<think></think>", "<think><think></think>"],
+     ["<think>a</think>b</think>", "<think>abc", "abc</think>"],
+     tokenizers=L3)
+case("tag/token_format_ends_llama3",
+     st(tag(token("<|start_header_id|>"), cs("assistant"), token("<|end_header_id|>"))),
+     [T("<|start_header_id|>") + "assistant" + T("<|end_header_id|>")],
+     ["<|start_header_id|>assistant<|end_header_id|>",
+      T("<|start_header_id|>") + "assistant<|end_header_id|>",
+      T("<|start_header_id|>") + "user" + T("<|end_header_id|>")],
+     tokenizers=L3)
+case("tag/token_format_by_id_qwen3",
+     st(tag(token(151644), cs("assistant\n"), token("<|im_end|>"))),
+     [T("<|im_start|>") + "assistant\n" + T("<|im_end|>")],
+     ["<|im_start|>assistant\n" + T("<|im_end|>"),
+      T("<|im_start|>") + "assistant\n<|im_end|>",
+      T("<|im_start|>") + "assistant\n"],
+     tokenizers=Q3)
+case("tag/end_is_eos_token_qwen3", st(tag("A:", any_text(), "<|im_end|>")),
+     ["A:hello" + T("<|im_end|>"), "A:" + T("<|im_end|>"), "A:x<|im_end|>y" + T("<|im_end|>")],
+     ["A:hello<|im_end|>", "A:hello", "A:a" + T("<|im_end|>") + "b"],
+     tokenizers=Q3)
+case("tag/any_tokens_token_ends_qwen3",
+     st(tag(token("<think>"), {"type": "any_tokens"}, token("</think>"))),
+     [T("<think>") + "hello " + T("<tool_response>") + " world" + T("</think>"),
+      T("<think>") + T("</think>"),
+      T("<think>") + "</think>" + T("</think>")],
+     [T("<think>") + "a" + T("</think>") + "b" + T("</think>"),
+      T("<think>") + "a",
+      "<think>a</think>"],
+     tokenizers=Q3)
+
+# ---------------------------------------------------------------- triggered_tags
+WEATHER = tag("<function=get_weather>", js(CITY), "</function>")
+TIME = tag("<function=get_time>", js(TZ), "</function>")
+W1 = '<function=get_weather>{"city":"Paris"}</function>'
+T1 = '<function=get_time>{"tz":"UTC"}</function>'
+
+case("triggered_tags/basic", st(tt(["<function="], [WEATHER, TIME])),
+     ["", "Hello!", "I will call. " + W1, T1 + " done", "a " + W1 + " b " + T1 + " c",
+      W1 + T1, T1 + "</function>", "function= is fine", "x < y <func"],
+     ['<function=get_wind>{}</function>', '<function=get_weather>{"city":1}</function>',
+      '<function=get_weather>{"city":"P"}', "a <function=", "a <function=get_weather>",
+      '<function=get_weather>{"city":"P"}</function', "<function=get_time>" + '{"city":"P"}</function>',
+      'x <function= get_time>{"tz":"UTC"}</function>'])
+case("triggered_tags/trigger_prefix_in_text", st(tt(["<function="], [WEATHER, TIME])),
+     ["a <tool then more", "a <function then more", "a <functio", "<fun<function=get_time>"
+      + '{"tz":"U"}</function>', "<<function=get_time>" + '{"tz":"U"}</function>',
+      "<function<function=get_time>" + '{"tz":"U"}</function>', "<functions are fun"],
+     ["a <function=x", "<fun<function=", "<function=<function=get_time>{\"tz\":\"U\"}</function>"])
+case("triggered_tags/at_least_one", st(tt(["<function="], [WEATHER, TIME], at_least_one=True)),
+     [W1, W1 + " then text", W1 + "x" + T1],
+     ["", "hi " + W1, "hello", " " + W1])
+case("triggered_tags/stop_after_first",
+     st(tt(["<function="], [WEATHER, TIME], stop_after_first=True)),
+     ["", "just text", "text " + W1, T1],
+     ["text " + W1 + " more", W1 + T1, W1 + " "])
+case("triggered_tags/exactly_one",
+     st(tt(["<function="], [WEATHER, TIME], at_least_one=True, stop_after_first=True)),
+     [T1, W1],
+     ["", "x" + T1, T1 + " ", T1 + W1, "x"])
+case("triggered_tags/excludes", st(tt(["<function="], [WEATHER, TIME], excludes=["DONE"])),
+     ["a", '<function=get_weather>{"city":"DONE"}</function>', "DON E", "DON"],
+     ["a DONE", "DONE", W1 + "DONE", "xDONEx " + W1])
+case("triggered_tags/two_triggers",
+     st(tt(["<f=", "<g="], [tag("<f=x>", cs("1"), "</f>"), tag("<g=y>", cs("2"), "</g>")])),
+     ["", "<f=x>1</f>", "<g=y>2</g><f=x>1</f>", "<f<g=y>2</g>", "<g<f=x>1</f>", "f= g="],
+     ["<f=y>2</g>", "<f=<g=y>2</g>", "<g=x>1</f>", "<f=x>2</f>"])
+case("triggered_tags/overlapping_triggers_dispatch_first",
+     st(tt(["ab", "bc"], [tag("ab1", cs(""), "."), tag("bc2", cs(""), ".")])),
+     ["", "ab1.", "bc2.", "xab1.ybc2.", "a b c"],
+     # "ab" appears first: the output must continue as the tag `ab1`.
+     ["abc2.", "ab", "bc"])
+case("triggered_tags/inside_tag",
+     st(tag("<response>", tt(["<function="], [WEATHER, TIME]), "</response>")),
+     ["<response>hi " + T1 + " bye</response>", "<response></response>",
+      "<response>" + W1 + "</response>"],
+     ["<response>a</response>b</response>", "<response>a", "<response>" + T1])
+case("triggered_tags/qwen3_token_trigger",
+     st(tt(["<tool_call>"], [tag("<tool_call>", js(CALL), "</tool_call>")])),
+     ["", "hi", "hi " + T("<tool_call>") + '{"name":"f"}' + T("</tool_call>"),
+      "see <tool_call> text", T("<tool_call>") + '{"name":"f"}' + T("</tool_call>") + " bye",
+      "</tool_call>"],
+     [T("<tool_call>") + "oops", "hi" + T("<tool_call>") + '{"name":"g"}' + T("</tool_call>"),
+      T("<tool_call>") + '{"name":"f"}</tool_call>', "a" + T("<think>") + "b",
+      T("<tool_call>")],
+     tokenizers=Q3)
+case("triggered_tags/qwen3_token_trigger_with_newlines",
+     st(tt(["<tool_call>"], [tag("<tool_call>\n", js(CALL), "\n</tool_call>")],
+           at_least_one=True)),
+     [T("<tool_call>") + '\n{"name":"f"}\n' + T("</tool_call>"),
+      T("<tool_call>") + '\n{"name": "f"}\n' + T("</tool_call>") + "\n"
+      + T("<tool_call>") + '\n{"name":"f"}\n' + T("</tool_call>")],
+     [T("<tool_call>") + '{"name":"f"}' + T("</tool_call>"),
+      '<tool_call>\n{"name":"f"}\n</tool_call>',
+      "x" + T("<tool_call>") + '\n{"name":"f"}\n' + T("</tool_call>")],
+     tokenizers=Q3)
+case("triggered_tags/llama3_text_trigger",
+     st(tt(["<tool_call>"], [tag("<tool_call>", js(CALL), "</tool_call>")])),
+     ["", "hi <tool_call>" + '{"name":"f"}</tool_call>', "see <tool_ca text"],
+     ["see <tool_call> text", '<tool_call>{"name":"g"}</tool_call>', "<tool_call>"],
+     tokenizers=L3)
+
+# ---------------------------------------------------------------- tags_with_separator
+A = tag("<a>", js(INT), "</a>")
+B = tag("<b>", cs("x"), "</b>")
+case("tags_with_separator/basic", st(tws([A, B], ", ")),
+     ["", "<a>1</a>", "<a>1</a>, <b>x</b>", "<b>x</b>, <b>x</b>, <a>22</a>"],
+     ["text", "<a>1</a>,<b>x</b>", "<a>1</a>, ", " <a>1</a>", "<a>1</a><b>x</b>", "<b>y</b>",
+      ", <a>1</a>"])
+case("tags_with_separator/at_least_one", st(tws([A, B], ", ", at_least_one=True)),
+     ["<a>1</a>", "<b>x</b>, <a>2</a>"],
+     ["", ", "])
+case("tags_with_separator/stop_after_first", st(tws([A, B], ", ", stop_after_first=True)),
+     ["", "<a>1</a>", "<b>x</b>"],
+     ["<a>1</a>, <b>x</b>", "<a>1</a>, "])
+case("tags_with_separator/exactly_one",
+     st(tws([A, B], ", ", at_least_one=True, stop_after_first=True)),
+     ["<b>x</b>", "<a>-3</a>"],
+     ["", "<b>x</b>, <b>x</b>"])
+case("tags_with_separator/qwen3_tool_calls",
+     st(tws([tag("<tool_call>", js(CALL), "</tool_call>")], "\n", at_least_one=True)),
+     [T("<tool_call>") + '{"name":"f"}' + T("</tool_call>"),
+      T("<tool_call>") + '{"name":"f"}' + T("</tool_call>") + "\n" + T("<tool_call>")
+      + '{"name":"f"}' + T("</tool_call>")],
+     ['<tool_call>{"name":"f"}</tool_call>',
+      T("<tool_call>") + '{"name":"f"}' + T("</tool_call>") + T("<tool_call>") + '{"name":"f"}'
+      + T("</tool_call>"),
+      "hi" + T("<tool_call>") + '{"name":"f"}' + T("</tool_call>")],
+     tokenizers=Q3)
+
+# ---------------------------------------------------------------- dispatch
+RULES = [["<n>", regex("[0-9]+;")], ["<e>", cs("!")]]
+case("dispatch/loop", st({"type": "dispatch", "rules": RULES, "loop": True}),
+     ["", "plain", "a<n>12;b", "<e>!<e>!", "x<n>1;y<e>!z", "<n>5;3;", "<nope> <e"],
+     ["<n>x", "<n>12", "a<e>?", "<e>"])
+case("dispatch/loop_default_true", st({"type": "dispatch", "rules": RULES}),
+     ["<e>!<e>!"],
+     ["<e>!<e>"])
+case("dispatch/no_loop", st({"type": "dispatch", "rules": RULES, "loop": False}),
+     ["", "abc", "abc<n>5;", "<e>!"],
+     ["abc<n>5;more", "<n>5;<e>!", "<e>!x"])
+case("dispatch/excludes_in_tag",
+     st(tag("<response>", {"type": "dispatch", "rules": RULES, "loop": True,
+                           "excludes": ["</response>"]}, "</response>")),
+     ["<response>hi<e>!</response>", "<response></response>", "<response><n>1;</response>"],
+     ["<response>a</response>b</response>", "<response>a", "<response><e>?</response>"])
+case("dispatch/excludes", st({"type": "dispatch", "rules": RULES, "excludes": ["BAD"]}),
+     ["BA D", "<e>!ok"],
+     ["xBADx", "<e>!BAD", "BAD"])
+
+# ---------------------------------------------------------------- token-level
+case("token/by_name_qwen3", st(seq(token("<think>"), cs("x"))),
+     [T("<think>") + "x"],
+     ["<think>x", "x", T("<think>") + T("<think>") + "x", T("</think>") + "x"],
+     tokenizers=Q3)
+case("token/by_id_qwen3", st(token(151667)),
+     [T("<think>")],
+     [T("</think>"), "<think>", ""],
+     tokenizers=Q3)
+case("token/by_name_llama3", st(seq(cs("a"), token("<|start_header_id|>"))),
+     ["a" + T("<|start_header_id|>")],
+     ["a<|start_header_id|>", "a", "a" + T("<|end_header_id|>")],
+     tokenizers=L3)
+case("token/unknown_name", st(seq(cs("a"), token("<|no_such_token|>"))),
+     error="/format/elements/1")
+case("exclude_token/control_tokens",
+     st(seq(token("<think>"), {"type": "exclude_token", "exclude_tokens": ["</think>", "<tool_call>"]},
+            token("</think>"))),
+     [T("<think>") + T("<tool_response>") + T("</think>"),
+      T("<think>") + T("<think>") + T("</think>")],
+     [T("<think>") + T("<tool_call>") + T("</think>"),
+      T("<think>") + T("</think>"),
+      T("<think>") + T("<think>") + T("<think>") + T("</think>"),
+      T("<think>") + "a b" + T("</think>")],
+     tokenizers=Q3)
+case("exclude_token/text_token",
+     st(seq(token("<think>"), {"type": "exclude_token", "exclude_tokens": ["</think>"]},
+            token("</think>"))),
+     [T("<think>") + "a" + T("</think>")],
+     [T("<think>") + "a b c d" + T("</think>")],
+     tokenizers=Q3)
+case("any_tokens/exclude",
+     st(tag(token("<think>"), {"type": "any_tokens", "exclude_tokens": ["<tool_call>"]},
+            token("</think>"))),
+     [T("<think>") + "free text " + T("<tool_response>") + " more" + T("</think>"),
+      T("<think>") + T("</think>")],
+     [T("<think>") + "a" + T("<tool_call>") + "b" + T("</think>"), T("<think>") + "a"],
+     tokenizers=Q3)
+case("any_tokens/top_level_llama3",
+     st({"type": "any_tokens", "exclude_tokens": ["<|start_header_id|>"]}),
+     ["", "hi", "hi" + T("<|end_header_id|>") + "x"],
+     [T("<|start_header_id|>"), "a" + T("<|start_header_id|>") + "b"],
+     tokenizers=L3)
+case("any_tokens/max_tokens_unsupported",
+     st(tag(token("<|start_header_id|>"), {"type": "any_tokens", "max_tokens": 4},
+            token("<|end_header_id|>"))),
+     tokenizers=L3, error="/format/content")
+case("any_text/max_tokens_unsupported",
+     st(seq(cs("a"), any_text(max_tokens=5))),
+     error="/format/elements/1")
+
+TC = tag(token("<tool_call>"), js(CALL), token("</tool_call>"))
+CALLQ = T("<tool_call>") + '{"name":"f"}' + T("</tool_call>")
+case("token_triggered_tags/basic",
+     st({"type": "token_triggered_tags", "trigger_tokens": ["<tool_call>"], "tags": [TC]}),
+     ["", "text", "text" + CALLQ + "more", CALLQ + CALLQ, "see <tool_call> text"],
+     [T("<tool_call>") + "oops", T("<tool_call>") + '{"name":"f"}',
+      T("<tool_call>") + '{"name":"g"}' + T("</tool_call>")],
+     tokenizers=Q3)
+case("token_triggered_tags/control_token_in_free_part",
+     st({"type": "token_triggered_tags", "trigger_tokens": ["<tool_call>"], "tags": [TC]}),
+     ["a" + T("<think>") + "b"],
+     [],
+     tokenizers=Q3)
+case("token_triggered_tags/exclude_tokens",
+     st({"type": "token_triggered_tags", "trigger_tokens": ["<tool_call>"], "tags": [TC],
+         "exclude_tokens": ["<think>"]}),
+     ["plain", CALLQ],
+     ["a" + T("<think>") + "b", CALLQ + T("<think>")],
+     tokenizers=Q3)
+case("token_triggered_tags/at_least_one",
+     st({"type": "token_triggered_tags", "trigger_tokens": [151657], "tags": [TC],
+         "at_least_one": True}),
+     [CALLQ, CALLQ + " after"],
+     ["", "text", "text" + CALLQ],
+     tokenizers=Q3)
+case("token_triggered_tags/stop_after_first",
+     st({"type": "token_triggered_tags", "trigger_tokens": ["<tool_call>"], "tags": [TC],
+         "stop_after_first": True}),
+     ["", "text" + CALLQ, CALLQ],
+     [CALLQ + CALLQ, CALLQ + "x"],
+     tokenizers=Q3)
+TD_RULES = [["<tool_call>", seq(js(CALL), token("</tool_call>"))]]
+case("token_dispatch/loop",
+     st({"type": "token_dispatch", "rules": TD_RULES, "loop": True, "exclude_tokens": ["<think>"]}),
+     ["", "hi", "hi" + CALLQ + "bye", CALLQ + CALLQ, "<tool_call> as text"],
+     [T("<tool_call>") + "x", "a" + T("<think>"), T("<tool_call>") + '{"name":"f"}'],
+     tokenizers=Q3)
+case("token_dispatch/no_loop",
+     st({"type": "token_dispatch", "rules": TD_RULES, "loop": False}),
+     ["", "hi" + CALLQ],
+     [CALLQ + "x", CALLQ + CALLQ],
+     tokenizers=Q3)
+
+# ---------------------------------------------------------------- legacy
+LEGACY = {"structures": [{"begin": "<function=get_weather>", "schema": CITY, "end": "</function>"},
+                         {"begin": "<function=get_time>", "schema": TZ, "end": "</function>"}],
+          "triggers": ["<function="]}
+case("legacy/structures_triggers", LEGACY,
+     ["", "hi " + W1 + " bye", T1 + W1],
+     ["<function=x>", '<function=get_weather>{"tz":"UTC"}</function>', "a <function="])
+case("legacy/with_type", dict(LEGACY, type="structural_tag"),
+     ["", "hi " + W1],
+     ['<function=get_weather>{"city":2}</function>'])
+
+# ---------------------------------------------------------------- nesting
+case("nesting/optional_then_or",
+     st(seq({"type": "optional", "content": tag("<r>", any_text(), "</r>")},
+            or_(tws([A, B], ", "), seq(cs("ANSWER: "), regex("[0-9]+"))))),
+     ["<r>hmm</r>ANSWER: 42", "ANSWER: 7", "<r></r><a>1</a>", "", "<r>x</r>", "<a>1</a>, <b>x</b>"],
+     ["<r>x</r>ANSWER: ", "ANSWER: 4<a>1</a>", "<r>a</r><r>b</r>", "ANSWER: 1, <b>x</b>"])
+case("nesting/plus_of_or_of_tags",
+     st({"type": "plus", "content": or_(tag("<x>", js(INT), "</x>"),
+                                          tag("<y>", regex("[a-z]+"), "</y>"))}),
+     ["<x>1</x>", "<y>ab</y><x>2</x>", "<x>0</x><x>0</x>"],
+     ["", "<y>AB</y>", "<x>1</y>", "<x>1</x> "])
+case("nesting/qwen3_think_then_tools",
+     st(seq(tag("<think>", any_text(), "</think>"),
+            tt(["<tool_call>"], [tag("<tool_call>\n", js(CALL), "\n</tool_call>")]))),
+     [T("<think>") + "reason" + T("</think>") + "\n\n" + T("<tool_call>") + '\n{"name":"f"}\n'
+      + T("</tool_call>"),
+      T("<think>") + T("</think>") + "ok",
+      T("<think>") + "a <tool_call> b" + T("</think>")],
+     [T("<think>") + "a" + T("</think>") + T("<tool_call>") + "x",
+      "ok" + T("<think>"),
+      T("<think>") + "a" + T("<tool_call>") + T("</think>"),
+      "<think>a</think>ok"],
+     tokenizers=Q3)
+case("nesting/sequence_in_or_in_tag",
+     st(tag("<out>", or_(seq(cs("A"), {"type": "star", "content": cs("a")}),
+                          seq(cs("B"), {"type": "optional", "content": js(INT)})), "</out>")),
+     ["<out>A</out>", "<out>Aaaa</out>", "<out>B</out>", "<out>B12</out>"],
+     ["<out>AB</out>", "<out></out>", "<out>Ba</out>", "<out>aA</out>"])
+case("nesting/tag_in_tag_any_text", st(tag("<o>", seq(cs("["), tag("<i>", any_text(), "</i>"),
+                                                    cs("]")), "</o>")),
+     ["<o>[<i>x</o></i>]</o>", "<o>[<i></i>]</o>"],
+     ["<o>[<i>x</i>]</o>]</o>", "<o>[<i>x</i></o>"])
+
+# ---------------------------------------------------------------- errors
+case("error/unknown_type",
+     st(seq(cs("a"), {"type": "nonsense"})), error="/format/elements/1")
+case("error/tag_without_content", st({"type": "tag", "begin": "<a>", "end": "</a>"}),
+     error="/format")
+case("error/trigger_matches_no_tag",
+     st(tt(["<function="], [tag("<tool>", js(CITY), "</tool>")])), error="/format")
+case("error/triggered_tags_token_begin",
+     st(tt(["<tool_call>"], [tag(token("<tool_call>"), js(CALL), token("</tool_call>"))])),
+     tokenizers=Q3, error="/format")
+case("error/unknown_style", st(js(CITY, style="yaml")), error="/format")
+case("error/bad_schema_pointer", st(tag("<a>", js({"type": 5}), "</a>")), error="/format/content")
+case("error/nested_pointer",
+     st(seq(cs("a"), or_(cs("b"), {"type": "regex"}))), error="/format/elements/1/elements/1")
+
+if __name__ == "__main__":
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "conformance.json"), "w", encoding="utf-8") as f:
+        json.dump(CASES, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+    print(len(CASES), "cases")
