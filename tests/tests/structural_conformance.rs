@@ -412,6 +412,47 @@ fn check_tokens(
     Ok(())
 }
 
+/// Bytes, byte-by-byte, token-walk and mask checks of `accept` and `reject` on `g`.
+#[allow(clippy::too_many_arguments)]
+fn check_strings(
+    run: &mut Run,
+    case: &str,
+    tk: &str,
+    tok: &LoadedTokenizer,
+    g: &Grammar,
+    accept: &[String],
+    reject: &[String],
+    rng: &mut Rng,
+) {
+    let vocab = &tok.vocab;
+    let all = accept.iter().map(|s| (s, true));
+    for (s, accept) in all.chain(reject.iter().map(|s| (s, false))) {
+        let missing = missing_tokens(s, vocab);
+        if !missing.is_empty() {
+            eprintln!("SKIP [{case}] {tk}: no token {missing:?} for {s:?}");
+            run.skips += 1;
+            continue;
+        }
+        let what = format!("{} {s:?}", if accept { "accept" } else { "reject" });
+        let bytes = case_bytes(s, vocab);
+        run.record(case, tk, "bytes", &what, check_bytes(g, &bytes, accept));
+        if accept {
+            run.record(case, tk, "bytes1", &what, check_bytes_one_by_one(g, &bytes));
+        }
+        let Some(ids) = case_tokens(s, tok) else {
+            eprintln!("SKIP [{case}] {tk}: cannot tokenize {s:?}");
+            run.skips += 1;
+            continue;
+        };
+        let mut mask_checks = Vec::new();
+        let r = check_tokens(g, &ids, accept, rng, &mut mask_checks);
+        run.record(case, tk, "tokens", &what, r);
+        for r in mask_checks {
+            run.record(case, tk, "mask", &what, r);
+        }
+    }
+}
+
 #[test]
 fn structural_tag_conformance() {
     let start = Instant::now();
@@ -466,38 +507,7 @@ fn structural_tag_conformance() {
                 }
             };
             run.record(&case.name, tk, "compile", "", Ok(()));
-            let all = case.accept.iter().map(|s| (s, true));
-            for (s, accept) in all.chain(case.reject.iter().map(|s| (s, false))) {
-                let missing = missing_tokens(s, vocab);
-                if !missing.is_empty() {
-                    eprintln!("SKIP [{}] {tk}: no token {missing:?} for {s:?}", case.name);
-                    run.skips += 1;
-                    continue;
-                }
-                let what = format!("{} {s:?}", if accept { "accept" } else { "reject" });
-                let bytes = case_bytes(s, vocab);
-                run.record(&case.name, tk, "bytes", &what, check_bytes(&g, &bytes, accept));
-                if accept {
-                    run.record(
-                        &case.name,
-                        tk,
-                        "bytes1",
-                        &what,
-                        check_bytes_one_by_one(&g, &bytes),
-                    );
-                }
-                let Some(ids) = case_tokens(s, tok) else {
-                    eprintln!("SKIP [{}] {tk}: cannot tokenize {s:?}", case.name);
-                    run.skips += 1;
-                    continue;
-                };
-                let mut mask_checks = Vec::new();
-                let r = check_tokens(&g, &ids, accept, &mut rng, &mut mask_checks);
-                run.record(&case.name, tk, "tokens", &what, r);
-                for r in mask_checks {
-                    run.record(&case.name, tk, "mask", &what, r);
-                }
-            }
+            check_strings(&mut run, &case.name, tk, tok, &g, &case.accept, &case.reject, &mut rng);
         }
         let failed = run.failures.len() > failures_before;
         for t in types {
@@ -542,5 +552,55 @@ fn case_file_is_well_formed() {
         for s in c.accept.iter().chain(&c.reject) {
             let _ = pieces(s);
         }
+    }
+}
+
+/// The runner itself, on Lark grammars with known languages: right expectations pass, wrong
+/// ones fail in every mode.
+#[test]
+fn runner_self_check() {
+    let toks = tokenizers();
+    let Some((_, qwen)) = toks.iter().find(|(n, _)| n == "qwen3") else {
+        return;
+    };
+    let lim = Limits::default();
+    let mut rng = Rng::new(1);
+    let strs = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    let g = Grammar::from_lark(
+        "start: \"hi \" <[151657]> /[a-z<>\\/_]+/ <[151658]>\n",
+        &qwen.vocab,
+        &lim,
+    )
+    .expect("lark");
+    let mut run = Run {
+        failures: Vec::new(),
+        by_mode: BTreeMap::new(),
+        by_type: BTreeMap::new(),
+        skips: 0,
+    };
+    let accept = strs(&[
+        "hi ⟨tok:<tool_call>⟩abc⟨tok:</tool_call>⟩",
+        "hi ⟨tok:<tool_call>⟩<tool_call>⟨tok:</tool_call>⟩",
+    ]);
+    let reject = strs(&[
+        "hi <tool_call>abc</tool_call>",
+        "hi ⟨tok:<tool_call>⟩abc",
+        "hi ⟨tok:<tool_call>⟩ABC⟨tok:</tool_call>⟩",
+        "hi ⟨tok:<tool_call>⟩abc⟨tok:</tool_call>⟩x",
+    ]);
+    check_strings(&mut run, "self", "qwen3", qwen, &g, &accept, &reject, &mut rng);
+    assert!(run.failures.is_empty(), "{:#?}", run.failures);
+    assert!(run.by_mode.contains_key(&("mask".to_owned(), "qwen3".to_owned())));
+    // Swapped expectations: every string fails in bytes and tokens modes.
+    let mut run = Run {
+        failures: Vec::new(),
+        by_mode: BTreeMap::new(),
+        by_type: BTreeMap::new(),
+        skips: 0,
+    };
+    check_strings(&mut run, "self", "qwen3", qwen, &g, &reject, &accept, &mut rng);
+    for mode in ["bytes", "bytes1", "tokens"] {
+        let t = &run.by_mode[&(mode.to_owned(), "qwen3".to_owned())];
+        assert_eq!(t.pass, 0, "{mode}: {:#?}", run.failures);
     }
 }
