@@ -3,13 +3,17 @@
 //!
 //! Entry point: [`crate::Grammar::from_structural_tag`]. Submodules:
 //! - [`lower`]: every format type except the XML styles of `json_schema`;
+//! - `text`: literals split at control tokens, and the free-text regexes;
 //! - [`xml`]: `json_schema` with the XML styles (`qwen_xml`, `minimax_xml`, ...);
 //! - [`presets`]: structural tags for common model families from a tool list.
 //!
 //! Errors name the format by its JSON pointer (`at /format/elements/1/content: ...`).
+//!
+//! [`GrammarIr`]: crate::grammar::ir::GrammarIr
 
 pub mod lower;
 pub mod presets;
+mod text;
 pub mod xml;
 
 pub use lower::lower;
