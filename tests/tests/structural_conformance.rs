@@ -14,7 +14,8 @@
 //! - `tokens`: each string is tokenized by the real tokenizer (text pieces separately, control
 //!   tokens as their ids) and walked: every token in the mask before it is consumed, EOS in
 //!   the mask at the end. A reject walk meets a disallowed token or ends not accepting;
-//! - `mask`: at a few steps of the accept walks, up to 200 allowed and 200 disallowed tokens
+//! - `mask`: at every step of short accept walks (a dozen steps of longer ones, and around
+//!   each control token), up to 200 allowed and 200 disallowed tokens
 //!   of the mask are replayed as bytes on a clone of the matcher (allowed ⇔ accepted; EOS ⇔
 //!   accepting).
 //!
@@ -42,6 +43,10 @@ struct Case {
     reject: Vec<String>,
     tokenizers: Option<Vec<String>>,
     error: Option<String>,
+    /// A known implementation bug or documented deviation: the case's failures are listed
+    /// as `XFAIL` and do not fail the test; a case that passes fails it (`XPASS`: drop the
+    /// field).
+    xfail: Option<String>,
 }
 
 fn cases() -> Vec<Case> {
@@ -66,6 +71,7 @@ fn cases() -> Vec<Case> {
                 reject: strings(c, "reject"),
                 tokenizers: c.get("tokenizers").map(|_| strings(c, "tokenizers")),
                 error: c.get("error").and_then(Value::as_str).map(str::to_owned),
+                xfail: c.get("xfail").and_then(Value::as_str).map(str::to_owned),
                 name,
             }
         })
@@ -360,15 +366,19 @@ fn check_tokens(
     let mut mask = vec![0u32; vocab.mask_words()];
     // Steps whose mask is checked: the first, one in the middle, the last, and after each
     // control token.
-    let mut exact: Vec<usize> = vec![0, ids.len() / 2, ids.len()];
+    let mut exact: Vec<usize> = if ids.len() <= 12 {
+        (0..=ids.len()).collect()
+    } else {
+        (0..=6).map(|k| k * ids.len() / 6).collect()
+    };
     for (i, &t) in ids.iter().enumerate() {
         if vocab.is_special(t) {
+            exact.push(i);
             exact.push(i + 1);
         }
     }
     exact.sort_unstable();
     exact.dedup();
-    exact.truncate(5);
     for (i, &t) in ids.iter().enumerate() {
         m.compute_mask(&mut mask).map_err(|e| format!("mask at {i}: {e}"))?;
         if accept && exact.contains(&i) {
@@ -470,12 +480,18 @@ fn structural_tag_conformance() {
     let json = JsonOptions::default();
     let limits = Limits::default();
     let mut rng = Rng::new(0x5eed);
+    let mut xfails: Vec<String> = Vec::new();
     for case in &cases {
         let mut types = Vec::new();
         format_types(&case.tag, &mut types);
         types.sort();
         types.dedup();
         let failures_before = run.failures.len();
+        if std::env::var_os("SIEVE_CONFORMANCE_ONLY")
+            .is_some_and(|only| !case.name.contains(only.to_str().unwrap_or_default()))
+        {
+            continue;
+        }
         let text = serde_json::to_string(&case.tag).expect("tag");
         for (tk, tok) in toks {
             if case.tokenizers.as_ref().is_some_and(|l| !l.contains(tk)) {
@@ -510,6 +526,15 @@ fn structural_tag_conformance() {
             check_strings(&mut run, &case.name, tk, tok, &g, &case.accept, &case.reject, &mut rng);
         }
         let failed = run.failures.len() > failures_before;
+        if let Some(why) = &case.xfail {
+            if failed {
+                let mine: Vec<String> = run.failures.drain(failures_before..).collect();
+                xfails.push(format!("[{}] ({why}):\n    {}", case.name, mine.join("\n    ")));
+            } else {
+                run.failures
+                    .push(format!("[{}] XPASS: passes now, drop its xfail ({why})", case.name));
+            }
+        }
         for t in types {
             let e = run.by_type.entry(t).or_default();
             e.0 += 1;
@@ -526,6 +551,12 @@ fn structural_tag_conformance() {
         eprintln!("  {mode:<8} {tk:<7} {:>5} / {}", t.pass, t.fail);
     }
     eprintln!("time: {:.1} s", start.elapsed().as_secs_f64());
+    if !xfails.is_empty() {
+        eprintln!("XFAIL ({} cases, known bugs and documented deviations):", xfails.len());
+        for x in &xfails {
+            eprintln!("  {x}");
+        }
+    }
     if !run.failures.is_empty() {
         let n = run.failures.len();
         panic!(

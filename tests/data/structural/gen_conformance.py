@@ -11,13 +11,25 @@ import os
 CASES = []
 
 
-def case(name, tag, accept=(), reject=(), tokenizers=None, error=None):
+def case(name, tag, accept=(), reject=(), tokenizers=None, error=None, xfail=None):
     c = {"name": name, "tag": tag, "accept": list(accept), "reject": list(reject)}
     if tokenizers:
         c["tokenizers"] = list(tokenizers)
     if error is not None:
         c["error"] = error
+    if xfail is not None:
+        c["xfail"] = xfail
     CASES.append(c)
+
+
+# Known implementation bugs and documented deviations (the runner lists their failures as
+# XFAIL; see the report in the commit history).
+XF_TEXT_SPELLING = ("sieve excludes the text spelling of a control-token end/trigger from free "
+                    "text (core/docs/structural.md); the spec rule says that spelling is just text")
+XF_ANY_ORDER = ("any_order: the spec enforces only key validity and the entry count, so "
+                "duplicate keys are allowed; sieve's AnyOrder forbids duplicates (a subset)")
+XF_EXCLUDE_TOKEN_TEXT = ("exclude_token's text branch is any non-empty text run in sieve "
+                         "(documented superset of 'one token')")
 
 
 def T(name):
@@ -133,11 +145,14 @@ case("json_schema/declared_order_explicit_false", st(js(NA, any_order=False)),
      ['{"name":"Bob","age":30}'],
      ['{"age":30,"name":"Bob"}'])
 case("json_schema/any_order", st(js(NA, any_order=True)),
-     ['{"name":"Bob","age":30}', '{"age":30,"name":"Bob"}', '{"age": 1, "name": "x"}',
-      # any_order: only key validity and per-key schemas; 2 entries >= 2 required.
-      '{"age":1,"age":2}'],
+     ['{"name":"Bob","age":30}', '{"age":30,"name":"Bob"}', '{"age": 1, "name": "x"}'],
      ['{"name":"Bob"}', '{"age":"x","name":"Bob"}', '{"zip":1,"name":"Bob"}', '{}',
       '{"age":1,"name":2}'])
+case("json_schema/any_order_entries_not_keys", st(js(NA, any_order=True)),
+     # any_order: only key validity and per-key schemas; 2 entries >= 2 required.
+     ['{"age":1,"age":2}', '{"name":"a","name":"b"}'],
+     ['{"age":1}'],
+     xfail=XF_ANY_ORDER)
 case("json_schema/max_whitespace_cnt",
      st(js({"type": "object", "properties": {"a": INT}, "required": ["a"],
             "additionalProperties": False}, max_whitespace_cnt=2)),
@@ -407,15 +422,19 @@ case("tag/any_text_several_ends", st(tag("[", any_text(), ["]", "|]"])),
 case("tag/qwen3_think_tokens", st(tag("<think>", any_text(), "</think>")),
      [T("<think>") + "reasoning <b> here" + T("</think>"),
       T("<think>") + T("</think>"),
-      # The text spelling of </think> is text, not the end token.
-      T("<think>") + "a</think>b" + T("</think>"),
-      T("<think>") + "<think>" + T("</think>")],
+      T("<think>") + "<think>" + T("</think>"),
+      T("<think>") + "a</think" + T("</think>")],
      ["<think>abc</think>",
       T("<think>") + "abc",
       T("<think>") + "a" + T("</think>") + "b",
       T("<think>") + "abc</think>",
       "<think>abc" + T("</think>")],
      tokenizers=Q3)
+case("control_text_spelling/tag_end_in_any_text", st(tag("<think>", any_text(), "</think>")),
+     # The text spelling of </think> is text, not the end token.
+     [T("<think>") + "a</think>b" + T("</think>")],
+     [],
+     tokenizers=Q3, xfail=XF_TEXT_SPELLING)
 case("tag/llama3_think_text", st(tag("<think>", any_text(), "</think>")),
      ["<think>abc</think>", "<think></think>", "<think><think></think>"],
      ["<think>a</think>b</think>", "<think>abc", "abc</think>"],
@@ -435,18 +454,35 @@ case("tag/token_format_by_id_qwen3",
       T("<|im_start|>") + "assistant\n"],
      tokenizers=Q3)
 case("tag/end_is_eos_token_qwen3", st(tag("A:", any_text(), "<|im_end|>")),
-     ["A:hello" + T("<|im_end|>"), "A:" + T("<|im_end|>"), "A:x<|im_end|>y" + T("<|im_end|>")],
+     ["A:hello" + T("<|im_end|>"), "A:" + T("<|im_end|>"), "A:x<|im_endy" + T("<|im_end|>")],
      ["A:hello<|im_end|>", "A:hello", "A:a" + T("<|im_end|>") + "b"],
      tokenizers=Q3)
+case("control_text_spelling/eos_end_in_any_text", st(tag("A:", any_text(), "<|im_end|>")),
+     ["A:x<|im_end|>y" + T("<|im_end|>")],
+     [],
+     tokenizers=Q3, xfail=XF_TEXT_SPELLING)
 case("tag/any_tokens_token_ends_qwen3",
      st(tag(token("<think>"), {"type": "any_tokens"}, token("</think>"))),
      [T("<think>") + "hello " + T("<tool_response>") + " world" + T("</think>"),
       T("<think>") + T("</think>"),
-      T("<think>") + "</think>" + T("</think>")],
-     [T("<think>") + "a" + T("</think>") + "b" + T("</think>"),
-      T("<think>") + "a",
+      T("<think>") + "</think" + T("</think>")],
+     [T("<think>") + "a",
       "<think>a</think>"],
      tokenizers=Q3)
+case("any_tokens/tag_end_token_auto_excluded",
+     st(tag(token("<think>"), {"type": "any_tokens"}, token("</think>"))),
+     [T("<think>") + "a" + T("</think>")],
+     # The content stops at the first end token: `b</think>` is left over.
+     [T("<think>") + "a" + T("</think>") + "b" + T("</think>"),
+      T("<think>") + T("</think>") + T("</think>")],
+     tokenizers=Q3,
+     xfail="bug: any_tokens inside a tag with a token end does not exclude the end token")
+case("control_text_spelling/any_tokens_text",
+     st(tag(token("<think>"), {"type": "any_tokens"}, token("</think>"))),
+     # any_tokens is token-level: the text tokens spelling </think> are tokens like any other.
+     [T("<think>") + "</think>" + T("</think>")],
+     [],
+     tokenizers=Q3, xfail=XF_TEXT_SPELLING)
 
 # ---------------------------------------------------------------- triggered_tags
 WEATHER = tag("<function=get_weather>", js(CITY), "</function>")
@@ -497,12 +533,18 @@ case("triggered_tags/inside_tag",
 case("triggered_tags/qwen3_token_trigger",
      st(tt(["<tool_call>"], [tag("<tool_call>", js(CALL), "</tool_call>")])),
      ["", "hi", "hi " + T("<tool_call>") + '{"name":"f"}' + T("</tool_call>"),
-      "see <tool_call> text", T("<tool_call>") + '{"name":"f"}' + T("</tool_call>") + " bye",
+      "see <tool_call text", T("<tool_call>") + '{"name":"f"}' + T("</tool_call>") + " bye",
       "</tool_call>"],
      [T("<tool_call>") + "oops", "hi" + T("<tool_call>") + '{"name":"g"}' + T("</tool_call>"),
       T("<tool_call>") + '{"name":"f"}</tool_call>', "a" + T("<think>") + "b",
       T("<tool_call>")],
      tokenizers=Q3)
+case("control_text_spelling/trigger_in_free_text",
+     st(tt(["<tool_call>"], [tag("<tool_call>", js(CALL), "</tool_call>")])),
+     # The text spelling of the trigger token does not trigger: it is text.
+     ["see <tool_call> text", '<tool_call>{"name":"g"}</tool_call>'],
+     [],
+     tokenizers=Q3, xfail=XF_TEXT_SPELLING)
 case("triggered_tags/qwen3_token_trigger_with_newlines",
      st(tt(["<tool_call>"], [tag("<tool_call>\n", js(CALL), "\n</tool_call>")],
            at_least_one=True)),
@@ -590,14 +632,20 @@ case("exclude_token/control_tokens",
      [T("<think>") + T("<tool_call>") + T("</think>"),
       T("<think>") + T("</think>"),
       T("<think>") + T("<think>") + T("<think>") + T("</think>"),
-      T("<think>") + "a b" + T("</think>")],
+      T("<think>") + "a" + T("<think>") + T("</think>")],
      tokenizers=Q3)
 case("exclude_token/text_token",
      st(seq(token("<think>"), {"type": "exclude_token", "exclude_tokens": ["</think>"]},
             token("</think>"))),
-     [T("<think>") + "a" + T("</think>")],
-     [T("<think>") + "a b c d" + T("</think>")],
+     [T("<think>") + "a" + T("</think>"), T("<think>") + " the" + T("</think>")],
+     [T("<think>") + T("</think>"), T("<think>") + T("</think>") + T("</think>")],
      tokenizers=Q3)
+case("exclude_token/one_text_token_only",
+     st(seq(token("<think>"), {"type": "exclude_token", "exclude_tokens": ["</think>"]},
+            token("</think>"))),
+     [T("<think>") + "a" + T("</think>")],
+     [T("<think>") + "a b c d" + T("</think>"), T("<think>") + "a b" + T("</think>")],
+     tokenizers=Q3, xfail=XF_EXCLUDE_TOKEN_TEXT)
 case("any_tokens/exclude",
      st(tag(token("<think>"), {"type": "any_tokens", "exclude_tokens": ["<tool_call>"]},
             token("</think>"))),
@@ -622,10 +670,15 @@ TC = tag(token("<tool_call>"), js(CALL), token("</tool_call>"))
 CALLQ = T("<tool_call>") + '{"name":"f"}' + T("</tool_call>")
 case("token_triggered_tags/basic",
      st({"type": "token_triggered_tags", "trigger_tokens": ["<tool_call>"], "tags": [TC]}),
-     ["", "text", "text" + CALLQ + "more", CALLQ + CALLQ, "see <tool_call> text"],
+     ["", "text", "text" + CALLQ + "more", CALLQ + CALLQ, "see <tool_call text"],
      [T("<tool_call>") + "oops", T("<tool_call>") + '{"name":"f"}',
       T("<tool_call>") + '{"name":"g"}' + T("</tool_call>")],
      tokenizers=Q3)
+case("control_text_spelling/token_trigger_in_free_tokens",
+     st({"type": "token_triggered_tags", "trigger_tokens": ["<tool_call>"], "tags": [TC]}),
+     ["see <tool_call> text"],
+     [],
+     tokenizers=Q3, xfail=XF_TEXT_SPELLING)
 case("token_triggered_tags/control_token_in_free_part",
      st({"type": "token_triggered_tags", "trigger_tokens": ["<tool_call>"], "tags": [TC]}),
      ["a" + T("<think>") + "b"],
@@ -652,9 +705,14 @@ case("token_triggered_tags/stop_after_first",
 TD_RULES = [["<tool_call>", seq(js(CALL), token("</tool_call>"))]]
 case("token_dispatch/loop",
      st({"type": "token_dispatch", "rules": TD_RULES, "loop": True, "exclude_tokens": ["<think>"]}),
-     ["", "hi", "hi" + CALLQ + "bye", CALLQ + CALLQ, "<tool_call> as text"],
+     ["", "hi", "hi" + CALLQ + "bye", CALLQ + CALLQ, "<tool_call as text"],
      [T("<tool_call>") + "x", "a" + T("<think>"), T("<tool_call>") + '{"name":"f"}'],
      tokenizers=Q3)
+case("control_text_spelling/token_dispatch_free_tokens",
+     st({"type": "token_dispatch", "rules": TD_RULES, "loop": True}),
+     ["<tool_call> as text"],
+     [],
+     tokenizers=Q3, xfail=XF_TEXT_SPELLING)
 case("token_dispatch/no_loop",
      st({"type": "token_dispatch", "rules": TD_RULES, "loop": False}),
      ["", "hi" + CALLQ],
@@ -705,6 +763,112 @@ case("nesting/tag_in_tag_any_text", st(tag("<o>", seq(cs("["), tag("<i>", any_te
      ["<o>[<i>x</o></i>]</o>", "<o>[<i></i>]</o>"],
      ["<o>[<i>x</i>]</o>]</o>", "<o>[<i>x</i></o>"])
 
+# ---------------------------------------------------------------- more interactions
+case("tag/any_text_max_chars", st(tag("<t>", any_text(max_chars=3), "</t>")),
+     ["<t>abc</t>", "<t></t>", "<t>日本語</t>", "<t></t</t>"],
+     ["<t>abcd</t>", "<t>ab</t>c</t>", "<t>abc"])
+case("tag/ends_prefix_of_each_other", st(tag("<a>", any_text(), ["</a>", "</a>!"])),
+     ["<a>x</a>", "<a>x</a>!", "<a></a>!"],
+     ["<a>x</a>!!", "<a>x</a>y", "<a>x</a>!</a>"],
+     xfail="bug: with ends `</a>` and `</a>!`, the longer end is never reachable")
+case("or/tags_same_begin_different_ends",
+     st(or_(tag("<a>", any_text(), "</a>"), tag("<a>", any_text(), "</b>"))),
+     ["<a>x</a>", "<a>x</b>", "<a>x</a>y</b>", "<a></b>"],
+     ["<a>x</a>y</a>", "<a>x</b>y</b>", "<a>x"])
+case("star/of_tags_with_any_text", st({"type": "star", "content": tag("<a>", any_text(), "</a>")}),
+     ["", "<a>x</a>", "<a>x</a><a>y</a>", "<a><a></a><a></a>"],
+     ["<a>x</a>y</a>", "<a>x</a> <a>y</a>", "<a>"])
+case("triggered_tags/any_text_tag",
+     st(tt(["<note"], [tag("<note>", any_text(), "</note>"), tag("<note2>", js(INT), "</note>")])),
+     ["x<note>free < text</note>y", "<note></note><note2>5</note>", "a <not b"],
+     ["x<note>a</note", "<note2>x</note>", "<notes>", "<note>a"])
+case("triggered_tags/tags_with_several_ends",
+     st(tt(["<r"], [tag("<r>", cs("ok"), ["</r>", "</R>"])])),
+     ["<r>ok</r>", "<r>ok</R> and <r>ok</r>", "x <R>"],
+     ["<r>ok</x>", "<r>no</r>", "<r>ok"])
+case("triggered_tags/unicode", st(tt(["«"], [tag("«x»", cs("é"), "«/x»")])),
+     ["", "ça va", "ça «x»é«/x» va", "«x»é«/x»«x»é«/x»"],
+     ["«", "«y»", "«x»e«/x»"])
+case("triggered_tags/begin_extends_another_begin",
+     st(tt(["<f="], [tag("<f=get>", cs("1"), "</f>"), tag("<f=get_all>", cs("2"), "</f>")])),
+     ["<f=get>1</f>", "<f=get_all>2</f>", "a<f=get_all>2</f>b<f=get>1</f>"],
+     ["<f=get>2</f>", "<f=get_all>1</f>", "<f=ge>1</f>", "<f=get_>2</f>"])
+case("dispatch/json_rule",
+     st({"type": "dispatch", "rules": [["CALL ", js(CITY)]], "loop": True}),
+     ['say CALL {"city":"P"} ok', "", 'CALL {"city":"P"}CALL {"city":"Q"}', "CALL"],
+     ['CALL {"city":1}', "CALL x", 'CALL {"city":"P"'])
+case("tags_with_separator/any_text_tags",
+     st(tws([tag("<a>", any_text(), "</a>")], ",", at_least_one=True)),
+     ["<a>x,y</a>", "<a>x</a>,<a></a>", "<a><a></a>"],
+     ["<a>x</a>,", "<a>x</a>y</a>", "<a>x</a> ,<a>y</a>", ""])
+case("qwen_xml/scalar_types",
+     st(js({"type": "object",
+            "properties": {"flag": {"type": "boolean"}, "n": {"type": "number"},
+                           "kind": {"enum": ["a", "b"]}, "nothing": {"type": "null"}},
+            "required": ["flag", "n", "kind"], "additionalProperties": False},
+           style="qwen_xml")),
+     [qw(("flag", "true"), ("n", "1.5"), ("kind", "a")),
+      qw(("flag", "false"), ("n", "-2e3"), ("kind", "b"), ("nothing", "null"))],
+     [qw(("flag", "yes"), ("n", "1"), ("kind", "a")),
+      qw(("flag", "true"), ("n", "one"), ("kind", "a")),
+      qw(("flag", "true"), ("n", "1"), ("kind", "c")),
+      qw(("flag", "true"), ("n", "1"), ("kind", "a"), ("nothing", "nil"))])
+case("qwen_xml/no_properties",
+     st(js({"type": "object", "properties": {}, "additionalProperties": False}, style="qwen_xml")),
+     [""],
+     [qw(("a", "1")), "x"])
+case("qwen_xml/in_triggered_tags",
+     st(tt(["<function="], [tag("<function=get_weather>", js(CITY, style="qwen_xml"), "</function>")])),
+     ["ok <function=get_weather>" + qw(("city", "Paris")) + "</function> done",
+      "<function=get_weather>" + qw(("city", "a</function>b")) + "</function>"],
+     ["<function=get_weather>" + qw(("town", "Paris")) + "</function>",
+      "<function=get_weather></function>",
+      "<function=get_weather>" + qw(("city", "Paris"))])
+case("minimax_xml/in_tag",
+     st(tag("<invoke name=\"f\">", js(CITY, style="minimax_xml"), "</invoke>")),
+     ['<invoke name="f">' + mm(("city", "Rome")) + "</invoke>"],
+     ['<invoke name="f">' + mm(("city", "Rome")), '<invoke name="g">' + mm(("city", "Rome")) + "</invoke>"])
+case("sequence/const_then_any_text_then_tag",
+     st(seq(cs("Q: "), any_text(), tag("<a>", js(INT), "</a>"))),
+     ["Q: hi<a>1</a>", "Q: <a>2</a>", "Q: x <b> y<a>3</a>"],
+     ["Q: hi<a>x</a>", "Q: hi", "Q: <a>1</a><a>2</a>"])
+case("sequence/any_text_then_json",
+     st(seq(any_text(), js(INT))),
+     # any_text is any text; the integer takes the digits it needs.
+     ["abc12", "7", "x-1", "a1b2"],
+     ["abc", "", "1.5x"],
+     xfail="documented: any_text before a non-literal format is lexed greedily: "
+           "after `abc` no completion exists (a dead end the mask allows)")
+case("triggered_tags/begin_remainder_prefix_of_another",
+     st(tt(["<f="], [tag("<f=get>", cs("1"), "</f>"), tag("<f=get>x", cs("2"), "</f>")])),
+     ["<f=get>1</f>", "<f=get>x2</f>", "a<f=get>x2</f>b<f=get>1</f>"],
+     ["<f=get>2</f>", "<f=get>x1</f>", "<f=get>"])
+case("nesting/triggered_tags_in_sequence_with_const_end",
+     st(seq(tt(["<f="], [tag("<f=x>", cs("1"), "</f>")]), cs("<END>"))),
+     ["<END>", "text<END>", "a<f=x>1</f>b<END>"],
+     ["text", "<END>x", "a<f=x>1</f>b", "<f=<END>"])
+case("nesting/repeat_of_optional", st({"type": "repeat", "min": 2, "max": 2,
+                                       "content": seq(cs("a"), {"type": "optional", "content": cs("b")})}),
+     ["aa", "aba", "abab", "aab"],
+     ["a", "ab", "aaa", "abb"])
+case("nesting/qwen3_reasoning_then_answer_or_tools",
+     st(seq(tag("<think>", any_text(), "</think>"),
+            or_(tws([tag("<tool_call>\n", js(CALL), "\n</tool_call>")], "\n", at_least_one=True),
+                seq(any_text(), cs("<|im_end|>"))))),
+     [T("<think>") + "hm" + T("</think>") + T("<tool_call>") + '\n{"name":"f"}\n' + T("</tool_call>"),
+      T("<think>") + T("</think>") + "The answer." + T("<|im_end|>")],
+     [T("<think>") + "hm" + T("</think>"),
+      T("<think>") + T("</think>") + "x" + T("<tool_call>") + '\n{"name":"f"}\n' + T("</tool_call>"),
+      T("<think>") + T("</think>") + "The answer.<|im_end|>"],
+     tokenizers=Q3)
+case("nesting/llama3_header_then_json",
+     st(seq(cs("<|start_header_id|>assistant<|end_header_id|>\n\n"), js(CALL), cs("<|eot_id|>"))),
+     [T("<|start_header_id|>") + "assistant" + T("<|end_header_id|>") + '\n\n{"name":"f"}'
+      + T("<|eot_id|>")],
+     [T("<|start_header_id|>") + "assistant" + T("<|end_header_id|>") + '\n\n{"name":"f"}',
+      T("<|start_header_id|>") + "assistant" + T("<|end_header_id|>") + '\n\n{"name":"f"}<|eot_id|>'],
+     tokenizers=L3)
+
 # ---------------------------------------------------------------- errors
 case("error/unknown_type",
      st(seq(cs("a"), {"type": "nonsense"})), error="/format/elements/1")
@@ -714,7 +878,8 @@ case("error/trigger_matches_no_tag",
      st(tt(["<function="], [tag("<tool>", js(CITY), "</tool>")])), error="/format")
 case("error/triggered_tags_token_begin",
      st(tt(["<tool_call>"], [tag(token("<tool_call>"), js(CALL), token("</tool_call>"))])),
-     tokenizers=Q3, error="/format")
+     tokenizers=Q3, error="/format",
+     xfail="sieve accepts a token-format begin in triggered_tags (the spec: tag begins must be strings)")
 case("error/unknown_style", st(js(CITY, style="yaml")), error="/format")
 case("error/bad_schema_pointer", st(tag("<a>", js({"type": 5}), "</a>")), error="/format/content")
 case("error/nested_pointer",
