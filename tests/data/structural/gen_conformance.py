@@ -869,6 +869,92 @@ case("nesting/llama3_header_then_json",
       T("<|start_header_id|>") + "assistant" + T("<|end_header_id|>") + '\n\n{"name":"f"}<|eot_id|>'],
      tokenizers=L3)
 
+# ---------------------------------------------------------------- more XML
+case("qwen_xml/value_ending_like_close_tag", st(js(CITY, style="qwen_xml")),
+     [qw(("city", "a</parameter")), qw(("city", "</parameter </parameter")), qw(("city", "<</")),
+      qw(("city", "a</parameter >"))],
+     [qw(("city", "a")) + "</parameter>", "<parameter=city>a</parameter", "<parameter=city>"])
+case("qwen_xml/ref_and_any_of",
+     st(js({"type": "object", "$defs": {"C": {"type": "string"}},
+            "properties": {"c": {"$ref": "#/$defs/C"},
+                           "v": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+            "required": ["c", "v"], "additionalProperties": False}, style="qwen_xml")),
+     [qw(("c", "raw text"), ("v", "12")), qw(("c", "x"), ("v", "abc"))],
+     [qw(("c", "x")), qw(("v", "1"), ("c", "x"))])
+case("qwen_xml/any_order_duplicates", st(js(NA, style="qwen_xml", any_order=True)),
+     [qw(("age", "1"), ("age", "2"))],
+     [qw(("age", "1"))],
+     xfail=XF_ANY_ORDER)
+case("minimax_xml/optional_and_any_order", st(js(NAN, style="minimax_xml", any_order=True)),
+     [mm(("note", "n"), ("age", "1"), ("name", "B")), mm(("name", "B"), ("age", "1"))],
+     [mm(("name", "B")), mm(("zip", "1"), ("name", "B"))])
+case("glm_xml/optional_and_whitespace", st(js(NAN, style="glm_xml")),
+     [glm(("name", "Bob"), ("age", "30"), ("note", "n")),
+      glm(("name", "Bob")) + "\n" + glm(("age", "30"))],
+     [glm(("name", "Bob"), ("note", "n"), ("age", "30")), glm(("name", "Bob"), ("age", "30"), ("x", "1"))])
+case("deepseek_xml/optional", st(js(NAN, style="deepseek_xml")),
+     [ds(("name", "true", "Bob"), ("age", "false", "30"), ("note", "true", "</｜DSML｜param"))],
+     [ds(("name", "true", "Bob"), ("note", "true", "n"), ("age", "false", "30"))])
+case("cohere_xml/nested_dict_and_list",
+     st(js({"type": "object",
+            "properties": {"config": {"type": "object",
+                                      "properties": {"mode": {"type": "string"},
+                                                     "enabled": {"type": "boolean"}},
+                                      "required": ["mode", "enabled"]},
+                           "items": {"type": "array", "items": {"type": "string"},
+                                     "minItems": 2, "maxItems": 2}},
+            "required": ["config", "items"]}, style="cohere_xml")),
+     ['<cofl:value name="config" type="dict">'
+      '<cofl:value name="mode" type="raw">fast</cofl:value>'
+      '<cofl:value name="enabled" type="json">true</cofl:value>'
+      '</cofl:value>'
+      '<cofl:value name="items" type="list">'
+      '<cofl:value type="raw">first</cofl:value>'
+      '<cofl:value type="raw">second</cofl:value>'
+      '</cofl:value>'],
+     ['<cofl:value name="config" type="dict">'
+      '<cofl:value name="mode" type="raw">fast</cofl:value>'
+      '<cofl:value name="enabled" type="json">true</cofl:value>'
+      '</cofl:value>'
+      '<cofl:value name="items" type="list">'
+      '<cofl:value name="0" type="raw">first</cofl:value>'
+      '<cofl:value type="raw">second</cofl:value>'
+      '</cofl:value>',
+      '<cofl:value name="config" type="dict">'
+      '<cofl:value name="mode" type="raw">fast</cofl:value>'
+      '</cofl:value>'
+      '<cofl:value name="items" type="list">'
+      '<cofl:value type="raw">first</cofl:value>'
+      '<cofl:value type="raw">second</cofl:value>'
+      '</cofl:value>'])
+case("kimi_k3_xml/optional_and_whitespace", st(js(NAN, style="kimi_k3_xml")),
+     [kimi(("name", "string", "Bob"), ("age", "number", "30"), ("note", "string", "n")),
+      kimi(("name", "string", "Bob")) + "\n" + kimi(("age", "number", "\t30\n"))],
+     [kimi(("name", "string", "Bob"), ("note", "string", "n"), ("age", "number", "30"))])
+
+# ---------------------------------------------------------------- more nesting
+case("dispatch/qwen3_control_token_pattern",
+     st({"type": "dispatch", "rules": [["<tool_call>", seq(js(CALL), cs("</tool_call>"))]]}),
+     ["hi " + CALLQ + " bye", "", "a " + CALLQ + CALLQ],
+     [T("<tool_call>") + "x", T("<tool_call>") + '{"name":"f"}</tool_call>', "a" + T("<think>")],
+     tokenizers=Q3)
+case("triggered_tags/at_least_one_inside_tag",
+     st(tag("<response>", tt(["<function="], [WEATHER, TIME], at_least_one=True), "</response>")),
+     ["<response>" + W1 + "</response>", "<response>" + W1 + " and " + T1 + "</response>"],
+     ["<response></response>", "<response>x" + W1 + "</response>", "<response>" + W1])
+case("tags_with_separator/inside_tag",
+     st(tag("[", tws([A], ","), "]")),
+     ["[]", "[<a>1</a>,<a>2</a>]", "[<a>1</a>]"],
+     ["[<a>1</a>,]", "[,<a>1</a>]", "[<a>1</a><a>2</a>]"])
+case("dispatch/no_loop_inside_tag",
+     st(tag("<r>", {"type": "dispatch", "rules": RULES, "loop": False, "excludes": ["</r>"]}, "</r>")),
+     ["<r>ab</r>", "<r>ab<e>!</r>", "<r></r>"],
+     ["<r><e>!x</r>", "<r><e>!<e>!</r>", "<r>a</r>b</r>"])
+case("or/any_text_tag_or_const",
+     st(or_(tag("<t>", any_text(), "</t>"), cs("none"))),
+     ["none", "<t>none</t>", "<t></t>"],
+     ["nonenone", "<t>x</t>none", ""])
+
 # ---------------------------------------------------------------- errors
 case("error/unknown_type",
      st(seq(cs("a"), {"type": "nonsense"})), error="/format/elements/1")
@@ -884,6 +970,19 @@ case("error/unknown_style", st(js(CITY, style="yaml")), error="/format")
 case("error/bad_schema_pointer", st(tag("<a>", js({"type": 5}), "</a>")), error="/format/content")
 case("error/nested_pointer",
      st(seq(cs("a"), or_(cs("b"), {"type": "regex"}))), error="/format/elements/1/elements/1")
+
+case("error/sequence_elements_not_list", st({"type": "sequence", "elements": {"type": "const_string"}}),
+     error="/format")
+case("error/const_string_not_string", st(seq(cs("a"), {"type": "const_string", "value": 5})),
+     error="/format/elements/1")
+case("error/repeat_negative_min", st({"type": "repeat", "min": -2, "max": 3, "content": cs("a")}),
+     error="/format")
+case("error/tag_end_empty_list", st(tag("<a>", cs("x"), [])), error="/format")
+case("error/json_schema_not_schema", st(js(5)), error="/format")
+case("error/missing_format", {"type": "structural_tag"}, error="format")
+case("error/deep_pointer",
+     st(seq(cs("a"), tag("<b>", or_(cs("c"), {"type": "plus"}), "</b>"))),
+     error="/format/elements/1/content/elements/1")
 
 if __name__ == "__main__":
     here = os.path.dirname(os.path.abspath(__file__))
