@@ -17,7 +17,8 @@
 //! - `mask`: at every step of short accept walks (a dozen steps of longer ones, and around
 //!   each control token), up to 200 allowed and 200 disallowed tokens
 //!   of the mask are replayed as bytes on a clone of the matcher (allowed ⇔ accepted; EOS ⇔
-//!   accepting).
+//!   accepting);
+//! - `live`: at the same steps, the prefix has a completion (`shortest_completion`).
 //!
 //! Every failure is collected and listed at the end with a per-format-type summary.
 
@@ -353,6 +354,15 @@ fn check_mask_exact(m: &Matcher, mask: &[u32], rng: &mut Rng) -> Result<(), Stri
     Ok(())
 }
 
+/// A prefix of an accepted string has a completion (`shortest_completion`): the mask never
+/// leads into a dead end. A search over its budget is not a failure.
+fn check_live(m: &mut Matcher) -> Result<(), String> {
+    match m.shortest_completion() {
+        Ok(Some(_)) | Err(_) => Ok(()),
+        Ok(None) => Err("no completion exists (dead end)".to_owned()),
+    }
+}
+
 /// Token walk of one string; mask checks at a few steps of accept walks.
 fn check_tokens(
     g: &Grammar,
@@ -360,6 +370,7 @@ fn check_tokens(
     accept: bool,
     rng: &mut Rng,
     mask_checks: &mut Vec<Result<(), String>>,
+    live_checks: &mut Vec<Result<(), String>>,
 ) -> Result<(), String> {
     let vocab = g.vocab().clone();
     let mut m = Matcher::new(g);
@@ -383,6 +394,9 @@ fn check_tokens(
         m.compute_mask(&mut mask).map_err(|e| format!("mask at {i}: {e}"))?;
         if accept && exact.contains(&i) {
             mask_checks.push(check_mask_exact(&m, &mask, rng).map_err(|e| {
+                format!("step {i} after {}: {e}", show(&vocab.tokens_to_text(&ids[..i])))
+            }));
+            live_checks.push(check_live(&mut m).map_err(|e| {
                 format!("step {i} after {}: {e}", show(&vocab.tokens_to_text(&ids[..i])))
             }));
         }
@@ -454,11 +468,14 @@ fn check_strings(
             run.skips += 1;
             continue;
         };
-        let mut mask_checks = Vec::new();
-        let r = check_tokens(g, &ids, accept, rng, &mut mask_checks);
+        let (mut mask_checks, mut live_checks) = (Vec::new(), Vec::new());
+        let r = check_tokens(g, &ids, accept, rng, &mut mask_checks, &mut live_checks);
         run.record(case, tk, "tokens", &what, r);
         for r in mask_checks {
             run.record(case, tk, "mask", &what, r);
+        }
+        for r in live_checks {
+            run.record(case, tk, "live", &what, r);
         }
     }
 }
