@@ -37,6 +37,11 @@ pub fn lower(
     budget: &mut CompileBudget,
 ) -> Result<GrammarIr, GrammarError> {
     let mut root = json::parse_schema_within(text, budget)?;
+    // The special-token names (`SpecialNames`): each name, its ids and a map entry.
+    let names_bytes = vocab.special_tokens().iter().fold(0usize, |acc, &id| {
+        acc.saturating_add(vocab.token_text(id).len() + 64)
+    });
+    budget.charge(names_bytes).map_err(GrammarError::limit)?;
     let legacy = root.get("format").is_none() && root.get("structures").is_some();
     let (format, ptr) = top_format(&mut root)?;
     let mut l = Lowerer::new(json, vocab, limits, budget);
@@ -163,6 +168,9 @@ struct Work<'v> {
 struct Lit {
     pieces: Vec<Piece>,
     raw: Vec<u8>,
+    /// In a follow: the nonterminal derived after this literal (the rest of the `or`
+    /// alternative the literal starts), if any.
+    then: Option<u32>,
 }
 
 impl Lit {
@@ -170,6 +178,9 @@ impl Lit {
         self.pieces.is_empty()
     }
 }
+
+/// A format that starts with a literal: the literal, the format, its pointer.
+type Led<'v> = (Lit, &'v Value, String);
 
 /// What may come after a stop of free text (a trigger, a dispatch pattern): alternatives,
 /// each a symbol sequence (none: the stop may not occur).
@@ -365,6 +376,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         Ok(Lit {
             pieces: self.names.split(s.as_bytes()),
             raw: s.as_bytes().to_vec(),
+            then: None,
         })
     }
 
@@ -381,6 +393,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                         .token_text(ids.first().copied().unwrap_or(0))
                         .to_vec(),
                     pieces: vec![Piece::Special(ids)],
+                    then: None,
                 })
             }
             _ => Err(err_syntax(ptr, "must be a string or a token format")),
@@ -408,7 +421,9 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         let lits = self.follows.get(f).cloned().unwrap_or_default();
         let mut alts = Vec::with_capacity(lits.len());
         for lit in &lits {
-            alts.push(self.pieces(&lit.pieces, ptr)?);
+            let mut alt = self.pieces(&lit.pieces, ptr)?;
+            alt.extend(lit.then.map(IrSymbol::Nonterminal));
+            alts.push(alt);
         }
         if let [one] = alts.as_slice() {
             return Ok(one.clone());
@@ -858,10 +873,55 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         }
     }
 
-    /// Elements in order. An element directly followed by a literal (a `const_string`, or
-    /// a `tag`'s `begin`) derives that literal itself (its follow), so free text ending there
-    /// is one lexeme; the literal's own element is then skipped (a `const_string`) or lowered
-    /// without its `begin` (a `tag`). The last element derives the sequence's follow.
+    /// The alternatives of an `or` that each start with a literal (see
+    /// [`Lowerer::leading_lit`]): `(literal, alternative, pointer)`; `None` for other formats.
+    fn or_leads(&mut self, v: &'v Value, ptr: &str) -> Result<Option<Vec<Led<'v>>>, GrammarError> {
+        if v.get("type").and_then(Value::as_str) != Some("or") {
+            return Ok(None);
+        }
+        let Some(Value::Array(elems)) = v.get("elements") else {
+            return Ok(None);
+        };
+        let eptr = child(ptr, "elements");
+        let mut out = Vec::with_capacity(elems.len());
+        for (i, e) in elems.iter().enumerate() {
+            let p = child(&eptr, i);
+            match self.leading_lit(e, &p)? {
+                Some(lit) => out.push((lit, e, p)),
+                None => return Ok(None),
+            }
+        }
+        Ok((!out.is_empty()).then_some(out))
+    }
+
+    /// The follow an element gives the one before it when it starts with a literal: a
+    /// `const_string`, a `tag` (its `begin`), or an `or` of those (each literal then the rest
+    /// of its alternative, lowered here with `follow`). `None` for other formats.
+    fn lead_follow(
+        &mut self,
+        v: &'v Value,
+        ptr: &str,
+        follow: Option<usize>,
+    ) -> Result<Option<usize>, GrammarError> {
+        if let Some(lit) = self.leading_lit(v, ptr)? {
+            return Ok(Some(self.add_follow(vec![lit])));
+        }
+        let Some(alts) = self.or_leads(v, ptr)? else {
+            return Ok(None);
+        };
+        let mut lits = Vec::with_capacity(alts.len());
+        for (mut lit, alt, p) in alts {
+            lit.then = Some(self.sub(alt, p, follow, true)?);
+            lits.push(lit);
+        }
+        Ok(Some(self.add_follow(lits)))
+    }
+
+    /// Elements in order. An element directly followed by one that starts with a literal
+    /// (see [`Lowerer::lead_follow`]) derives that literal itself (its follow), so free text
+    /// ending there is one lexeme; the next element is then skipped (a `const_string`, an
+    /// `or` whose alternatives the follow derives) or lowered without its `begin` (a `tag`).
+    /// The last element derives the sequence's follow.
     fn sequence(
         &mut self,
         v: &'v Value,
@@ -874,27 +934,49 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         let mut rhs = Vec::with_capacity(elems.len());
         // Whether the previous element derived this element's leading literal.
         let mut consumed = false;
-        for (i, e) in elems.iter().enumerate() {
+        let mut i = 0;
+        while let Some(e) = elems.get(i) {
             let skip_begin = core::mem::take(&mut consumed);
-            let is_const = e.get("type").and_then(Value::as_str) == Some("const_string");
-            if skip_begin && is_const {
+            let ty = e.get("type").and_then(Value::as_str);
+            if skip_begin && ty == Some("const_string") {
                 if i + 1 == elems.len() {
                     rhs.extend(self.follow_syms(follow, ptr)?);
                 }
+                i += 1;
                 continue;
             }
             let f = match elems.get(i + 1) {
-                Some(next) => match self.leading_lit(next, &child(&eptr, i + 1))? {
-                    Some(lit) => {
-                        consumed = true;
-                        Some(self.add_follow(vec![lit]))
-                    }
-                    None => None,
-                },
                 None => follow,
+                Some(next) if next.get("type").and_then(Value::as_str) == Some("or") => {
+                    // The `or`'s own follow: the element after it, or the sequence's.
+                    let (f2, after_or) = match elems.get(i + 2) {
+                        None => (follow, false),
+                        Some(nn) => match self.leading_lit(nn, &child(&eptr, i + 2))? {
+                            Some(lit) => (Some(self.add_follow(vec![lit])), true),
+                            None => (None, false),
+                        },
+                    };
+                    match self.lead_follow(next, &child(&eptr, i + 1), f2)? {
+                        Some(f) => {
+                            // The `or` is derived by this element's follow.
+                            let c = self.sub(e, child(&eptr, i), Some(f), skip_begin)?;
+                            rhs.push(IrSymbol::Nonterminal(c));
+                            consumed = after_or;
+                            i += 2;
+                            continue;
+                        }
+                        None => None,
+                    }
+                }
+                Some(next) => {
+                    let f = self.lead_follow(next, &child(&eptr, i + 1), None)?;
+                    consumed = f.is_some();
+                    f
+                }
             };
             let c = self.sub(e, child(&eptr, i), f, skip_begin)?;
             rhs.push(IrSymbol::Nonterminal(c));
+            i += 1;
         }
         if elems.is_empty() {
             rhs.extend(self.follow_syms(follow, ptr)?);
@@ -1031,11 +1113,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
     }
 
     /// The tags of a `tags` field: `(begin, tag value, pointer)`.
-    fn tag_list(
-        &mut self,
-        v: &'v Value,
-        ptr: &str,
-    ) -> Result<Vec<(Lit, &'v Value, String)>, GrammarError> {
+    fn tag_list(&mut self, v: &'v Value, ptr: &str) -> Result<Vec<Led<'v>>, GrammarError> {
         let tags = Self::array_field(v, "tags", ptr, true)?;
         let mut out = Vec::with_capacity(tags.len());
         for (i, t) in tags.iter().enumerate() {
@@ -1057,7 +1135,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
     fn group_tags(
         &mut self,
         triggers: Vec<Lit>,
-        tags: Vec<(Lit, &'v Value, String)>,
+        tags: Vec<Led<'v>>,
     ) -> Result<Vec<(Lit, After)>, GrammarError> {
         let mut alts: Vec<Vec<Vec<IrSymbol>>> = triggers.iter().map(|_| Vec::new()).collect();
         for (begin, t, p) in tags {
@@ -1146,6 +1224,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                     .token_text(ids.first().copied().unwrap_or(0))
                     .to_vec(),
                 pieces: vec![Piece::Special(ids)],
+                then: None,
             });
         }
         let tags = self.tag_list(v, ptr)?;
@@ -1205,6 +1284,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                         .token_text(t.first().copied().unwrap_or(0))
                         .to_vec(),
                     pieces: vec![Piece::Special(t)],
+                    then: None,
                 }
             } else {
                 let s = key
@@ -1397,8 +1477,8 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         // Plain-text follow literals share one lexeme (nothing after them depends on which).
         let text_ends: Vec<Vec<u8>> = follow_lits
             .iter()
-            .filter_map(|l| match l.pieces.as_slice() {
-                [Piece::Text(t)] => Some(t.clone()),
+            .filter_map(|l| match (l.pieces.as_slice(), l.then) {
+                ([Piece::Text(t)], None) => Some(t.clone()),
                 _ => None,
             })
             .collect();
@@ -1413,8 +1493,10 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             end_alts.push(rhs);
         }
         for l in follow_lits.iter().filter(|l| !l.is_empty()) {
-            if !matches!(l.pieces.as_slice(), [Piece::Text(_)]) {
-                end_alts.push(text_then(self, l)?);
+            if !matches!((l.pieces.as_slice(), l.then), ([Piece::Text(_)], None)) {
+                let mut rhs = text_then(self, l)?;
+                rhs.extend(l.then.map(IrSymbol::Nonterminal));
+                end_alts.push(rhs);
             }
         }
         let end = self.nt_alts("text_end", end_alts, ptr)?;

@@ -2,7 +2,7 @@
 //! (`../shared/design/structural-tags.md`), lowered to one [`GrammarIr`].
 //!
 //! Entry point: [`crate::Grammar::from_structural_tag`]. Submodules:
-//! - [`lower`]: every format type except the XML styles of `json_schema`;
+//! - [`mod@lower`]: every format type except the XML styles of `json_schema`;
 //! - `text`: literals split at control tokens, and the free-text regexes;
 //! - [`xml`]: `json_schema` with the XML styles (`qwen_xml`, `minimax_xml`, ...);
 //! - [`presets`]: structural tags for common model families from a tool list.

@@ -816,3 +816,188 @@ fn tool_calls_compute_masks() {
     }
     assert!(m.is_accepting());
 }
+
+#[test]
+fn any_text_then_or_of_tags() {
+    let alt = |b: &str, e: &str| json!({"type": "tag", "begin": b, "content": any(), "end": e});
+    check(
+        json!({"type": "sequence", "elements": [
+            any(),
+            {"type": "or", "elements": [alt("<a>", "</a>"), alt("<b>", "</b>"), text("!")]}
+        ]}),
+        &["x<a>1</a>", "<b></b>", "hi!", "<a!", "x</a><b>y</b>"],
+        &["x<a>1</a>!", "x!y!", "x<b>1</a>", "x"],
+    );
+    // With a literal after the `or`, and the whole inside a tag.
+    check(
+        json!({"type": "tag", "begin": "[", "content": {"type": "sequence", "elements": [
+            any(),
+            {"type": "or", "elements": [alt("<a>", "</a>"), text("!")]},
+            text(";")
+        ]}, "end": "]"}),
+        &["[x<a>1</a>;]", "[!;]", "[a;b!;]"],
+        &["[x<a>1</a>]", "[x!]", "[x!;;]", "[x;]"],
+    );
+}
+
+/// Every string over `alphabet` of length at most `max_len`.
+fn all_strings(alphabet: &[u8], max_len: usize) -> Vec<Vec<u8>> {
+    let mut out = vec![Vec::new()];
+    let mut start = 0;
+    for _ in 0..max_len {
+        let end = out.len();
+        for i in start..end {
+            for &c in alphabet {
+                let mut s = out[i].clone();
+                s.push(c);
+                out.push(s);
+            }
+        }
+        start = end;
+    }
+    out
+}
+
+fn contains(s: &[u8], x: &[u8]) -> bool {
+    s.windows(x.len()).any(|w| w == x)
+}
+
+#[test]
+fn free_text_with_ends_matches_an_oracle() {
+    // `tag("", any_text(excludes), ends)`: accepted iff the first place where an end
+    // occurrence ends is the end of the string, and the text before that end avoids the
+    // excludes.
+    let ends: [&[u8]; 2] = [b"<a>", b"ab"];
+    let excludes: &[u8] = b"ba";
+    let g = compile(
+        &json!({"type": "tag", "begin": "", "content": {"type": "any_text", "excludes": ["ba"]},
+            "end": ["<a>", "ab"]}),
+        &plain(),
+    )
+    .unwrap();
+    for s in all_strings(b"ab<>", 6) {
+        let first_end = (1..=s.len()).find(|&n| ends.iter().any(|e| s[..n].ends_with(e)));
+        let expected = first_end == Some(s.len())
+            && ends
+                .iter()
+                .any(|e| s.ends_with(e) && !contains(&s[..s.len() - e.len()], excludes));
+        assert_eq!(
+            accepts(&g, &s),
+            expected,
+            "{:?}",
+            String::from_utf8_lossy(&s)
+        );
+    }
+}
+
+#[test]
+fn triggered_tags_match_an_oracle() {
+    // Trigger `<t`, one tag `<t>x/`: free text must not contain the trigger except where a
+    // tag starts, and never `xx` (excluded).
+    fn ok(s: &[u8]) -> bool {
+        match s.windows(2).position(|w| w == b"<t") {
+            None => !contains(s, b"xx"),
+            Some(i) => {
+                !contains(&s[..i + 1], b"xx") && s[i..].starts_with(b"<t>x/") && ok(&s[i + 5..])
+            }
+        }
+    }
+    let g = compile(
+        &json!({"type": "triggered_tags", "triggers": ["<t"], "excludes": ["xx"],
+            "tags": [{"begin": "<t>", "content": text("x"), "end": "/"}]}),
+        &plain(),
+    )
+    .unwrap();
+    for s in all_strings(b"<t>x/", 6) {
+        assert_eq!(accepts(&g, &s), ok(&s), "{:?}", String::from_utf8_lossy(&s));
+    }
+}
+
+#[test]
+fn control_token_trigger_matches_an_oracle() {
+    // Trigger and begin: the control token `<t>` (S); content: text up to the first `/`.
+    // Free text must not spell `<t>` as text; a tag's content is text only.
+    let v = vocab_with(&["<t>", "<|eos|>"]);
+    let s_enc = Vocabulary::special_encoding(v.special_by_name("<t>").unwrap());
+    let g = compile(
+        &json!({"type": "triggered_tags", "triggers": ["<t>"],
+            "tags": [{"begin": "<t>", "content": any(), "end": "/"}]}),
+        &v,
+    )
+    .unwrap();
+    // Units: indices into `text_units`, or 255 for S.
+    let text_units = b"<t>/a";
+    fn ok(units: &[u8], text_units: &[u8]) -> bool {
+        let bytes = |us: &[u8]| -> Vec<u8> { us.iter().map(|&u| text_units[u as usize]).collect() };
+        match units.iter().position(|&u| u == 255) {
+            None => !contains(&bytes(units), b"<t>"),
+            Some(i) => {
+                if contains(&bytes(&units[..i]), b"<t>") {
+                    return false;
+                }
+                let rest = &units[i + 1..];
+                match rest
+                    .iter()
+                    .position(|&u| u == 255 || text_units[u as usize] == b'/')
+                {
+                    Some(j) if rest[j] != 255 => ok(&rest[j + 1..], text_units),
+                    _ => false,
+                }
+            }
+        }
+    }
+    // Short strings over `<`, `t`, `>`, `/`, `a` and S.
+    let alphabet: Vec<u8> = vec![0, 1, 2, 3, 4, 255];
+    for units in all_strings(&alphabet, 5) {
+        let mut bytes = Vec::new();
+        for &u in &units {
+            if u == 255 {
+                bytes.extend_from_slice(&s_enc);
+            } else {
+                bytes.push(text_units[u as usize]);
+            }
+        }
+        assert_eq!(accepts(&g, &bytes), ok(&units, text_units), "{units:?}");
+    }
+}
+
+#[test]
+fn deepest_format_lowers_on_a_small_stack() {
+    extern crate std;
+    // 63 nested formats (JSON text allows 64 levels): the format walk uses a work list
+    // (it passes on 64 KiB in debug builds on x86-64; 128 KiB leaves a margin).
+    let mut text = String::from("{\"type\": \"const_string\", \"value\": \"a\"}");
+    for _ in 0..63 {
+        text = format!("{{\"type\": \"optional\", \"content\": {text}}}");
+    }
+    let h = std::thread::Builder::new()
+        .stack_size(128 * 1024)
+        .spawn(move || {
+            let limits = Limits::default();
+            let mut budget = crate::CompileBudget::new(&limits);
+            super::lower(
+                &text,
+                &JsonOptions::default(),
+                &plain(),
+                &limits,
+                &mut budget,
+            )
+            .is_ok()
+        });
+    assert!(matches!(h.map(|h| h.join()), Ok(Ok(true))));
+}
+
+#[test]
+fn large_max_chars_compiles() {
+    let n = Limits::default().max_repeat;
+    let g = compile(
+        &json!({"type": "tag", "begin": "<a>", "content": {"type": "any_text", "max_chars": n},
+            "end": "</a>"}),
+        &plain(),
+    )
+    .unwrap();
+    assert!(accepts(&g, b"<a>hello</a>"));
+    let long = format!("<a>{}</a>", "x".repeat(n as usize + 1));
+    let mut m = Matcher::new(&g);
+    assert!(!(m.try_consume_bytes(long.as_bytes()) && m.is_accepting()));
+}

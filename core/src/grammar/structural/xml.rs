@@ -1489,6 +1489,56 @@ mod tests {
     }
 
     #[test]
+    fn no_whitespace_when_bounded_at_zero() {
+        let opts = JsonOptions {
+            whitespace: Whitespace::Flexible { max: 0 },
+            ..JsonOptions::default()
+        };
+        let g = compile_with(weather(), XmlStyle::Glm, false, &opts).unwrap();
+        let ok = "<arg_key>city</arg_key><arg_value>P</arg_value><arg_key>days</arg_key><arg_value>1</arg_value>";
+        assert!(accepts(&g, ok));
+        assert!(!accepts(
+            &g,
+            &ok.replace("</arg_key><arg_value>P", "</arg_key> <arg_value>P")
+        ));
+        assert!(!accepts(
+            &g,
+            &ok.replace("</arg_value><arg_key>", "</arg_value>\n<arg_key>")
+        ));
+        // Raw text keeps its own whitespace.
+        assert!(accepts(&g, &ok.replace(">P<", "> P\n<")));
+    }
+
+    #[test]
+    fn budget_runs_out_with_an_error() {
+        let v = vocab();
+        for limits in [
+            Limits {
+                max_memory_bytes: 4_000,
+                ..Limits::default()
+            },
+            Limits {
+                compile_fuel: 50,
+                ..Limits::default()
+            },
+        ] {
+            let mut budget = CompileBudget::new(&limits);
+            let e = lower_xml(
+                &weather(),
+                XmlStyle::Cohere,
+                true,
+                &JsonOptions::default(),
+                &v,
+                &limits,
+                &mut budget,
+            )
+            .err()
+            .unwrap();
+            assert!(matches!(e.kind, GrammarErrorKind::Limit(_)), "{e}");
+        }
+    }
+
+    #[test]
     fn refs_and_defs() {
         let schema = json!({
             "$defs": {"loc": {"type": "object", "properties": {"lat": {"type": "number"}}, "required": ["lat"]},
