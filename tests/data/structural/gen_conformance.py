@@ -1016,6 +1016,35 @@ case("json_schema/max_whitespace_cnt_nested",
      ['{"a":[1,2]}', '{ "a": [ 1, 2 ] }'],
      ['{"a":[1,  2]}', '{"a":  [1]}', '{"a":[1]  }'])
 
+# ---------------------------------------------------------------- control tokens mixed with text in literals
+case("tag/qwen3_text_then_token_end",
+     st(tag("<tool_call>\n", any_text(), "\n</tool_call>")),
+     [T("<tool_call>") + "\nabc\n" + T("</tool_call>"),
+      T("<tool_call>") + "\na\nb\n" + T("</tool_call>"),
+      T("<tool_call>") + "\nx\n\n" + T("</tool_call>"),
+      T("<tool_call>") + "\n\n" + T("</tool_call>")],
+     [T("<tool_call>") + "\nabc" + T("</tool_call>"),
+      T("<tool_call>") + "abc\n" + T("</tool_call>"),
+      T("<tool_call>") + "\na\n" + T("</tool_call>") + "b\n" + T("</tool_call>"),
+      T("<tool_call>") + "\n\n" + T("</tool_call>") + "\n"],
+     tokenizers=Q3)
+case("const_string/qwen3_token_between_text", st(cs("a<think>b<tool_cal")),
+     ["a" + T("<think>") + "b<tool_cal"],
+     ["a<think>b<tool_cal", "a" + T("<think>") + "b" + T("<tool_call>"), "ab<tool_cal"],
+     tokenizers=Q3)
+case("const_string/qwen3_adjacent_tokens", st(cs("</think><tool_call></tool_call>")),
+     [T("</think>") + T("<tool_call>") + T("</tool_call>")],
+     [T("</think>") + T("<tool_call>"), "</think>" + T("<tool_call>") + T("</tool_call>")],
+     tokenizers=Q3)
+case("sequence/any_text_then_or_of_literals",
+     st(seq(any_text(), or_(cs("A!"), cs("B?")))),
+     ["xA!", "xB?", "A!", "x y zB?"],
+     ["x", "xA", "xA?", ""])
+case("triggered_tags/same_begin_two_schemas",
+     st(tt(["<t>"], [tag("<t>", js(CITY), "</t>"), tag("<t>", js(TZ), "</t>")])),
+     ['<t>{"city":"P"}</t>', '<t>{"tz":"U"}</t>', 'a<t>{"tz":"U"}</t>b<t>{"city":"P"}</t>'],
+     ['<t>{"zip":"P"}</t>', '<t>{}</t>', '<t>{"city":"P","tz":"U"}</t>'])
+
 # ---------------------------------------------------------------- errors
 case("error/unknown_type",
      st(seq(cs("a"), {"type": "nonsense"})), error="/format/elements/1")
