@@ -53,11 +53,16 @@ struct Case {
 fn cases() -> Vec<Case> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/structural/conformance.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let v: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let strings = |c: &Value, k: &str| -> Vec<String> {
         c.get(k)
             .and_then(Value::as_array)
-            .map(|a| a.iter().map(|s| s.as_str().expect("string").to_owned()).collect())
+            .map(|a| {
+                a.iter()
+                    .map(|s| s.as_str().expect("string").to_owned())
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let list = v.as_array().expect("a list of cases");
@@ -67,7 +72,10 @@ fn cases() -> Vec<Case> {
             let name = c["name"].as_str().expect("name").to_owned();
             assert!(names.insert(name.clone()), "duplicate case name {name}");
             Case {
-                tag: c.get("tag").cloned().unwrap_or_else(|| panic!("{name}: no tag")),
+                tag: c
+                    .get("tag")
+                    .cloned()
+                    .unwrap_or_else(|| panic!("{name}: no tag")),
                 accept: strings(c, "accept"),
                 reject: strings(c, "reject"),
                 tokenizers: c.get("tokenizers").map(|_| strings(c, "tokenizers")),
@@ -129,7 +137,9 @@ fn pieces(s: &str) -> Vec<Piece<'_>> {
             out.push(Piece::Text(&rest[..at]));
         }
         let after = &rest[at + "⟨tok:".len()..];
-        let end = after.find('⟩').unwrap_or_else(|| panic!("unclosed ⟨tok: in {s:?}"));
+        let end = after
+            .find('⟩')
+            .unwrap_or_else(|| panic!("unclosed ⟨tok: in {s:?}"));
         out.push(Piece::Tok(&after[..end]));
         rest = &after[end + '⟩'.len_utf8()..];
     }
@@ -231,8 +241,18 @@ struct Run {
 }
 
 impl Run {
-    fn record(&mut self, case: &str, tk: &str, mode: &str, what: &str, ok: Result<(), String>) -> bool {
-        let t = self.by_mode.entry((mode.to_owned(), tk.to_owned())).or_default();
+    fn record(
+        &mut self,
+        case: &str,
+        tk: &str,
+        mode: &str,
+        what: &str,
+        ok: Result<(), String>,
+    ) -> bool {
+        let t = self
+            .by_mode
+            .entry((mode.to_owned(), tk.to_owned()))
+            .or_default();
         match ok {
             Ok(()) => {
                 t.pass += 1;
@@ -240,7 +260,8 @@ impl Run {
             }
             Err(e) => {
                 t.fail += 1;
-                self.failures.push(format!("[{case}] {tk} {mode} {what}: {e}"));
+                self.failures
+                    .push(format!("[{case}] {tk} {mode} {what}: {e}"));
                 false
             }
         }
@@ -391,13 +412,20 @@ fn check_tokens(
     exact.sort_unstable();
     exact.dedup();
     for (i, &t) in ids.iter().enumerate() {
-        m.compute_mask(&mut mask).map_err(|e| format!("mask at {i}: {e}"))?;
+        m.compute_mask(&mut mask)
+            .map_err(|e| format!("mask at {i}: {e}"))?;
         if accept && exact.contains(&i) {
             mask_checks.push(check_mask_exact(&m, &mask, rng).map_err(|e| {
-                format!("step {i} after {}: {e}", show(&vocab.tokens_to_text(&ids[..i])))
+                format!(
+                    "step {i} after {}: {e}",
+                    show(&vocab.tokens_to_text(&ids[..i]))
+                )
             }));
             live_checks.push(check_live(&mut m).map_err(|e| {
-                format!("step {i} after {}: {e}", show(&vocab.tokens_to_text(&ids[..i])))
+                format!(
+                    "step {i} after {}: {e}",
+                    show(&vocab.tokens_to_text(&ids[..i]))
+                )
             }));
         }
         if !bit(&mask, t as usize) {
@@ -411,13 +439,13 @@ fn check_tokens(
                 Ok(())
             };
         }
-        m.consume_token(t).map_err(|e| format!("consume at {i}: {e}"))?;
+        m.consume_token(t)
+            .map_err(|e| format!("consume at {i}: {e}"))?;
     }
-    m.compute_mask(&mut mask).map_err(|e| format!("mask at the end: {e}"))?;
+    m.compute_mask(&mut mask)
+        .map_err(|e| format!("mask at the end: {e}"))?;
     if accept && exact.contains(&ids.len()) {
-        mask_checks.push(
-            check_mask_exact(&m, &mask, rng).map_err(|e| format!("at the end: {e}")),
-        );
+        mask_checks.push(check_mask_exact(&m, &mask, rng).map_err(|e| format!("at the end: {e}")));
     }
     let accepting = m.is_accepting();
     if !accept {
@@ -430,8 +458,15 @@ fn check_tokens(
     if !accepting {
         return Err("not accepting at the end".to_owned());
     }
-    if let Some(&e) = vocab.eos_tokens().iter().find(|&&e| !bit(&mask, e as usize)) {
-        return Err(format!("EOS {} not in the final mask", token_name(&vocab, e)));
+    if let Some(&e) = vocab
+        .eos_tokens()
+        .iter()
+        .find(|&&e| !bit(&mask, e as usize))
+    {
+        return Err(format!(
+            "EOS {} not in the final mask",
+            token_name(&vocab, e)
+        ));
     }
     Ok(())
 }
@@ -520,7 +555,10 @@ fn structural_tag_conformance() {
                 let r = match &compiled {
                     Ok(_) => Err(format!("compiled; expected an error containing {want:?}")),
                     Err(e) if e.to_string().contains(want.as_str()) => Ok(()),
-                    Err(e) => Err(format!("error {:?} does not contain {want:?}", e.to_string())),
+                    Err(e) => Err(format!(
+                        "error {:?} does not contain {want:?}",
+                        e.to_string()
+                    )),
                 };
                 run.record(&case.name, tk, "error", "", r);
                 continue;
@@ -540,16 +578,31 @@ fn structural_tag_conformance() {
                 }
             };
             run.record(&case.name, tk, "compile", "", Ok(()));
-            check_strings(&mut run, &case.name, tk, tok, &g, &case.accept, &case.reject, &mut rng);
+            check_strings(
+                &mut run,
+                &case.name,
+                tk,
+                tok,
+                &g,
+                &case.accept,
+                &case.reject,
+                &mut rng,
+            );
         }
         let failed = run.failures.len() > failures_before;
         if let Some(why) = &case.xfail {
             if failed {
                 let mine: Vec<String> = run.failures.drain(failures_before..).collect();
-                xfails.push(format!("[{}] ({why}):\n    {}", case.name, mine.join("\n    ")));
+                xfails.push(format!(
+                    "[{}] ({why}):\n    {}",
+                    case.name,
+                    mine.join("\n    ")
+                ));
             } else {
-                run.failures
-                    .push(format!("[{}] XPASS: passes now, drop its xfail ({why})", case.name));
+                run.failures.push(format!(
+                    "[{}] XPASS: passes now, drop its xfail ({why})",
+                    case.name
+                ));
             }
         }
         for t in types {
@@ -558,7 +611,11 @@ fn structural_tag_conformance() {
             e.1 += usize::from(failed);
         }
     }
-    eprintln!("structural conformance: {} cases, {} skipped strings", cases.len(), run.skips);
+    eprintln!(
+        "structural conformance: {} cases, {} skipped strings",
+        cases.len(),
+        run.skips
+    );
     eprintln!("per format type (cases containing it: total / with a failure):");
     for (t, (n, f)) in &run.by_type {
         eprintln!("  {t:<28} {n:>3} / {f}");
@@ -569,7 +626,10 @@ fn structural_tag_conformance() {
     }
     eprintln!("time: {:.1} s", start.elapsed().as_secs_f64());
     if !xfails.is_empty() {
-        eprintln!("XFAIL ({} cases, known bugs and documented deviations):", xfails.len());
+        eprintln!(
+            "XFAIL ({} cases, known bugs and documented deviations):",
+            xfails.len()
+        );
         for x in &xfails {
             eprintln!("  {x}");
         }
@@ -636,9 +696,14 @@ fn runner_self_check() {
         "hi ⟨tok:<tool_call>⟩ABC⟨tok:</tool_call>⟩",
         "hi ⟨tok:<tool_call>⟩abc⟨tok:</tool_call>⟩x",
     ]);
-    check_strings(&mut run, "self", "qwen3", qwen, &g, &accept, &reject, &mut rng);
+    check_strings(
+        &mut run, "self", "qwen3", qwen, &g, &accept, &reject, &mut rng,
+    );
     assert!(run.failures.is_empty(), "{:#?}", run.failures);
-    assert!(run.by_mode.contains_key(&("mask".to_owned(), "qwen3".to_owned())));
+    assert!(
+        run.by_mode
+            .contains_key(&("mask".to_owned(), "qwen3".to_owned()))
+    );
     // Swapped expectations: every string fails in bytes and tokens modes.
     let mut run = Run {
         failures: Vec::new(),
@@ -646,7 +711,9 @@ fn runner_self_check() {
         by_type: BTreeMap::new(),
         skips: 0,
     };
-    check_strings(&mut run, "self", "qwen3", qwen, &g, &reject, &accept, &mut rng);
+    check_strings(
+        &mut run, "self", "qwen3", qwen, &g, &reject, &accept, &mut rng,
+    );
     for mode in ["bytes", "bytes1", "tokens"] {
         let t = &run.by_mode[&(mode.to_owned(), "qwen3".to_owned())];
         assert_eq!(t.pass, 0, "{mode}: {:#?}", run.failures);
