@@ -28,6 +28,8 @@ XF_TEXT_SPELLING = ("sieve excludes the text spelling of a control-token end/tri
                     "text (core/docs/structural.md); the spec rule says that spelling is just text")
 XF_ANY_ORDER = ("any_order: the spec enforces only key validity and the entry count, so "
                 "duplicate keys are allowed; sieve's AnyOrder forbids duplicates (a subset)")
+XF_TOKEN_END = ("bug: a token-level format inside a tag whose end is a token does not exclude "
+                "that end token (XGrammar: any_tokens, token_triggered_tags, exclude_token)")
 XF_EXCLUDE_TOKEN_TEXT = ("exclude_token's text branch is any non-empty text run in sieve "
                          "(documented superset of 'one token')")
 
@@ -475,8 +477,7 @@ case("any_tokens/tag_end_token_auto_excluded",
      # The content stops at the first end token: `b</think>` is left over.
      [T("<think>") + "a" + T("</think>") + "b" + T("</think>"),
       T("<think>") + T("</think>") + T("</think>")],
-     tokenizers=Q3,
-     xfail="bug: any_tokens inside a tag with a token end does not exclude the end token")
+     tokenizers=Q3, xfail=XF_TOKEN_END)
 case("control_text_spelling/any_tokens_text",
      st(tag(token("<think>"), {"type": "any_tokens"}, token("</think>"))),
      # any_tokens is token-level: the text tokens spelling </think> are tokens like any other.
@@ -1044,6 +1045,53 @@ case("triggered_tags/same_begin_two_schemas",
      st(tt(["<t>"], [tag("<t>", js(CITY), "</t>"), tag("<t>", js(TZ), "</t>")])),
      ['<t>{"city":"P"}</t>', '<t>{"tz":"U"}</t>', 'a<t>{"tz":"U"}</t>b<t>{"city":"P"}</t>'],
      ['<t>{"zip":"P"}</t>', '<t>{}</t>', '<t>{"city":"P","tz":"U"}</t>'])
+
+# ---------------------------------------------------------------- formats followed by literals, token-level in tags
+case("any_text/max_chars_excludes_in_tag", st(tag("<t>", any_text(max_chars=4, excludes=["x"]), "</t>")),
+     ["<t>abcd</t>", "<t>ab</t>", "<t></t</t>"],
+     ["<t>axb</t>", "<t>abcde</t>", "<t>x</t>"])
+case("any_text/max_chars_then_literal", st(seq(any_text(max_chars=2), cs("!"))),
+     ["ab!", "!", "é!"],
+     ["abc!", "a!b!", "ab"])
+case("dispatch/then_literal", st(seq({"type": "dispatch", "rules": RULES, "excludes": ["END"]}, cs("END"))),
+     ["abEND", "<e>!END", "END", "<n>1;xEND"],
+     ["ab", "ENDx", "<e>END", "aENDbEND"])
+case("tags_with_separator/then_literal", st(seq(tws([A], ","), cs("."))),
+     [".", "<a>1</a>.", "<a>1</a>,<a>2</a>."],
+     ["<a>1</a>,.", ",.", "<a>1</a>"])
+case("triggered_tags/stop_after_first_inside_tag",
+     st(tag("<r>", tt(["<function="], [WEATHER, TIME], stop_after_first=True), "</r>")),
+     ["<r>x" + W1 + "</r>", "<r>x</r>", "<r></r>"],
+     ["<r>" + W1 + "y</r>", "<r>" + W1 + T1 + "</r>", "<r>x</r>y"])
+case("token_triggered_tags/inside_token_tag",
+     st(tag(token("<think>"), {"type": "token_triggered_tags", "trigger_tokens": ["<tool_call>"], "tags": [TC]},
+            token("</think>"))),
+     [T("<think>") + "a" + CALLQ + "b" + T("</think>"), T("<think>") + T("</think>")],
+     [T("<think>") + "a" + T("<tool_call>") + T("</think>"), T("<think>") + "a"],
+     tokenizers=Q3)
+case("token_triggered_tags/tag_end_token_auto_excluded",
+     st(tag(token("<think>"), {"type": "token_triggered_tags", "trigger_tokens": ["<tool_call>"], "tags": [TC]},
+            token("</think>"))),
+     [T("<think>") + "a" + T("</think>")],
+     [T("<think>") + "a" + T("</think>") + "b" + T("</think>")],
+     tokenizers=Q3, xfail=XF_TOKEN_END)
+case("exclude_token/in_token_tag",
+     st(tag(token("<think>"), {"type": "exclude_token"}, token("</think>"))),
+     [T("<think>") + T("<tool_call>") + T("</think>")],
+     [T("<think>") + T("</think>"), T("<think>") + T("<tool_call>")],
+     tokenizers=Q3)
+case("exclude_token/end_token_auto_excluded",
+     st(tag(token("<think>"), {"type": "exclude_token"}, token("</think>"))),
+     [T("<think>") + T("<tool_call>") + T("</think>")],
+     [T("<think>") + T("</think>") + T("</think>")],
+     tokenizers=Q3, xfail=XF_TOKEN_END)
+case("token_dispatch/inside_token_tag",
+     st(tag(token("<think>"), {"type": "token_dispatch", "rules": TD_RULES}, token("</think>"))),
+     [T("<think>") + "a" + CALLQ + "b" + T("</think>"), T("<think>") + T("</think>")],
+     # (token_dispatch does not take the tag's end as an exclude: XGrammar names only
+     # any_tokens, token_triggered_tags and exclude_token.)
+     [T("<think>") + T("<tool_call>") + "x" + T("</think>"), T("<think>") + "a"],
+     tokenizers=Q3)
 
 # ---------------------------------------------------------------- errors
 case("error/unknown_type",
