@@ -933,6 +933,21 @@ case("kimi_k3_xml/optional_and_whitespace", st(js(NAN, style="kimi_k3_xml")),
       kimi(("name", "string", "Bob")) + "\n" + kimi(("age", "number", "\t30\n"))],
      [kimi(("name", "string", "Bob"), ("note", "string", "n"), ("age", "number", "30"))])
 
+OPTS = {"type": "object",
+        "properties": {"opts": {"type": "object", "properties": {"k": INT, "m": INT},
+                                "required": ["k", "m"], "additionalProperties": False},
+                       "id": INT},
+        "required": ["opts", "id"], "additionalProperties": False}
+case("qwen_xml/nested_object_declared_order", st(js(OPTS, style="qwen_xml")),
+     [qw(("opts", '{"k":1,"m":2}'), ("id", "3"))],
+     [qw(("opts", '{"m":2,"k":1}'), ("id", "3")), qw(("id", "3"), ("opts", '{"k":1,"m":2}'))])
+case("qwen_xml/nested_object_any_order", st(js(OPTS, style="qwen_xml", any_order=True)),
+     [qw(("opts", '{"k":1,"m":2}'), ("id", "3")), qw(("id", "3"), ("opts", '{"m":2,"k":1}'))],
+     [qw(("opts", '{"k":1,"z":2}'), ("id", "3")), qw(("id", "3"))])
+case("json_schema/nested_any_order", st(js(OPTS, any_order=True)),
+     ['{"id":3,"opts":{"m":2,"k":1}}', '{"opts":{"k":1,"m":2},"id":3}'],
+     ['{"id":3,"opts":{"m":2,"x":1}}', '{"id":3}'])
+
 # ---------------------------------------------------------------- more nesting
 case("dispatch/qwen3_control_token_pattern",
      st({"type": "dispatch", "rules": [["<tool_call>", seq(js(CALL), cs("</tool_call>"))]]}),
