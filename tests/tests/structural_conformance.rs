@@ -18,7 +18,8 @@
 //!   each control token), up to 200 allowed and 200 disallowed tokens
 //!   of the mask are replayed as bytes on a clone of the matcher (allowed ⇔ accepted; EOS ⇔
 //!   accepting);
-//! - `live`: at the same steps, the prefix has a completion (`shortest_completion`).
+//! - `live`: at the same steps, of accept and reject walks, the prefix the masks let through
+//!   has a completion (`shortest_completion`): no dead ends.
 //!
 //! Every failure is collected and listed at the end with a per-format-type summary.
 //!
@@ -429,6 +430,9 @@ fn check_tokens(
                     show(&vocab.tokens_to_text(&ids[..i]))
                 )
             }));
+        }
+        // Every prefix the masks let through has a completion, in reject walks too.
+        if exact.contains(&i) {
             live_checks.push(check_live(&mut m).map_err(|e| {
                 format!(
                     "step {i} after {}: {e}",
