@@ -337,7 +337,7 @@ impl Matcher {
             set_bits(mask, vocab.eos_tokens());
             return Ok(());
         }
-        if self.gate.is_some() && self.gated() {
+        if self.gated() {
             return self.gate_mask(mask);
         }
         self.stats.masks += 1;

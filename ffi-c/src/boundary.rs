@@ -308,6 +308,18 @@ unsafe impl<T> Send for HostPtr<T> {}
 // SAFETY: 1. as for Send: the pointer is never dereferenced on the Rust side.
 unsafe impl<T> Sync for HostPtr<T> {}
 
+/// Copies `text` and a terminating NUL into `buf`: `SIEVE_STATUS_INSUFFICIENT_SIZE` (and
+/// nothing written) when `buf` is not longer than `text`.
+pub(crate) fn copy_with_nul(buf: &mut [u8], text: &[u8]) -> sieve_status {
+    let Some(dst) = buf.get_mut(..=text.len()) else {
+        return sieve_status::InsufficientSize;
+    };
+    let (body, nul) = dst.split_at_mut(text.len());
+    body.copy_from_slice(text);
+    nul.fill(0);
+    sieve_status::Ok
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,8 +6,8 @@ use std::ffi::c_char;
 use sieve_core::Matcher;
 
 use crate::boundary::{
-    Castable, Exclusive, box_free, box_into_handle, ffi_boundary, handle_mut, handle_ref,
-    input_slice, output_slice, write_out,
+    Castable, Exclusive, box_free, box_into_handle, copy_with_nul, ffi_boundary, handle_mut,
+    handle_ref, input_slice, output_slice, write_out,
 };
 use crate::grammar::sieve_grammar;
 use crate::status::sieve_status;
@@ -502,12 +502,6 @@ pub extern "C" fn sieve_matcher_error_message(
             // SAFETY: 1. `len` checked non-NULL.
             unsafe { write_out(len, message.len()) };
         }
-        let Some(dst) = buf.get_mut(..=message.len()) else {
-            return sieve_status::InsufficientSize;
-        };
-        let (text, nul) = dst.split_at_mut(message.len());
-        text.copy_from_slice(message.as_bytes());
-        nul.fill(0);
-        sieve_status::Ok
+        copy_with_nul(buf, message.as_bytes())
     }
 }

@@ -2,7 +2,7 @@
 //! (`sieve_core::grammar::structural::presets`), as JSON text the caller compiles with
 //! `sieve_grammar_new_structural_tag` (or edits first).
 
-use crate::boundary::{ffi_boundary, input_slice, output_slice, write_out};
+use crate::boundary::{copy_with_nul, ffi_boundary, input_slice, output_slice, write_out};
 use crate::error::{ErrorInfo, sieve_error};
 use crate::status::sieve_status;
 use sieve_core::grammar::structural::presets::{self, PresetOptions};
@@ -89,12 +89,6 @@ pub extern "C" fn sieve_structural_tag_preset(
         };
         // SAFETY: 1. `len` checked non-NULL.
         unsafe { write_out(len, text.len()) };
-        let Some(dst) = buf.get_mut(..=text.len()) else {
-            return sieve_status::InsufficientSize;
-        };
-        let (body, nul) = dst.split_at_mut(text.len());
-        body.copy_from_slice(text.as_bytes());
-        nul.fill(0);
-        sieve_status::Ok
+        copy_with_nul(buf, text.as_bytes())
     }
 }
