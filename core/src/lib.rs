@@ -22,7 +22,7 @@
 //! compile → matcher → `compute_mask` → sample → `consume_token` → repeat until EOS.
 //!
 //! # Pipeline
-//! Lark text → [`grammar::lark`] → [`grammar::ir::GrammarIr`] → lexemes compiled by the
+//! Lark text → [`grammar::lark`] → [`ir::GrammarIr`] → lexemes compiled by the
 //! derivative [`regex`] engine into a lazily built multi-lexeme DFA ([`lexer`]) under an
 //! [`earley`] parser over lexemes. The mask is computed by walking the token trie with the
 //! parser as recognizer.
@@ -46,6 +46,7 @@ pub mod earley;
 pub mod error;
 pub mod gate;
 pub mod grammar;
+pub mod ir;
 pub mod lexer;
 pub mod limits;
 pub mod matcher;

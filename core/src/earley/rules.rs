@@ -9,7 +9,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
-use crate::grammar::ir::{GrammarIr, IrSymbol};
+use crate::ir::{GrammarIr, IrSymbol};
 use crate::limits::Limits;
 
 /// Marks a lexeme symbol.
@@ -255,7 +255,7 @@ impl Uses {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grammar::ir::{IrLexeme, LexemeMode};
+    use crate::ir::{IrLexeme, LexemeMode};
     use crate::regex::RegexAst;
 
     fn ir(n: usize, rules: &[(u32, &[IrSymbol])]) -> GrammarIr {

@@ -1,14 +1,21 @@
 //! Grammar front ends and the compiled [`Grammar`].
 //!
-//! Every front end lowers to the [`ir::GrammarIr`]; [`Grammar::from_ir`] then interns each
+//! Every front end lowers to the [`crate::ir::GrammarIr`]; [`Grammar::from_ir`] then interns each
 //! lexeme's regex, checks lexemes (non-empty, not matching the empty string), drops
 //! unproductive rules, flattens the rules for the Earley parser and prepares the lexer.
 
-pub mod ir;
+pub mod gbnf;
 pub mod json;
 pub mod lark;
+mod syntax;
+
+pub use syntax::{CompileOptions, GrammarSyntax, lower_ir};
 pub mod llguidance;
 pub mod structural;
+
+/// The IR moved to [`crate::ir`] (the contract between front ends and the engine); this
+/// path is kept for code written against it.
+pub use crate::ir;
 
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -17,11 +24,11 @@ use alloc::vec::Vec;
 
 use crate::earley::{Parser, Rules, Tables};
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
+use crate::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
 use crate::lexer::{LexemeInfo, Lexer};
 use crate::limits::{CompileBudget, Limits};
 use crate::regex::{ExprId, ExprSet, RegexAst, RegexCompileError, RegexCompileErrorKind};
 use crate::vocab::Vocabulary;
-use ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
 
 /// A compiled grammar: immutable, `Send + Sync`, cheap to clone (an `Arc`). Create
 /// matchers from it with [`crate::Matcher::new`].
@@ -62,7 +69,7 @@ pub(crate) struct SharedTables {
 /// Special tokens resolve to their encodings (see [`crate::vocab`]), so a grammar's
 /// `<|name|>` and `<[id]>` match those token ids and nothing else. `<[id]>` names special
 /// tokens only: a text token's bytes are text, which other tokens can spell.
-impl lark::SpecialTokens for Vocabulary {
+impl crate::ir::builder::SpecialTokens for Vocabulary {
     fn by_name(&self, name: &str) -> Vec<Vec<u8>> {
         self.specials_named(name)
             .map(Vocabulary::special_encoding)
@@ -143,17 +150,7 @@ impl Grammar {
         budget
             .charge(pattern.len().saturating_add(2).saturating_mul(2))
             .map_err(GrammarError::limit)?;
-        let mut ir = GrammarIr::default();
-        let start = ir.add_nonterminal("start", None);
-        ir.start = start;
-        let lex = ir.add_lexeme(IrLexeme {
-            name: alloc::format!("/{pattern}/"),
-            regex: RegexAst::Pattern(pattern.into(), Default::default()),
-            mode: LexemeMode::Greedy,
-            ignore: false,
-            span: None,
-        });
-        ir.add_rule(start, vec![IrSymbol::Lexeme(lex)]);
+        let ir = regex_ir(pattern);
         Grammar::build(&ir, vocab, limits, true, &mut budget)
     }
 
@@ -423,6 +420,22 @@ impl Grammar {
     pub(crate) fn inner(&self) -> &GrammarInner {
         &self.inner
     }
+}
+
+/// The IR of a bare regex: `start → /pattern/`.
+pub(crate) fn regex_ir(pattern: &str) -> GrammarIr {
+    let mut ir = GrammarIr::default();
+    let start = ir.add_nonterminal("start", None);
+    ir.start = start;
+    let lex = ir.add_lexeme(IrLexeme {
+        name: alloc::format!("/{pattern}/"),
+        regex: RegexAst::Pattern(pattern.into(), Default::default()),
+        mode: LexemeMode::Greedy,
+        ignore: false,
+        span: None,
+    });
+    ir.add_rule(start, vec![IrSymbol::Lexeme(lex)]);
+    ir
 }
 
 /// While compiling, regex fuel is the compile budget: name it so.

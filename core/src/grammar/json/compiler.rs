@@ -42,7 +42,7 @@ use super::{CoverageEntry, CoverageReport, CoverageStatus, Direction, JsonOption
 use super::{ELEMENT_BYTES, MEMBER_BYTES, OBJECT_BYTES};
 use super::{PropertyOrder, Whitespace};
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
-use crate::grammar::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
+use crate::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
 use crate::limits::{CompileBudget, Limits};
 use crate::regex::{ExprSet, RegexAst};
 
@@ -999,9 +999,7 @@ impl<'a> Compiler<'a> {
 
     fn rule(&mut self, lhs: u32, rhs: Vec<IrSymbol>) -> R<()> {
         self.charge(rhs.len() + 1, "")?;
-        self.alloc(
-            2 * size_of::<crate::grammar::ir::IrRule>() + rhs.len() * size_of::<IrSymbol>(),
-        )?;
+        self.alloc(2 * size_of::<crate::ir::IrRule>() + rhs.len() * size_of::<IrSymbol>())?;
         self.ir.add_rule(lhs, rhs);
         Ok(())
     }
@@ -1011,9 +1009,7 @@ impl<'a> Compiler<'a> {
     /// of a deep schema quadratic in its depth.
     fn nt(&mut self, name: &str) -> R<u32> {
         self.charge(1, "")?;
-        self.alloc(
-            2 * size_of::<crate::grammar::ir::IrNonterminal>() + name.len().min(2 * MAX_NAME),
-        )?;
+        self.alloc(2 * size_of::<crate::ir::IrNonterminal>() + name.len().min(2 * MAX_NAME))?;
         Ok(self.ir.add_nonterminal(short_name(name), None))
     }
 

@@ -30,8 +30,8 @@ use super::span::LineIndex;
 use super::{Context, SpecialTokens, SubGrammars};
 use crate::Limits;
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind, Span};
-use crate::grammar::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
 use crate::grammar::json::{self, JsonOptions};
+use crate::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
 use crate::regex::{PatternFlags, RegexAst};
 
 type LResult<T> = Result<T, GrammarError>;

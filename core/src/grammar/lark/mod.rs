@@ -34,7 +34,7 @@
 use alloc::vec::Vec;
 
 use crate::error::GrammarError;
-use crate::grammar::ir::GrammarIr;
+use crate::ir::GrammarIr;
 
 mod ast;
 mod common;
@@ -48,16 +48,8 @@ mod token;
 #[cfg(test)]
 mod tests;
 
-/// Resolves special tokens named in a grammar to the bytes a lexeme should match (for a
-/// [`crate::Vocabulary`]: [`crate::Vocabulary::special_encoding`] of the ids).
-pub trait SpecialTokens {
-    /// The byte strings of the special tokens written `name` (like `"<|eot_id|>"`, brackets
-    /// included), one per token with that name; empty if unknown.
-    fn by_name(&self, name: &str) -> Vec<Vec<u8>>;
-    /// The byte string of special token `id` in `<[id]>`; `None` if `id` is not a special
-    /// token.
-    fn by_id(&self, id: u32) -> Option<Vec<u8>>;
-}
+/// Resolves special tokens named in a grammar (shared by every front end).
+pub use crate::ir::builder::SpecialTokens;
 
 /// The other grammars of a request that `@name` in a rule may reference (LLGuidance's
 /// grammar list: its grammar 0 is the Lark text being parsed, the others have names).

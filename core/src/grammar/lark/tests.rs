@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 
 use super::{NoSpecialTokens, SpecialTokens};
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
-use crate::grammar::ir::{GrammarIr, IrSymbol, LexemeMode};
+use crate::ir::{GrammarIr, IrSymbol, LexemeMode};
 use crate::regex::{PatternFlags, RegexAst};
 use crate::{CompileBudget, Limits};
 

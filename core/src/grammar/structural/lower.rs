@@ -19,9 +19,9 @@ use serde_json::{Map, Value};
 use super::text::{self, Piece, SpecialNames, TextRule};
 use super::xml::{self, XmlStyle};
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
-use crate::grammar::ir::{GrammarIr, IrLexeme, IrRule, IrSymbol, LexemeMode};
 use crate::grammar::json::{self, JsonOptions, PropertyOrder, Whitespace};
 use crate::grammar::lark;
+use crate::ir::{GrammarIr, IrLexeme, IrRule, IrSymbol, LexemeMode};
 use crate::limits::{CompileBudget, Limits};
 use crate::regex::RegexAst;
 use crate::vocab::Vocabulary;
@@ -267,7 +267,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
 
     fn nt(&mut self, name: &str, ptr: &str) -> Result<u32, GrammarError> {
         self.budget
-            .charge(core::mem::size_of::<crate::grammar::ir::IrNonterminal>() + name.len())
+            .charge(core::mem::size_of::<crate::ir::IrNonterminal>() + name.len())
             .map_err(|k| err_limit(ptr, k))?;
         Ok(self.ir.add_nonterminal(name, None))
     }

@@ -9,7 +9,7 @@
 //!
 //! Errors name the format by its JSON pointer (`at /format/elements/1/content: ...`).
 //!
-//! [`GrammarIr`]: crate::grammar::ir::GrammarIr
+//! [`GrammarIr`]: crate::ir::GrammarIr
 
 pub mod lower;
 pub mod presets;

@@ -24,8 +24,8 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{GrammarError, GrammarErrorKind};
-use crate::grammar::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
 use crate::grammar::json::{self, JsonOptions, Whitespace};
+use crate::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
 use crate::limits::{CompileBudget, Limits};
 use crate::regex::{PatternFlags, RegexAst};
 use crate::vocab::Vocabulary;

@@ -6,6 +6,9 @@
 //! reports [`crate::GrammarErrorKind::UndefinedSymbol`]). Compilation checks the rest
 //! (empty lexemes, productivity, limits).
 
+pub mod builder;
+pub mod regular;
+
 use alloc::string::String;
 use alloc::vec::Vec;
 

@@ -1,0 +1,536 @@
+//! The builder every front end lowers through: nonterminals and rules, lexemes deduplicated by
+//! key (literals, code-point classes, patterns, special tokens), and the EBNF operators
+//! (group, optional, star, plus, `{m,n}`) as helper nonterminals, deduplicated too.
+//!
+//! Everything is charged as it is made: [`Limits::max_grammar_size`] counts rule symbols and
+//! lexeme sizes, the [`CompileBudget`] pays one unit of fuel per symbol and the heap bytes
+//! estimated below. `{m,n}` costs `O(m + n)` symbols and helpers (never `m * n`), and is
+//! refused past [`Limits::max_repeat`].
+
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use hashbrown::HashMap;
+
+use super::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
+use crate::error::{GrammarError, GrammarErrorKind, LimitKind, Span};
+use crate::limits::{CompileBudget, Limits};
+use crate::regex::{PatternFlags, RegexAst};
+
+/// Estimated heap bytes of one rule symbol (the symbol, its share of the rule vector, and
+/// the copies helper keys and the compiled rules make of it).
+pub const SYMBOL_BYTES: usize = 32;
+/// Estimated heap bytes of one helper nonterminal beyond its symbols (its entry, name and
+/// map slots).
+pub const HELPER_BYTES: usize = 384;
+
+/// How special tokens are found by name and id (the vocabulary implements it; see
+/// [`crate::Vocabulary::special_encoding`]).
+pub trait SpecialTokens {
+    /// The byte strings of the special tokens written `name` (like `"<|eot_id|>"`, brackets
+    /// included), one per token with that name; empty if unknown.
+    fn by_name(&self, name: &str) -> Vec<Vec<u8>>;
+    /// The byte string of special token `id` in `<[id]>`; `None` if `id` is not a special
+    /// token.
+    fn by_id(&self, id: u32) -> Option<Vec<u8>>;
+}
+
+/// What makes two anonymous lexemes the same lexeme.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LexemeKey {
+    /// A literal byte string.
+    Literal(Vec<u8>),
+    /// A literal matched ASCII-case-insensitively.
+    LiteralNoCase(String),
+    /// A `regex-syntax` pattern with its flags (as bits).
+    Pattern(String, u8),
+    /// A set of code-point ranges, negated or not.
+    Class(Vec<(char, char)>, bool),
+    /// Any one code point.
+    AnyChar,
+    /// One of these special-token encodings.
+    Special(Vec<Vec<u8>>),
+    /// Front-end specific: a name it chose (a Lark terminal, a lowered GBNF rule).
+    Named(String),
+}
+
+/// Key of a helper nonterminal.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum HelperKey {
+    Alts(Vec<Vec<IrSymbol>>),
+    Star(Vec<IrSymbol>),
+    Plus(Vec<IrSymbol>),
+    /// Up to `n` more copies.
+    Tail(Vec<IrSymbol>, u32),
+}
+
+impl HelperKey {
+    fn symbols(&self) -> usize {
+        match self {
+            HelperKey::Alts(alts) => alts.iter().map(|a| a.len() + 1).sum(),
+            HelperKey::Star(s) | HelperKey::Plus(s) | HelperKey::Tail(s, _) => s.len(),
+        }
+    }
+}
+
+/// A result whose error is a located [`GrammarError`].
+pub type BResult<T> = Result<T, GrammarError>;
+
+/// Builds a [`GrammarIr`] within the limits and the compile budget.
+pub struct Builder<'b> {
+    ir: GrammarIr,
+    limits: &'b Limits,
+    budget: &'b mut CompileBudget,
+    /// Grammar size so far ([`Limits::max_grammar_size`]).
+    size: usize,
+    lexemes: BTreeMap<LexemeKey, u32>,
+    helpers: HashMap<HelperKey, u32>,
+    /// Nonterminal names in use.
+    taken: BTreeSet<String>,
+    counter: usize,
+}
+
+impl<'b> Builder<'b> {
+    /// An empty grammar under `limits`, paid from `budget`.
+    pub fn new(limits: &'b Limits, budget: &'b mut CompileBudget) -> Builder<'b> {
+        Builder {
+            ir: GrammarIr::default(),
+            limits,
+            budget,
+            size: 0,
+            lexemes: BTreeMap::new(),
+            helpers: HashMap::new(),
+            taken: BTreeSet::new(),
+            counter: 0,
+        }
+    }
+
+    /// The grammar so far.
+    pub fn ir(&self) -> &GrammarIr {
+        &self.ir
+    }
+
+    /// The limits it is built under.
+    pub fn limits(&self) -> &Limits {
+        self.limits
+    }
+
+    /// The compile budget (for stages the builder does not know, such as a sub-grammar).
+    pub fn budget(&mut self) -> &mut CompileBudget {
+        self.budget
+    }
+
+    /// The finished grammar, starting at `start`.
+    pub fn finish(mut self, start: u32) -> GrammarIr {
+        self.ir.start = start;
+        self.ir
+    }
+
+    /// Count `n` against the grammar size and pay its fuel.
+    pub fn charge_units(&mut self, n: usize, span: Option<Span>) -> BResult<()> {
+        self.size = self.size.saturating_add(n);
+        let kind = if self.size > self.limits.max_grammar_size {
+            Some(LimitKind::GrammarSize)
+        } else {
+            self.budget.spend(n as u64).err()
+        };
+        match kind {
+            Some(kind) => Err(located(GrammarError::limit(kind), span)),
+            None => Ok(()),
+        }
+    }
+
+    /// Charge `bytes` of front-end heap.
+    pub fn charge_bytes(&mut self, bytes: usize, span: Option<Span>) -> BResult<()> {
+        self.budget
+            .charge(bytes)
+            .map_err(|k| located(GrammarError::limit(k), span))
+    }
+
+    /// Pay for `n` rule symbols: grammar size, fuel and [`SYMBOL_BYTES`] each.
+    pub fn charge(&mut self, n: usize, span: Option<Span>) -> BResult<()> {
+        self.charge_units(n, span)?;
+        self.charge_bytes(n.saturating_mul(SYMBOL_BYTES), span)
+    }
+
+    /// A nonterminal named `name` (the name is reserved: helpers never take it).
+    pub fn nonterminal(&mut self, name: &str, span: Option<Span>) -> BResult<u32> {
+        self.charge_bytes(
+            HELPER_BYTES.saturating_add(name.len().saturating_mul(2)),
+            span,
+        )?;
+        self.taken.insert(String::from(name));
+        Ok(self.ir.add_nonterminal(name, span))
+    }
+
+    /// A production `lhs → rhs`.
+    pub fn rule(&mut self, lhs: u32, rhs: Vec<IrSymbol>, span: Option<Span>) -> BResult<()> {
+        self.charge(1 + rhs.len(), span)?;
+        self.ir.add_rule(lhs, rhs);
+        Ok(())
+    }
+
+    /// A lexeme; with a `key`, the one lexeme made for that key (the first one's name, mode
+    /// and span win). `units` is its size for [`Limits::max_grammar_size`] (its regex's
+    /// node count, say).
+    pub fn lexeme(
+        &mut self,
+        key: Option<LexemeKey>,
+        lexeme: IrLexeme,
+        units: usize,
+    ) -> BResult<u32> {
+        if let Some(k) = &key
+            && let Some(&id) = self.lexemes.get(k)
+        {
+            self.charge(1, lexeme.span)?;
+            return Ok(id);
+        }
+        let span = lexeme.span;
+        self.charge_units(units.max(1), span)?;
+        let key_bytes = match &key {
+            Some(LexemeKey::Literal(b)) => b.len(),
+            Some(LexemeKey::LiteralNoCase(s) | LexemeKey::Pattern(s, _) | LexemeKey::Named(s)) => {
+                s.len()
+            }
+            Some(LexemeKey::Class(r, _)) => r.len() * 8,
+            Some(LexemeKey::Special(v)) => v.iter().map(|e| e.len() + 24).sum(),
+            Some(LexemeKey::AnyChar) | None => 0,
+        };
+        let bytes = (2 * core::mem::size_of::<IrLexeme>())
+            .saturating_add(lexeme.name.len())
+            .saturating_add(key_bytes.saturating_mul(3));
+        self.charge_bytes(bytes, span)?;
+        let id = self.ir.add_lexeme(lexeme);
+        if let Some(k) = key {
+            self.lexemes.insert(k, id);
+        }
+        Ok(id)
+    }
+
+    /// The lexeme matching exactly `text` (UTF-8 of a literal).
+    pub fn literal(&mut self, text: &[u8], span: Option<Span>) -> BResult<u32> {
+        let name = format!("{:?}", String::from_utf8_lossy(text));
+        let lexeme = text_lexeme(name, RegexAst::Literal(text.to_vec()), span);
+        self.lexeme(Some(LexemeKey::Literal(text.to_vec())), lexeme, 1)
+    }
+
+    /// The lexeme matching `text` ASCII-case-insensitively.
+    pub fn literal_no_case(&mut self, text: &str, span: Option<Span>) -> BResult<u32> {
+        let name = format!("{text:?}i");
+        let flags = PatternFlags {
+            case_insensitive: true,
+            ..PatternFlags::default()
+        };
+        let ast = RegexAst::Pattern(regex_syntax::escape(text), flags);
+        let lexeme = text_lexeme(name, ast, span);
+        self.lexeme(Some(LexemeKey::LiteralNoCase(text.into())), lexeme, 1)
+    }
+
+    /// The lexeme matching one code point in `ranges` (inclusive), or not in them when
+    /// `negated` (any code point otherwise, newline included). Its regex is
+    /// [`class_regex`].
+    pub fn class(
+        &mut self,
+        ranges: &[(char, char)],
+        negated: bool,
+        span: Option<Span>,
+    ) -> BResult<u32> {
+        self.charge_bytes(ranges.len().saturating_mul(40), span)?;
+        let ast = class_regex(ranges, negated);
+        let name = match &ast {
+            RegexAst::Pattern(p, _) => format!("/{p}/"),
+            _ => String::from("[]"),
+        };
+        let lexeme = text_lexeme(name, ast, span);
+        self.lexeme(Some(LexemeKey::Class(ranges.to_vec(), negated)), lexeme, 1)
+    }
+
+    /// The lexeme matching any one code point.
+    pub fn any_char(&mut self, span: Option<Span>) -> BResult<u32> {
+        let ast = RegexAst::Pattern(String::from("(?s:.)"), PatternFlags::default());
+        let lexeme = text_lexeme(String::from("/./"), ast, span);
+        self.lexeme(Some(LexemeKey::AnyChar), lexeme, 1)
+    }
+
+    /// The lexeme matching the special token(s) written `name`; `None` if the vocabulary
+    /// has none.
+    pub fn special_by_name(
+        &mut self,
+        specials: &dyn SpecialTokens,
+        name: &str,
+        span: Option<Span>,
+    ) -> BResult<Option<u32>> {
+        let encodings = specials.by_name(name);
+        if encodings.is_empty() {
+            return Ok(None);
+        }
+        self.special(encodings, String::from(name), span).map(Some)
+    }
+
+    /// The lexeme matching special token `id`; `None` if `id` is not a special token.
+    pub fn special_by_id(
+        &mut self,
+        specials: &dyn SpecialTokens,
+        id: u32,
+        span: Option<Span>,
+    ) -> BResult<Option<u32>> {
+        let Some(enc) = specials.by_id(id) else {
+            return Ok(None);
+        };
+        self.special(vec![enc], format!("<[{id}]>"), span).map(Some)
+    }
+
+    fn special(
+        &mut self,
+        encodings: Vec<Vec<u8>>,
+        name: String,
+        span: Option<Span>,
+    ) -> BResult<u32> {
+        let ast = if encodings.len() == 1 {
+            RegexAst::Literal(encodings[0].clone())
+        } else {
+            RegexAst::Or(encodings.iter().cloned().map(RegexAst::Literal).collect())
+        };
+        let lexeme = text_lexeme(name, ast, span);
+        self.lexeme(Some(LexemeKey::Special(encodings)), lexeme, 1)
+    }
+
+    /// A fresh helper nonterminal name `{base}_{kind}_{n}`.
+    pub fn fresh_name(&mut self, base: &str, kind: &str) -> String {
+        loop {
+            self.counter += 1;
+            let name = format!("{base}_{kind}_{}", self.counter);
+            if self.taken.insert(name.clone()) {
+                return name;
+            }
+        }
+    }
+
+    /// The helper for `key`, created with `productions(id)` if new.
+    fn helper(
+        &mut self,
+        key: HelperKey,
+        base: &str,
+        kind: &str,
+        span: Option<Span>,
+        productions: impl FnOnce(u32) -> Vec<Vec<IrSymbol>>,
+    ) -> BResult<u32> {
+        if let Some(&id) = self.helpers.get(&key) {
+            return Ok(id);
+        }
+        let key_bytes = key
+            .symbols()
+            .saturating_mul(2 * core::mem::size_of::<IrSymbol>());
+        let bytes = HELPER_BYTES
+            .saturating_add(key_bytes)
+            .saturating_add(base.len().saturating_add(kind.len()).saturating_mul(3));
+        self.charge_bytes(bytes, span)?;
+        let name = self.fresh_name(base, kind);
+        let id = self.ir.add_nonterminal(name, span);
+        for rhs in productions(id) {
+            self.rule(id, rhs, span)?;
+        }
+        self.helpers.insert(key, id);
+        Ok(id)
+    }
+
+    /// `alts` as one symbol sequence: itself if there is one alternative, else a `group`
+    /// helper (one per distinct set of alternatives).
+    pub fn group(
+        &mut self,
+        mut alts: Vec<Vec<IrSymbol>>,
+        base: &str,
+        span: Option<Span>,
+    ) -> BResult<Vec<IrSymbol>> {
+        if alts.len() == 1 {
+            return Ok(alts.pop().unwrap_or_default());
+        }
+        let key = HelperKey::Alts(alts.clone());
+        let id = self.helper(key, base, "group", span, |_| alts)?;
+        self.charge(1, span)?;
+        Ok(vec![IrSymbol::Nonterminal(id)])
+    }
+
+    /// `(alts)?` as a symbol sequence.
+    pub fn optional(
+        &mut self,
+        alts: Vec<Vec<IrSymbol>>,
+        base: &str,
+        span: Option<Span>,
+    ) -> BResult<Vec<IrSymbol>> {
+        self.repeat(alts, 0, Some(1), base, span)
+    }
+
+    /// `(alts)*` as a symbol sequence.
+    pub fn star(
+        &mut self,
+        alts: Vec<Vec<IrSymbol>>,
+        base: &str,
+        span: Option<Span>,
+    ) -> BResult<Vec<IrSymbol>> {
+        self.repeat(alts, 0, None, base, span)
+    }
+
+    /// `(alts)+` as a symbol sequence.
+    pub fn plus(
+        &mut self,
+        alts: Vec<Vec<IrSymbol>>,
+        base: &str,
+        span: Option<Span>,
+    ) -> BResult<Vec<IrSymbol>> {
+        self.repeat(alts, 1, None, base, span)
+    }
+
+    /// `(alts){min,max}` (`max` `None`: unbounded) as a symbol sequence: `min` copies, then
+    /// a left-recursive `star`/`plus` helper or a chain of `max - min` optional tails
+    /// (`tail_k → ε | op tail_{k-1}`). Helpers are named after `base`.
+    pub fn repeat(
+        &mut self,
+        alts: Vec<Vec<IrSymbol>>,
+        min: u32,
+        max: Option<u32>,
+        base: &str,
+        span: Option<Span>,
+    ) -> BResult<Vec<IrSymbol>> {
+        let limit = self.limits.max_repeat;
+        if min > limit || max.is_some_and(|n| n > limit) {
+            return Err(located(GrammarError::limit(LimitKind::RepeatCount), span));
+        }
+        if max.is_some_and(|n| n < min) {
+            return Err(located(
+                GrammarError::new(
+                    GrammarErrorKind::Syntax,
+                    format!(
+                        "repetition {{{min},{}}}: the maximum is below the minimum",
+                        max.unwrap_or(0)
+                    ),
+                ),
+                span,
+            ));
+        }
+        let mut out = Vec::new();
+        if min == 0 && max == Some(1) {
+            let mut alts = alts;
+            if alts.iter().all(|a| !a.is_empty()) {
+                alts.insert(0, Vec::new());
+            }
+            if alts.len() > 1 {
+                let id = self.helper(HelperKey::Alts(alts.clone()), base, "opt", span, |_| alts)?;
+                self.charge(1, span)?;
+                out.push(IrSymbol::Nonterminal(id));
+            }
+            return Ok(out);
+        }
+        let mut op = self.group(alts, base, span)?;
+        if op.is_empty() || max == Some(0) {
+            return Ok(out);
+        }
+        // Copies of a multi-symbol operand go through one helper to keep expansions small.
+        let copies = max.unwrap_or(min);
+        if op.len() > 1 && copies > 1 {
+            let key = HelperKey::Alts(vec![op.clone()]);
+            let id = self.helper(key, base, "group", span, |_| vec![op])?;
+            self.charge(1, span)?;
+            op = vec![IrSymbol::Nonterminal(id)];
+        }
+        match max {
+            None if min == 0 => {
+                let op2 = op.clone();
+                let id = self.helper(HelperKey::Star(op), base, "star", span, |id| {
+                    let mut rec = vec![IrSymbol::Nonterminal(id)];
+                    rec.extend(op2);
+                    vec![Vec::new(), rec]
+                })?;
+                self.charge(1, span)?;
+                out.push(IrSymbol::Nonterminal(id));
+            }
+            None => {
+                self.push_copies(&mut out, &op, min - 1, span)?;
+                let op2 = op.clone();
+                let id = self.helper(HelperKey::Plus(op), base, "plus", span, |id| {
+                    let mut rec = vec![IrSymbol::Nonterminal(id)];
+                    rec.extend(op2.iter().copied());
+                    vec![op2, rec]
+                })?;
+                self.charge(1, span)?;
+                out.push(IrSymbol::Nonterminal(id));
+            }
+            Some(n) => {
+                self.push_copies(&mut out, &op, min, span)?;
+                // tail_k: ε | op tail_{k-1}; tail_1: ε | op.
+                let mut prev: Option<u32> = None;
+                for k in 1..=n.saturating_sub(min) {
+                    let mut rhs = op.clone();
+                    if let Some(p) = prev {
+                        rhs.push(IrSymbol::Nonterminal(p));
+                    }
+                    let key = HelperKey::Tail(op.clone(), k);
+                    let id = self.helper(key, base, "rep", span, |_| vec![Vec::new(), rhs])?;
+                    prev = Some(id);
+                }
+                if let Some(p) = prev {
+                    self.charge(1, span)?;
+                    out.push(IrSymbol::Nonterminal(p));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn push_copies(
+        &mut self,
+        out: &mut Vec<IrSymbol>,
+        op: &[IrSymbol],
+        copies: u32,
+        span: Option<Span>,
+    ) -> BResult<()> {
+        for _ in 0..copies {
+            self.charge(op.len(), span)?;
+            out.extend_from_slice(op);
+        }
+        Ok(())
+    }
+}
+
+/// A greedy, non-ignored text lexeme.
+pub fn text_lexeme(name: String, regex: RegexAst, span: Option<Span>) -> IrLexeme {
+    IrLexeme {
+        name,
+        regex,
+        mode: LexemeMode::Greedy,
+        ignore: false,
+        span,
+    }
+}
+
+/// One code point in `ranges` (or not in them, when `negated`) as a pattern; `Nothing` for
+/// an empty positive class.
+pub fn class_regex(ranges: &[(char, char)], negated: bool) -> RegexAst {
+    if ranges.is_empty() {
+        return if negated {
+            RegexAst::Pattern(String::from("(?s:.)"), PatternFlags::default())
+        } else {
+            RegexAst::Nothing
+        };
+    }
+    let mut p = String::from(if negated { "[^" } else { "[" });
+    for &(a, b) in ranges {
+        let (a, b) = if a <= b { (a, b) } else { (b, a) };
+        p.push_str(&format!(
+            "\\x{{{:X}}}-\\x{{{:X}}}",
+            u32::from(a),
+            u32::from(b)
+        ));
+    }
+    p.push(']');
+    RegexAst::Pattern(p, PatternFlags::default())
+}
+
+fn located(mut err: GrammarError, span: Option<Span>) -> GrammarError {
+    if err.span.is_none() {
+        err.span = span;
+    }
+    err
+}
