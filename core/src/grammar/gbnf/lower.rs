@@ -136,13 +136,13 @@ pub(super) fn check_left_recursion(
     for (g, group) in p.groups.iter().enumerate() {
         let d = r.owner.get(g).copied().unwrap_or(0);
         let Some(def) = p.defs.get(d) else { continue };
-        let node = if def.body as usize == g {
-            if r.final_def.get(def.name as usize).copied().flatten() != Some(d) {
-                continue; // A replaced definition's own rule is gone.
-            }
-            def.name
+        // A replaced definition's own rule is gone (its generated rules stay).
+        let node = if def.body as usize != g {
+            Some(names + g as u32)
+        } else if r.final_def.get(def.name as usize).copied().flatten() == Some(d) {
+            Some(def.name)
         } else {
-            names + g as u32
+            None
         };
         let mut node_alts = Vec::with_capacity(group.alts.len());
         for alt in &group.alts {
@@ -156,7 +156,7 @@ pub(super) fn check_left_recursion(
                 .map_err(|k| GrammarError::limit(k).with_span(zero_span(lines)))?;
             node_alts.push(els);
         }
-        if let Some(slot) = alts.get_mut(node as usize) {
+        if let Some(slot) = node.and_then(|n| alts.get_mut(n as usize)) {
             *slot = node_alts;
         }
     }
