@@ -1,20 +1,101 @@
 //! Regular sub-grammars become lexemes (issue 19).
 //!
-//! STUB: returns the grammar unchanged.
+//! A front end such as GBNF lowers every character to a lexeme of its own, and the Earley
+//! parser then pays one step per byte. [`lexify`] finds the nonterminals whose language is
+//! regular (off every recursion cycle, or recursing only on themselves in left- or
+//! right-linear form, as the star/plus helpers and `ws ::= [ ] ws | ""` do), builds one
+//! [`RegexAst`] per such rule (shared sub-rules are [`RegexAst::Shared`] nodes: a DAG) and
+//! replaces the maximal ones by lexemes named after the rule.
+//!
+//! Exactness: the lexer ends a greedy lexeme `L` only when the next byte extends no live
+//! lexeme. A rule may become a lexeme only if no string `w` of `L` and byte `c` that may
+//! follow `L` in the grammar make `w·c` a prefix of a string of a lexeme `M` the parser may
+//! allow at the same point (`M = L` included). Such an `M` shares a first byte with `L`,
+//! so every pair of lexemes with a common first byte is checked (conservative). A rule in
+//! conflict stays a rule and its children are tried instead, to a fixpoint; one-code-point
+//! lexemes never conflict (UTF-8 is prefix-free), so the fallback is the front end's grammar.
+//!
+//! Cost: FIRST/FOLLOW byte sets by fixpoint over the rules, then one walk over derivative
+//! pairs per checked lexeme pair (capped; a capped pair counts as a conflict), paid from
+//! the compile budget. On exhaustion the grammar is returned unchanged.
 
-use crate::error::GrammarError;
-use crate::ir::GrammarIr;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use hashbrown::HashMap;
+
+use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
+use crate::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
 use crate::limits::{CompileBudget, Limits};
+use crate::regex::{ByteClasses, ExprId, ExprSet, RegexAst};
+
+/// Most derivative pairs one lexeme pair's check explores.
+const MAX_PAIRS: usize = 4096;
+/// Most derivative steps (pairs times byte-class blocks) one lexeme pair's check takes.
+const MAX_STEPS: usize = 1 << 16;
+/// Estimated heap bytes of one regex node built here.
+const NODE_BYTES: usize = 64;
 
 /// Replace the maximal rules whose language is regular by lexemes, where the lexer's
 /// greedy ending keeps the grammar's language and every prefix's viability exactly.
+///
+/// Whitespace rules stay explicit lexemes (GBNF whitespace is part of the language, never
+/// `%ignore`d: ignoring it would accept texts the grammar rejects).
 pub fn lexify(
     ir: GrammarIr,
     limits: &Limits,
     budget: &mut CompileBudget,
 ) -> Result<GrammarIr, GrammarError> {
-    let _ = (limits, budget);
-    Ok(ir)
+    let regular = regular_nonterminals(&ir);
+    if regular.order.is_empty() {
+        return Ok(ir);
+    }
+    let regexes = match build_regexes(&ir, &regular.order, budget) {
+        Ok(r) => r,
+        Err(k) => return Err(GrammarError::limit(k)),
+    };
+    // Half of what is left: the grammar build needs the rest.
+    let fuel = budget.left() / 2;
+    let mut exprs = ExprSet::new(limits);
+    exprs.set_fuel(fuel);
+    exprs.set_weight(crate::regex::COMPILE_REGEX_WEIGHT);
+    exprs.max_memory = limits.max_memory_bytes / 3;
+    let mut rejected = vec![false; ir.nonterminals.len()];
+    let mut memo: PairMemo = HashMap::new();
+    let result = loop {
+        let (cand, origin) = candidate(&ir, &regular.is_regular, &rejected, &regexes);
+        if origin.iter().all(Option::is_none) {
+            break None;
+        }
+        let new = |l: u32| origin.get(l as usize).copied().flatten().is_some();
+        let conflicts = match analyze(&cand, &mut exprs, &mut memo, Some(&new), true) {
+            Ok(c) => c,
+            Err(_) => break None,
+        };
+        if conflicts.is_empty() {
+            break Some(cand);
+        }
+        for c in conflicts {
+            let nt = [c.first, c.second]
+                .iter()
+                .find_map(|&l| origin.get(l as usize).copied().flatten());
+            if let Some(nt) = nt {
+                rejected[nt as usize] = true;
+            }
+        }
+    };
+    budget.settle(budget.left().saturating_sub(fuel - exprs.fuel_left()));
+    match result {
+        Some(cand) => {
+            budget
+                .charge(cand.heap_bytes())
+                .map_err(GrammarError::limit)?;
+            Ok(cand)
+        }
+        None => Ok(ir),
+    }
 }
 
 /// How two lexemes the parser may allow at the same point get in each other's way.
@@ -40,12 +121,663 @@ pub struct LexemeConflict {
     pub kind: ConflictKind,
 }
 
-/// Every conflict between lexemes the parser may allow at the same point. STUB: none yet.
+/// Every conflict between lexemes the parser may allow at the same point (conservatively:
+/// lexemes used by the grammar that share a first byte), sorted. A pair whose check runs
+/// past its caps is reported as [`ConflictKind::ProperPrefix`] (or
+/// [`ConflictKind::LazyShadow`] for a lazy `first`).
 pub fn lexeme_conflicts(
     ir: &GrammarIr,
     limits: &Limits,
     budget: &mut CompileBudget,
-) -> Result<alloc::vec::Vec<LexemeConflict>, GrammarError> {
-    let _ = (ir, limits, budget);
-    Ok(alloc::vec::Vec::new())
+) -> Result<Vec<LexemeConflict>, GrammarError> {
+    let mut exprs = ExprSet::new(limits);
+    let fuel = budget.left();
+    exprs.set_fuel(fuel);
+    exprs.set_weight(crate::regex::COMPILE_REGEX_WEIGHT);
+    exprs.max_memory = limits.max_memory_bytes / 3;
+    let mut memo = HashMap::new();
+    let got = analyze(ir, &mut exprs, &mut memo, None, false);
+    budget.settle(exprs.fuel_left());
+    let mut got = got.map_err(|e| match e {
+        AnalysisError::Limit(k) => crate::grammar::compile_fuel_error(GrammarError::limit(k)),
+        AnalysisError::Regex(l, msg) => GrammarError::new(
+            GrammarErrorKind::InvalidRegex,
+            alloc::format!("in {}: {msg}", ir.lexemes[l].name),
+        ),
+    })?;
+    got.sort();
+    got.dedup();
+    Ok(got)
 }
+
+// ---------------------------------------------------------------------------------------
+// Which nonterminals are regular, and their regexes.
+
+struct Regular {
+    is_regular: Vec<bool>,
+    /// The regular nonterminals, each after those it uses.
+    order: Vec<u32>,
+}
+
+/// A lexeme a regex may include: greedy, not ignored, not a special token.
+fn is_plain(lex: &IrLexeme) -> bool {
+    fn special(r: &RegexAst) -> bool {
+        match r {
+            RegexAst::Literal(b) => b.first() == Some(&0xFF),
+            RegexAst::Or(xs) => xs.iter().any(special),
+            _ => false,
+        }
+    }
+    lex.mode == LexemeMode::Greedy && !lex.ignore && !special(&lex.regex)
+}
+
+fn rules_by_lhs(ir: &GrammarIr) -> Vec<Vec<usize>> {
+    let mut by = vec![Vec::new(); ir.nonterminals.len()];
+    for (i, r) in ir.rules.iter().enumerate() {
+        if let Some(v) = by.get_mut(r.lhs as usize) {
+            v.push(i);
+        }
+    }
+    by
+}
+
+/// How a rule of `n` uses `n`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Recursion {
+    None,
+    /// `n → n α`.
+    Left,
+    /// `n → α n`.
+    Right,
+    /// `n → n`.
+    Unit,
+    Other,
+}
+
+fn recursion(n: u32, rhs: &[IrSymbol]) -> Recursion {
+    let me = IrSymbol::Nonterminal(n);
+    let count = rhs.iter().filter(|&&s| s == me).count();
+    match count {
+        0 => Recursion::None,
+        1 if rhs.len() == 1 => Recursion::Unit,
+        1 if rhs.first() == Some(&me) => Recursion::Left,
+        1 if rhs.last() == Some(&me) => Recursion::Right,
+        _ => Recursion::Other,
+    }
+}
+
+fn regular_nonterminals(ir: &GrammarIr) -> Regular {
+    let n = ir.nonterminals.len();
+    let by = rules_by_lhs(ir);
+    let mut ok = vec![true; n];
+    let mut deps: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (nt, rules) in by.iter().enumerate() {
+        let nt32 = nt as u32;
+        let (mut left, mut right) = (false, false);
+        for &ri in rules {
+            let rhs = &ir.rules[ri].rhs;
+            match recursion(nt32, rhs) {
+                Recursion::Left => left = true,
+                Recursion::Right => right = true,
+                Recursion::Other => ok[nt] = false,
+                Recursion::None | Recursion::Unit => {}
+            }
+            for s in rhs {
+                match *s {
+                    IrSymbol::Lexeme(l) => {
+                        if !ir.lexemes.get(l as usize).is_some_and(is_plain) {
+                            ok[nt] = false;
+                        }
+                    }
+                    IrSymbol::Nonterminal(m) if m != nt32 => deps[nt].push(m),
+                    IrSymbol::Nonterminal(_) => {}
+                }
+            }
+        }
+        if left && right {
+            ok[nt] = false;
+        }
+        deps[nt].sort_unstable();
+        deps[nt].dedup();
+    }
+    let mut pending: Vec<usize> = deps.iter().map(Vec::len).collect();
+    let mut users: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (nt, d) in deps.iter().enumerate() {
+        for &m in d {
+            if let Some(u) = users.get_mut(m as usize) {
+                u.push(nt as u32);
+            }
+        }
+    }
+    let mut is_regular = vec![false; n];
+    let mut order = Vec::new();
+    let mut queue: Vec<u32> = (0..n as u32)
+        .filter(|&i| ok[i as usize] && pending[i as usize] == 0)
+        .collect();
+    while let Some(x) = queue.pop() {
+        is_regular[x as usize] = true;
+        order.push(x);
+        for &u in &users[x as usize] {
+            let p = &mut pending[u as usize];
+            *p -= 1;
+            if *p == 0 && ok[u as usize] {
+                queue.push(u);
+            }
+        }
+    }
+    Regular { is_regular, order }
+}
+
+/// The regex of every regular nonterminal (indexed by nonterminal), built in `order`.
+fn build_regexes(
+    ir: &GrammarIr,
+    order: &[u32],
+    budget: &mut CompileBudget,
+) -> Result<Vec<Option<Arc<RegexAst>>>, LimitKind> {
+    let by = rules_by_lhs(ir);
+    let mut lex: Vec<Option<Arc<RegexAst>>> = vec![None; ir.lexemes.len()];
+    let mut out: Vec<Option<Arc<RegexAst>>> = vec![None; ir.nonterminals.len()];
+    let mut nodes = 0usize;
+    for &nt in order {
+        let mut seq = |rhs: &[IrSymbol],
+                       out: &[Option<Arc<RegexAst>>],
+                       nodes: &mut usize|
+         -> RegexAst {
+            let mut parts: Vec<RegexAst> = rhs
+                .iter()
+                .map(|s| {
+                    *nodes += 1;
+                    match *s {
+                        IrSymbol::Lexeme(l) => {
+                            let slot = &mut lex[l as usize];
+                            let arc = slot
+                                .get_or_insert_with(|| Arc::new(ir.lexemes[l as usize].regex.clone()));
+                            RegexAst::Shared(Arc::clone(arc))
+                        }
+                        IrSymbol::Nonterminal(m) => match out.get(m as usize) {
+                            Some(Some(a)) => RegexAst::Shared(Arc::clone(a)),
+                            _ => RegexAst::Nothing,
+                        },
+                    }
+                })
+                .collect();
+            *nodes += 1;
+            match parts.len() {
+                0 => RegexAst::Epsilon,
+                1 => parts.pop().unwrap_or(RegexAst::Nothing),
+                _ => RegexAst::Concat(parts),
+            }
+        };
+        let (mut bases, mut alphas, mut left) = (Vec::new(), Vec::new(), true);
+        for &ri in &by[nt as usize] {
+            let rhs = &ir.rules[ri].rhs;
+            match recursion(nt, rhs) {
+                Recursion::None => bases.push(seq(rhs, &out, &mut nodes)),
+                Recursion::Left => alphas.push(seq(&rhs[1..], &out, &mut nodes)),
+                Recursion::Right => {
+                    left = false;
+                    alphas.push(seq(&rhs[..rhs.len() - 1], &out, &mut nodes));
+                }
+                Recursion::Unit | Recursion::Other => {}
+            }
+        }
+        let or = |mut xs: Vec<RegexAst>| match xs.len() {
+            1 => xs.pop().unwrap_or(RegexAst::Nothing),
+            _ => RegexAst::Or(xs),
+        };
+        let base = or(bases);
+        let regex = if alphas.is_empty() {
+            base
+        } else {
+            nodes += 2;
+            let rep = RegexAst::Repeat(alloc::boxed::Box::new(or(alphas)), 0, None);
+            if left {
+                RegexAst::Concat(vec![base, rep])
+            } else {
+                RegexAst::Concat(vec![rep, base])
+            }
+        };
+        out[nt as usize] = Some(Arc::new(regex));
+        budget.spend(nodes as u64)?;
+        budget.charge(nodes.saturating_mul(NODE_BYTES))?;
+        nodes = 0;
+    }
+    Ok(out)
+}
+
+/// The grammar with every regular, non-rejected nonterminal reachable from a kept rule
+/// (or the start) made a lexeme, unused lexemes dropped; and, per lexeme of the result, the
+/// nonterminal it was made from (`None` for the front end's lexemes).
+fn candidate(
+    ir: &GrammarIr,
+    regular: &[bool],
+    rejected: &[bool],
+    regexes: &[Option<Arc<RegexAst>>],
+) -> (GrammarIr, Vec<Option<u32>>) {
+    let n = ir.nonterminals.len();
+    let by = rules_by_lhs(ir);
+    let lexified = |x: u32| {
+        regular.get(x as usize).copied().unwrap_or(false)
+            && !rejected.get(x as usize).copied().unwrap_or(true)
+    };
+    // Reachable nonterminals: kept (rules stay) or lexified (a lexeme).
+    let mut seen = vec![false; n];
+    let mut stack = vec![ir.start];
+    let mut kept = Vec::new();
+    let mut lexemes_of = Vec::new();
+    if let Some(s) = seen.get_mut(ir.start as usize) {
+        *s = true;
+    }
+    while let Some(x) = stack.pop() {
+        if lexified(x) {
+            lexemes_of.push(x);
+            continue;
+        }
+        kept.push(x);
+        for &ri in &by[x as usize] {
+            for s in &ir.rules[ri].rhs {
+                if let IrSymbol::Nonterminal(m) = *s
+                    && !seen[m as usize]
+                {
+                    seen[m as usize] = true;
+                    stack.push(m);
+                }
+            }
+        }
+    }
+    kept.sort_unstable();
+    lexemes_of.sort_unstable();
+    let mut used = vec![false; ir.lexemes.len()];
+    for (l, lex) in ir.lexemes.iter().enumerate() {
+        used[l] = lex.ignore;
+    }
+    for &x in &kept {
+        for &ri in &by[x as usize] {
+            for s in &ir.rules[ri].rhs {
+                if let IrSymbol::Lexeme(l) = *s {
+                    used[l as usize] = true;
+                }
+            }
+        }
+    }
+    let mut out = GrammarIr {
+        nonterminals: ir.nonterminals.clone(),
+        rules: Vec::new(),
+        lexemes: Vec::new(),
+        start: ir.start,
+    };
+    let mut origin = Vec::new();
+    let mut lex_map = vec![u32::MAX; ir.lexemes.len()];
+    for (l, lex) in ir.lexemes.iter().enumerate() {
+        if used[l] {
+            lex_map[l] = out.add_lexeme(lex.clone());
+            origin.push(None);
+        }
+    }
+    let mut nt_lex = vec![u32::MAX; n];
+    for &x in &lexemes_of {
+        let nt = &ir.nonterminals[x as usize];
+        let regex = match &regexes[x as usize] {
+            Some(a) => RegexAst::Shared(Arc::clone(a)),
+            None => RegexAst::Nothing,
+        };
+        nt_lex[x as usize] = out.add_lexeme(IrLexeme {
+            name: String::from(nt.name.as_str()),
+            regex,
+            mode: LexemeMode::Greedy,
+            ignore: false,
+            span: nt.span,
+        });
+        origin.push(Some(x));
+    }
+    for &x in &kept {
+        for &ri in &by[x as usize] {
+            let rhs = ir.rules[ri]
+                .rhs
+                .iter()
+                .map(|s| match *s {
+                    IrSymbol::Lexeme(l) => IrSymbol::Lexeme(lex_map[l as usize]),
+                    IrSymbol::Nonterminal(m) if nt_lex[m as usize] != u32::MAX => {
+                        IrSymbol::Lexeme(nt_lex[m as usize])
+                    }
+                    s => s,
+                })
+                .collect();
+            out.add_rule(x, rhs);
+        }
+    }
+    if nt_lex.get(ir.start as usize).is_some_and(|&l| l != u32::MAX) {
+        out.add_rule(ir.start, vec![IrSymbol::Lexeme(nt_lex[ir.start as usize])]);
+    }
+    (out, origin)
+}
+
+// ---------------------------------------------------------------------------------------
+// FIRST/FOLLOW bytes and the pair checks.
+
+type ByteSet = [u32; 8];
+
+/// Checked pairs: `(first, second, follow of first, lazy first)` → conflicts found.
+type PairMemo = HashMap<(u32, u32, ByteSet, bool), Flags>;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Flags {
+    proper_prefix: bool,
+    same_text: bool,
+    lazy_shadow: bool,
+}
+
+enum AnalysisError {
+    Limit(LimitKind),
+    Regex(usize, String),
+}
+
+impl From<LimitKind> for AnalysisError {
+    fn from(k: LimitKind) -> Self {
+        AnalysisError::Limit(k)
+    }
+}
+
+fn union(a: &mut ByteSet, b: &ByteSet) -> bool {
+    let mut changed = false;
+    for (x, y) in a.iter_mut().zip(b) {
+        let z = *x | *y;
+        changed |= z != *x;
+        *x = z;
+    }
+    changed
+}
+
+fn intersects(a: &ByteSet, b: &ByteSet) -> bool {
+    a.iter().zip(b).any(|(x, y)| x & y != 0)
+}
+
+/// The conflicts of `ir`'s used lexemes that share a first byte; with `only`, just the
+/// pairs where `only` holds for one of the two; with `greedy_only`, just
+/// [`ConflictKind::ProperPrefix`] (what the lexer's greedy ending can lose).
+fn analyze(
+    ir: &GrammarIr,
+    exprs: &mut ExprSet,
+    memo: &mut PairMemo,
+    only: Option<&dyn Fn(u32) -> bool>,
+    greedy_only: bool,
+) -> Result<Vec<LexemeConflict>, AnalysisError> {
+    let nl = ir.lexemes.len();
+    let nn = ir.nonterminals.len();
+    let by = rules_by_lhs(ir);
+    // Reachable rules and used lexemes.
+    let mut reach = vec![false; nn];
+    let mut stack = vec![ir.start];
+    if let Some(r) = reach.get_mut(ir.start as usize) {
+        *r = true;
+    }
+    let mut used: Vec<bool> = ir.lexemes.iter().map(|l| l.ignore).collect();
+    while let Some(x) = stack.pop() {
+        for &ri in &by[x as usize] {
+            for s in &ir.rules[ri].rhs {
+                match *s {
+                    IrSymbol::Nonterminal(m) => {
+                        if !reach[m as usize] {
+                            reach[m as usize] = true;
+                            stack.push(m);
+                        }
+                    }
+                    IrSymbol::Lexeme(l) => used[l as usize] = true,
+                }
+            }
+        }
+    }
+    let rules: Vec<&[IrSymbol]> = ir
+        .rules
+        .iter()
+        .filter(|r| reach[r.lhs as usize])
+        .map(|r| r.rhs.as_slice())
+        .collect();
+    let lhs: Vec<u32> = ir
+        .rules
+        .iter()
+        .filter(|r| reach[r.lhs as usize])
+        .map(|r| r.lhs)
+        .collect();
+    let mut expr = vec![ExprId::NOTHING; nl];
+    let mut lfirst = vec![[0u32; 8]; nl];
+    let mut lnull = vec![false; nl];
+    let mut ignore_first = [0u32; 8];
+    for l in 0..nl {
+        if !used[l] {
+            continue;
+        }
+        let e = exprs
+            .compile(&ir.lexemes[l].regex)
+            .map_err(|err| match err.kind {
+                crate::regex::RegexCompileErrorKind::Limit(k) => AnalysisError::Limit(k),
+                _ => AnalysisError::Regex(l, err.message),
+            })?;
+        expr[l] = e;
+        lnull[l] = exprs.is_nullable(e);
+        lfirst[l] = exprs.first_bytes(e)?;
+        if ir.lexemes[l].ignore {
+            union(&mut ignore_first, &lfirst[l]);
+        }
+    }
+    // Nullable and FIRST of nonterminals.
+    let mut nnull = vec![false; nn];
+    let mut nfirst = vec![[0u32; 8]; nn];
+    let sym_null = |s: &IrSymbol, nnull: &[bool]| match *s {
+        IrSymbol::Lexeme(l) => lnull[l as usize],
+        IrSymbol::Nonterminal(m) => nnull[m as usize],
+    };
+    loop {
+        let mut changed = false;
+        for (rhs, &a) in rules.iter().zip(&lhs) {
+            let mut f = [0u32; 8];
+            let mut all_null = true;
+            for s in rhs.iter() {
+                match *s {
+                    IrSymbol::Lexeme(l) => union(&mut f, &lfirst[l as usize]),
+                    IrSymbol::Nonterminal(m) => union(&mut f, &nfirst[m as usize]),
+                };
+                if !sym_null(s, &nnull) {
+                    all_null = false;
+                    break;
+                }
+            }
+            changed |= union(&mut nfirst[a as usize], &f);
+            if all_null && !nnull[a as usize] {
+                nnull[a as usize] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    // FOLLOW: bytes that may come right after each nonterminal and lexeme (end of input is
+    // harmless and not recorded). An ignored lexeme may come after anything.
+    let mut nfollow = vec![ignore_first; nn];
+    let mut lfollow = vec![ignore_first; nl];
+    loop {
+        let mut changed = false;
+        for (rhs, &a) in rules.iter().zip(&lhs) {
+            // Walk right to left with the FIRST of the suffix and whether it is nullable.
+            let mut after = nfollow[a as usize];
+            for s in rhs.iter().rev() {
+                match *s {
+                    IrSymbol::Lexeme(l) => {
+                        changed |= union(&mut lfollow[l as usize], &after);
+                        if !lnull[l as usize] {
+                            after = [0; 8];
+                        }
+                        union(&mut after, &lfirst[l as usize]);
+                        union(&mut after, &ignore_first);
+                    }
+                    IrSymbol::Nonterminal(m) => {
+                        changed |= union(&mut nfollow[m as usize], &after);
+                        if !nnull[m as usize] {
+                            after = [0; 8];
+                        }
+                        union(&mut after, &nfirst[m as usize]);
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut out = Vec::new();
+    for l in 0..nl {
+        if !used[l] {
+            continue;
+        }
+        for m in 0..nl {
+            if !used[m] || !intersects(&lfirst[l], &lfirst[m]) {
+                continue;
+            }
+            if let Some(f) = only
+                && !f(l as u32)
+                && !f(m as u32)
+            {
+                continue;
+            }
+            let lazy = ir.lexemes[l].mode == LexemeMode::Lazy;
+            if greedy_only && lazy {
+                continue;
+            }
+            if greedy_only && l != m && ir.lexemes[m].mode == LexemeMode::Lazy {
+                // A lazy lexeme of the front end that a lexified rule could shadow: keep the
+                // rule's pieces (conservative).
+                out.push(LexemeConflict {
+                    first: l as u32,
+                    second: m as u32,
+                    kind: ConflictKind::ProperPrefix,
+                });
+                continue;
+            }
+            let key = (expr[l].0, expr[m].0, lfollow[l], lazy);
+            let flags = match memo.get(&key) {
+                Some(f) => *f,
+                None => {
+                    let f = check_pair(exprs, expr[l], expr[m], &lfollow[l], lazy, l == m)?;
+                    memo.insert(key, f);
+                    f
+                }
+            };
+            let mut push = |kind| {
+                out.push(LexemeConflict {
+                    first: l as u32,
+                    second: m as u32,
+                    kind,
+                })
+            };
+            if flags.proper_prefix && !lazy {
+                push(ConflictKind::ProperPrefix);
+            }
+            if !greedy_only {
+                if flags.same_text && l < m {
+                    push(ConflictKind::SameText);
+                }
+                if flags.lazy_shadow && lazy && l != m {
+                    push(ConflictKind::LazyShadow);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Walk the pairs of derivatives of `l` and `m` by the same non-empty strings `w`: where
+/// `l` matches `w`, does a byte of `follow` keep `m` alive (`ProperPrefix`), does `m` match
+/// `w` too (`SameText`, when `l != m`), can `m` go on (`LazyShadow`, when `l` is lazy)?
+fn check_pair(
+    exprs: &mut ExprSet,
+    l: ExprId,
+    m: ExprId,
+    follow: &ByteSet,
+    lazy: bool,
+    same: bool,
+) -> Result<Flags, LimitKind> {
+    let mut classes: ByteClasses = exprs.byte_classes(&[l, m]);
+    classes.refine(follow);
+    let nc = classes.num_classes();
+    let follow_classes: Vec<u8> = (0..nc)
+        .map(|c| c as u8)
+        .filter(|&c| {
+            let b = classes.representative(c);
+            follow[(b >> 5) as usize] & (1 << (b & 31)) != 0
+        })
+        .collect();
+    let alive = |exprs: &mut ExprSet, e: ExprId| -> Result<bool, LimitKind> {
+        Ok(e != ExprId::NOTHING && !(exprs.has_and_not(e) && exprs.is_empty_language(e)?))
+    };
+    let mut flags = Flags::default();
+    let capped = Flags {
+        proper_prefix: !lazy,
+        same_text: false,
+        lazy_shadow: lazy,
+    };
+    let mut seen: hashbrown::HashSet<(ExprId, ExprId)> = hashbrown::HashSet::new();
+    let mut stack = vec![(l, m)];
+    seen.insert((l, m));
+    let mut blocks = Vec::new();
+    let mut steps = 0usize;
+    while let Some((a, b)) = stack.pop() {
+        exprs.class_blocks(&[a, b], &classes, &mut blocks);
+        steps += blocks.len();
+        if steps > MAX_STEPS {
+            return Ok(capped);
+        }
+        for block in &blocks {
+            let Some(c) = block
+                .iter()
+                .enumerate()
+                .find(|(_, w)| **w != 0)
+                .map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
+            else {
+                continue;
+            };
+            let byte = classes.representative(c as u8);
+            let da = exprs.derivative(a, byte)?;
+            if !alive(exprs, da)? {
+                continue;
+            }
+            let db = exprs.derivative(b, byte)?;
+            if !alive(exprs, db)? {
+                continue;
+            }
+            if exprs.is_nullable(da) {
+                if !same && exprs.is_nullable(db) {
+                    flags.same_text = true;
+                }
+                if !lazy && !flags.proper_prefix {
+                    for &fc in &follow_classes {
+                        let d = exprs.derivative(db, classes.representative(fc))?;
+                        if alive(exprs, d)? {
+                            flags.proper_prefix = true;
+                            break;
+                        }
+                    }
+                }
+                if lazy && !same && !flags.lazy_shadow {
+                    for fc in 0..nc {
+                        let d = exprs.derivative(db, classes.representative(fc as u8))?;
+                        if alive(exprs, d)? {
+                            flags.lazy_shadow = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            if seen.insert((da, db)) {
+                if seen.len() > MAX_PAIRS {
+                    return Ok(capped);
+                }
+                stack.push((da, db));
+            }
+        }
+    }
+    Ok(flags)
+}
+
+#[cfg(test)]
+mod tests;
