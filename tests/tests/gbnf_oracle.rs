@@ -8,7 +8,8 @@
 //! regenerated. The data is printed as GBNF text for sieve and interpreted directly by the
 //! reference: the rules become a context-free grammar over Unicode code points (terminals are
 //! code-point sets) recognized by a textbook Earley chart parser written here (nothing shared
-//! with the engine, which is never asked to decide anything).
+//! with the engine, which is never asked to decide anything). As in llama.cpp, which reads
+//! text as C strings, no terminal matches U+0000 (not `.`, not a negated class).
 //!
 //! At prefix bytes `p`, token `t` is allowed iff `p + t` decodes as UTF-8 (strictly: no
 //! overlong forms, no surrogates) into code points whose Earley chart is non-empty (every
@@ -193,7 +194,16 @@ impl Gbnf {
         for (i, alts) in self.rules.iter().enumerate() {
             out.push_str(&rule_name(i));
             out.push_str(" ::= ");
-            print_alts(&mut out, alts);
+            // As in llama.cpp, space after `::=` or `|` includes newlines, so a rule cannot
+            // end with an empty alternative: empty ones go first, a rule of only empty ones
+            // is `()`.
+            let mut alts: Vec<Vec<Expr>> = alts.clone();
+            alts.sort_by_key(|seq| !seq.is_empty());
+            if alts.iter().all(Vec::is_empty) {
+                out.push_str("()");
+            } else {
+                print_alts(&mut out, &alts);
+            }
             out.push('\n');
         }
         out
@@ -351,7 +361,7 @@ impl CpSet {
 
     /// Contains a scalar value (not only surrogates).
     fn has_scalar(&self) -> bool {
-        self.meets(0, 0xD7FF) || self.meets(0xE000, MAX_CP)
+        self.meets(1, 0xD7FF) || self.meets(0xE000, MAX_CP)
     }
 }
 
@@ -474,6 +484,13 @@ impl CfgBuilder {
     }
 
     fn terminal(&mut self, set: CpSet) -> Sym {
+        // U+0000 is never matched, as in llama.cpp (which reads text as C strings).
+        let set = CpSet(
+            set.0
+                .into_iter()
+                .filter_map(|(lo, hi)| (hi >= 1).then_some((lo.max(1), hi)))
+                .collect(),
+        );
         if let Some(i) = self.sets.iter().position(|s| *s == set) {
             return Sym::T(i);
         }
