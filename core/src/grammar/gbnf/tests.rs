@@ -128,6 +128,12 @@ fn literals_are_exact_per_character() {
         &["a", "a b", "ba"],
     );
     check(r#"root ::= """#, &[""], &["a"]);
+    // A literal character and a class over the same text.
+    check(
+        r#"root ::= "a" "b" | [a-z] "c""#,
+        &["ab", "ac", "zc"],
+        &["zb", "a"],
+    );
 }
 
 #[test]
@@ -527,6 +533,13 @@ fn mutations_never_panic() {
             let _ = lower(text, &opts, &NoSpecialTokens, &limits, &mut CompileBudget::new(&limits));
         }
     }
+}
+
+#[test]
+fn a_root_that_matches_nothing_is_unproductive() {
+    let e = compile_with("root ::= [z-a]", &GbnfOptions::default()).unwrap_err();
+    assert_eq!(e.kind, GrammarErrorKind::Unproductive);
+    check("root ::= [z-a] | \"\\uD800\" | \"ok\"", &["ok"], &[""]);
 }
 
 #[test]
