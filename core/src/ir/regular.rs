@@ -42,12 +42,18 @@ const NODE_BYTES: usize = 64;
 /// greedy ending keeps the grammar's language and every prefix's viability exactly.
 ///
 /// Whitespace rules stay explicit lexemes (GBNF whitespace is part of the language, never
-/// `%ignore`d: ignoring it would accept texts the grammar rejects).
+/// `%ignore`d: ignoring it would accept texts the grammar rejects). A grammar with an
+/// ignored lexeme is returned unchanged (it may come between any two lexemes).
 pub fn lexify(
     ir: GrammarIr,
     limits: &Limits,
     budget: &mut CompileBudget,
 ) -> Result<GrammarIr, GrammarError> {
+    // An ignored lexeme may come between any two lexemes: one lexeme in their place would
+    // refuse it there.
+    if ir.lexemes.iter().any(|l| l.ignore) {
+        return Ok(ir);
+    }
     let regular = regular_nonterminals(&ir);
     if regular.order.is_empty() {
         return Ok(ir);
@@ -86,16 +92,177 @@ pub fn lexify(
             }
         }
     };
+    let lexified = result.unwrap_or(ir);
+    // Then a lexeme and the optional lexemes right after it (`"{" ws`) become one.
+    let merged = merge_runs(&lexified, &mut exprs, &mut memo).ok().flatten();
     budget.settle(budget.left().saturating_sub(fuel - exprs.fuel_left()));
-    match result {
-        Some(cand) => {
-            budget
-                .charge(cand.heap_bytes())
-                .map_err(GrammarError::limit)?;
-            Ok(cand)
+    let out = merged.unwrap_or(lexified);
+    budget
+        .charge(out.heap_bytes())
+        .map_err(GrammarError::limit)?;
+    Ok(out)
+}
+
+/// Inside the rules, each lexeme followed by nullable lexemes (`"," ws`) becomes one lexeme
+/// (one per distinct run), where no conflict forbids it; `None` if no run merges.
+fn merge_runs(
+    ir: &GrammarIr,
+    exprs: &mut ExprSet,
+    memo: &mut PairMemo,
+) -> Result<Option<GrammarIr>, AnalysisError> {
+    let mut nullable = vec![false; ir.lexemes.len()];
+    for (l, lex) in ir.lexemes.iter().enumerate() {
+        if is_plain(lex) {
+            let e = exprs.compile(&lex.regex).map_err(|err| match err.kind {
+                crate::regex::RegexCompileErrorKind::Limit(k) => AnalysisError::Limit(k),
+                _ => AnalysisError::Regex(l, err.message),
+            })?;
+            nullable[l] = exprs.is_nullable(e);
         }
-        None => Ok(ir),
     }
+    if !nullable.iter().any(|&n| n) {
+        return Ok(None);
+    }
+    let arcs: Vec<Arc<RegexAst>> = ir
+        .lexemes
+        .iter()
+        .map(|l| match &l.regex {
+            RegexAst::Shared(a) => Arc::clone(a),
+            r => Arc::new(r.clone()),
+        })
+        .collect();
+    let mut rejected: hashbrown::HashSet<Vec<u32>> = hashbrown::HashSet::new();
+    loop {
+        let mut out = GrammarIr {
+            nonterminals: ir.nonterminals.clone(),
+            rules: Vec::with_capacity(ir.rules.len()),
+            lexemes: ir.lexemes.clone(),
+            start: ir.start,
+        };
+        let mut runs: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut origin: Vec<Option<Vec<u32>>> = vec![None; ir.lexemes.len()];
+        for r in &ir.rules {
+            let mut rhs = Vec::with_capacity(r.rhs.len());
+            let mut i = 0;
+            while i < r.rhs.len() {
+                let mut j = i + 1;
+                if let IrSymbol::Lexeme(x) = r.rhs[i]
+                    && is_plain(&ir.lexemes[x as usize])
+                {
+                    while let Some(IrSymbol::Lexeme(y)) = r.rhs.get(j) {
+                        if !nullable[*y as usize] {
+                            break;
+                        }
+                        j += 1;
+                    }
+                }
+                let key: Vec<u32> = r.rhs[i..j]
+                    .iter()
+                    .filter_map(|s| match *s {
+                        IrSymbol::Lexeme(l) => Some(l),
+                        IrSymbol::Nonterminal(_) => None,
+                    })
+                    .collect();
+                if key.len() < 2 || rejected.contains(&key) {
+                    rhs.push(r.rhs[i]);
+                    i += 1;
+                    continue;
+                }
+                let id = match runs.get(&key) {
+                    Some(&id) => id,
+                    None => {
+                        let mut name = String::new();
+                        for (k, &l) in key.iter().enumerate() {
+                            if k > 0 {
+                                name.push(' ');
+                            }
+                            name.push_str(&ir.lexemes[l as usize].name);
+                        }
+                        let parts = key
+                            .iter()
+                            .map(|&l| RegexAst::Shared(Arc::clone(&arcs[l as usize])))
+                            .collect();
+                        let id = out.add_lexeme(IrLexeme {
+                            name,
+                            regex: RegexAst::Concat(parts),
+                            mode: LexemeMode::Greedy,
+                            ignore: false,
+                            span: ir.lexemes[key[0] as usize].span,
+                        });
+                        origin.push(Some(key.clone()));
+                        runs.insert(key, id);
+                        id
+                    }
+                };
+                rhs.push(IrSymbol::Lexeme(id));
+                i = j;
+            }
+            out.add_rule(r.lhs, rhs);
+        }
+        if runs.is_empty() {
+            return Ok(None);
+        }
+        let new = |l: u32| origin.get(l as usize).is_some_and(Option::is_some);
+        let conflicts = analyze(&out, exprs, memo, Some(&new), true)?;
+        if conflicts.is_empty() {
+            return Ok(Some(drop_unused_lexemes(out)));
+        }
+        for c in conflicts {
+            let key = [c.first, c.second]
+                .iter()
+                .find_map(|&l| origin.get(l as usize).cloned().flatten());
+            if let Some(key) = key {
+                rejected.insert(key);
+            }
+        }
+    }
+}
+
+/// `ir` without the lexemes no rule uses (ignored ones stay), renumbered.
+fn drop_unused_lexemes(mut ir: GrammarIr) -> GrammarIr {
+    let mut used: Vec<bool> = ir.lexemes.iter().map(|l| l.ignore).collect();
+    for r in &ir.rules {
+        for s in &r.rhs {
+            if let IrSymbol::Lexeme(l) = *s {
+                used[l as usize] = true;
+            }
+        }
+    }
+    let mut map = vec![u32::MAX; used.len()];
+    let mut next = 0u32;
+    for (l, &u) in used.iter().enumerate() {
+        if u {
+            map[l] = next;
+            next += 1;
+        }
+    }
+    let lexemes = core::mem::take(&mut ir.lexemes);
+    ir.lexemes = lexemes
+        .into_iter()
+        .zip(&used)
+        .filter(|(_, u)| **u)
+        .map(|(l, _)| l)
+        .collect();
+    for r in &mut ir.rules {
+        for s in &mut r.rhs {
+            if let IrSymbol::Lexeme(l) = s {
+                *l = map[*l as usize];
+            }
+        }
+    }
+    ir
+}
+
+/// Compile `ir` the way GBNF is compiled: [`lexify`], then build, a nullable lexeme (a
+/// rule such as `ws ::= [ ]?` made a lexeme) becoming an optional non-empty one.
+pub fn compile(
+    ir: GrammarIr,
+    vocab: &Arc<crate::Vocabulary>,
+    limits: &Limits,
+) -> Result<crate::Grammar, GrammarError> {
+    let mut budget = CompileBudget::new(limits);
+    let ir = lexify(ir, limits, &mut budget)?;
+    crate::Grammar::build(&ir, vocab, limits, true, &mut budget)
 }
 
 /// How two lexemes the parser may allow at the same point get in each other's way.
