@@ -39,7 +39,10 @@ fn shared_dir() -> Option<PathBuf> {
         Some(p) => PathBuf::from(p),
         None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"),
     };
-    let need = [shared.join("data/gbnf"), shared.join("tokenizers/llama3.json")];
+    let need = [
+        shared.join("data/gbnf"),
+        shared.join("tokenizers/llama3.json"),
+    ];
     if need.iter().all(|p| p.exists()) {
         return Some(shared);
     }
@@ -101,7 +104,10 @@ fn diff_walks(a: &Grammar, b: &Grammar, vocab: &Vocabulary, seed: u64) -> Result
     for walk in 0..WALKS {
         let (mut ma, mut mb) = (Matcher::new(a), Matcher::new(b));
         let mut text: Vec<u8> = Vec::new();
-        let (mut xa, mut xb) = (vec![0u32; vocab.mask_words()], vec![0u32; vocab.mask_words()]);
+        let (mut xa, mut xb) = (
+            vec![0u32; vocab.mask_words()],
+            vec![0u32; vocab.mask_words()],
+        );
         for step in 0..=STEPS {
             ma.compute_mask(&mut xa)
                 .map_err(|e| format!("walk {walk} step {step}: GBNF mask: {e}"))?;
@@ -171,7 +177,8 @@ fn gbnf_and_lark_twins_give_identical_masks() {
             &read(shared.join(format!("data/gbnf/{name}.gbnf"))),
             &vocab,
         );
-        let lark_src = read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("data/gbnf/{name}.lark")));
+        let lark_src =
+            read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("data/gbnf/{name}.lark")));
         let l = Grammar::from_lark(&lark_src, &vocab, &Limits::default())
             .unwrap_or_else(|e| panic!("{name}.lark does not compile: {e}"));
         match diff_walks(&g, &l, &vocab, 0x1a4c_0000 + i as u64) {

@@ -22,7 +22,9 @@
 //! byte-fallback tokens, every single-character piece, every piece spelled with the
 //! characters the generated literals use, and every 97th other piece, plus an EOS. Random
 //! walks pick among the allowed tokens (often a byte token that leaves a partial UTF-8
-//! sequence) and every mask is compared with the reference on the whole vocabulary.
+//! sequence) and every mask is compared with the reference on the whole vocabulary, as are
+//! `is_accepting`, `is_allowed` on a few tokens, and the mask after a `rollback` to an
+//! earlier step at the end of each walk.
 //!
 //! `SIEVE_LONG=1` runs a ten times longer sweep. Missing `shared` folder: a `SKIP` line.
 
@@ -635,7 +637,9 @@ impl Cfg {
         let seed: Vec<Item> = last
             .items
             .iter()
-            .filter(|&&it| matches!(self.after_dot(it), Some(Sym::T(t)) if self.sets[t].contains(c)))
+            .filter(
+                |&&it| matches!(self.after_dot(it), Some(Sym::T(t)) if self.sets[t].contains(c)),
+            )
             .map(|&(p, d, o)| (p, d + 1, o))
             .collect();
         if seed.is_empty() {
@@ -646,9 +650,9 @@ impl Cfg {
 
     /// Some terminal the column can scan meets `lo..=hi`.
     fn can_scan_in(&self, col: &Column, lo: u32, hi: u32) -> bool {
-        col.items.iter().any(
-            |&it| matches!(self.after_dot(it), Some(Sym::T(t)) if self.sets[t].meets(lo, hi)),
-        )
+        col.items
+            .iter()
+            .any(|&it| matches!(self.after_dot(it), Some(Sym::T(t)) if self.sets[t].meets(lo, hi)))
     }
 
     fn accepts(&self, col: &Column) -> bool {
@@ -867,6 +871,7 @@ fn check_grammar(
         let mut r = RefState::new(cfg);
         let mut text: Vec<u8> = Vec::new();
         let mut mask = vec![0u32; vocab.mask_words()];
+        let mut history: Vec<Vec<bool>> = Vec::new();
         for step in 0..=steps {
             m.compute_mask(&mut mask)
                 .map_err(|e| format!("walk {walk} step {step}: mask error: {e}"))?;
@@ -892,8 +897,43 @@ fn check_grammar(
                     r.accepts()
                 ));
             }
+            // `is_allowed` (no trie walk) on a few tokens.
+            for _ in 0..8 {
+                let t = rng.below(want.len());
+                let got = m.is_allowed(t as u32).map_err(|e| e.to_string())?;
+                if got != want[t] {
+                    return Err(format!(
+                        "walk {walk} step {step}: after prefix {}: is_allowed({t}) {}: sieve \
+                         says {got}, the reference says {}",
+                        show_bytes(&text),
+                        show_bytes(&tokens[t]),
+                        want[t]
+                    ));
+                }
+            }
             let choices: Vec<u32> = (0..eos).filter(|&t| want[t as usize]).collect();
+            history.push(want);
             if step == steps || choices.is_empty() || (r.accepts() && rng.below(8) == 0) {
+                // Back a few tokens: the mask there is the one the reference gave then.
+                if step > 0 {
+                    let k = 1 + rng.below(step);
+                    let mut back = m.clone();
+                    back.rollback(k)
+                        .map_err(|e| format!("walk {walk}: rollback({k}): {e}"))?;
+                    back.compute_mask(&mut mask)
+                        .map_err(|e| format!("walk {walk}: mask after rollback: {e}"))?;
+                    let then = &history[step - k];
+                    if let Some(t) = (0..then.len()).find(|&t| bit(&mask, t) != then[t]) {
+                        return Err(format!(
+                            "walk {walk}: after rollback({k}) from prefix {}: token {t} {}: \
+                             sieve says {}, the reference said {}",
+                            show_bytes(&text),
+                            show_bytes(&tokens[t]),
+                            !then[t],
+                            then[t]
+                        ));
+                    }
+                }
                 if r.accepts() {
                     m.consume_token(eos)
                         .map_err(|e| format!("walk {walk}: EOS refused: {e}"))?;
@@ -934,7 +974,7 @@ fn random_gbnf_masks_match_an_independent_earley_reference() {
         return;
     };
     let long = std::env::var_os("SIEVE_LONG").is_some_and(|v| v != "0");
-    let (grammars, walks, steps) = if long { (3000, 4, 24) } else { (300, 3, 14) };
+    let (grammars, walks, steps) = if long { (3000, 4, 24) } else { (400, 3, 14) };
     let (vocab, tokens, eos) = llama2_subset(&path);
     let mut rng = Rng::new(0x6b6e_6266_5eed);
     let mut failures = Vec::new();
@@ -1030,7 +1070,10 @@ fn the_reference_knows_simple_languages() {
     );
     // Left recursion through a nullable prefix.
     let g = Gbnf {
-        rules: vec![vec![vec![Rep(Box::new(lit("a")), 0, None), Ref(0), lit("b")], vec![]]],
+        rules: vec![vec![
+            vec![Rep(Box::new(lit("a")), 0, None), Ref(0), lit("b")],
+            vec![],
+        ]],
     };
     assert!(Cfg::from_gbnf(&g).left_recursive());
 }
