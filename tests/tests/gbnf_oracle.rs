@@ -30,7 +30,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -662,9 +662,12 @@ impl Cfg {
     }
 }
 
+/// Complete code points, then the completions of an incomplete sequence.
+type Decoded = (Vec<u32>, Option<(u32, u32)>);
+
 /// Strict UTF-8: the code points of `bytes` and the completions of a trailing incomplete
 /// sequence (`lo..=hi`), or `None` if the bytes are not a prefix of valid UTF-8.
-fn decode(bytes: &[u8]) -> Option<(Vec<u32>, Option<(u32, u32)>)> {
+fn decode(bytes: &[u8]) -> Option<Decoded> {
     let mut cps = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
@@ -822,7 +825,7 @@ fn shared_dir() -> Option<PathBuf> {
 }
 
 /// The Llama 2 subset (see the module docs), EOS last.
-fn llama2_subset(path: &PathBuf) -> (Arc<Vocabulary>, Vec<Vec<u8>>, u32) {
+fn llama2_subset(path: &Path) -> (Arc<Vocabulary>, Vec<Vec<u8>>, u32) {
     let tok = LoadedTokenizer::load(path.to_str().expect("UTF-8 path")).expect("llama2 loads");
     let table = tok.table();
     let mut tokens: Vec<Vec<u8>> = Vec::new();
@@ -854,12 +857,9 @@ fn show_bytes(b: &[u8]) -> String {
 fn check_grammar(
     g: &Gbnf,
     cfg: &Cfg,
-    vocab: &Arc<Vocabulary>,
-    tokens: &[Vec<u8>],
-    eos: u32,
+    (vocab, tokens, eos): (&Arc<Vocabulary>, &[Vec<u8>], u32),
     rng: &mut Rng,
-    walks: usize,
-    steps: usize,
+    (walks, steps): (usize, usize),
 ) -> Result<usize, String> {
     let src = g.to_gbnf();
     let grammar = Grammar::from_gbnf(&src, &GbnfOptions::default(), vocab, &Limits::default())
@@ -982,7 +982,13 @@ fn random_gbnf_masks_match_an_independent_earley_reference() {
     for i in 0..grammars {
         let (g, cfg) = random_gbnf(&mut rng);
         let mut walk_rng = Rng::new(rng.next_u64());
-        match check_grammar(&g, &cfg, &vocab, &tokens, eos, &mut walk_rng, walks, steps) {
+        match check_grammar(
+            &g,
+            &cfg,
+            (&vocab, &tokens, eos),
+            &mut walk_rng,
+            (walks, steps),
+        ) {
             Ok(n) => masks += n,
             Err(e) => failures.push(format!("grammar {i}:\n{}{e}", g.to_gbnf())),
         }
@@ -1099,5 +1105,99 @@ fn partial_utf8_is_judged_by_its_completions() {
         b"\xC3a",
     ] {
         assert_eq!(decode(bad), None, "{bad:02X?}");
+    }
+}
+
+/// Hand-picked grammars: negated classes whose ranges border the surrogate gap (U+D7FF and
+/// U+E000 both excluded, so `ED 9F BF` and `EE 80 80` must go), `.` and recursion through a
+/// group; through random walks, and at fixed byte prefixes.
+#[test]
+fn fixed_grammars_match_the_reference() {
+    use Expr::{Any, Class, Group, Ref, Rep};
+    let Some(path) = shared_dir() else {
+        return;
+    };
+    let (vocab, tokens, eos) = llama2_subset(&path);
+    let v = (&vocab, &tokens[..], eos);
+    let class = |neg, items: &[(char, char)]| Class {
+        neg,
+        items: items.iter().map(|&(a, b)| (a, b, true)).collect(),
+    };
+    let one = |e: Expr| Gbnf {
+        rules: vec![vec![vec![e]]],
+    };
+    // root ::= [^\u0800-\uffff]+
+    let wide = one(Rep(
+        Box::new(class(true, &[('\u{800}', '\u{ffff}')])),
+        1,
+        None,
+    ));
+    // root ::= [^\ud7ff\ue000]+
+    let gap = one(Rep(
+        Box::new(class(
+            true,
+            &[('\u{d7ff}', '\u{d7ff}'), ('\u{e000}', '\u{e000}')],
+        )),
+        1,
+        None,
+    ));
+    // root ::= ("日" root | . "é")
+    let nested = one(Group(vec![vec![lit("日"), Ref(0)], vec![Any, lit("é")]]));
+    let mut failures = Vec::new();
+    for (i, g) in [&wide, &gap, &nested].into_iter().enumerate() {
+        let cfg = Cfg::from_gbnf(g);
+        let mut rng = Rng::new(i as u64);
+        if let Err(e) = check_grammar(g, &cfg, v, &mut rng, (4, 8)) {
+            failures.push(format!("{}{e}", g.to_gbnf()));
+        }
+    }
+    let at_bytes: [(&Gbnf, &[u8]); 4] = [
+        (&gap, b"\xED\x9F"),
+        (&gap, b"\xEE\x80"),
+        (&wide, b"\xED"),
+        (&nested, b"\xE6\x97\xA5\xE6"),
+    ];
+    for (g, prefix) in at_bytes {
+        if let Err(e) = check_after_bytes(g, v, prefix) {
+            failures.push(format!("{}{e}", g.to_gbnf()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The mask after `prefix`, pushed as byte tokens, equals the reference's.
+fn check_after_bytes(
+    g: &Gbnf,
+    (vocab, tokens, eos): (&Arc<Vocabulary>, &[Vec<u8>], u32),
+    prefix: &[u8],
+) -> Result<(), String> {
+    let src = g.to_gbnf();
+    let grammar = Grammar::from_gbnf(&src, &GbnfOptions::default(), vocab, &Limits::default())
+        .map_err(|e| format!("does not compile: {e}"))?;
+    let cfg = Cfg::from_gbnf(g);
+    let mut m = Matcher::new(&grammar);
+    let mut r = RefState::new(&cfg);
+    for &b in prefix {
+        let t = tokens
+            .iter()
+            .position(|t| t[..] == [b])
+            .expect("a byte token") as u32;
+        m.consume_token(t)
+            .map_err(|e| format!("byte {b:02X} refused: {e}"))?;
+        r.push(&[b]);
+    }
+    let mut mask = vec![0u32; vocab.mask_words()];
+    m.compute_mask(&mut mask).map_err(|e| e.to_string())?;
+    let mut want = r.allowed(&tokens[..eos as usize]);
+    want.push(r.accepts());
+    match (0..want.len()).find(|&t| bit(&mask, t) != want[t]) {
+        None => Ok(()),
+        Some(t) => Err(format!(
+            "after prefix {}: token {t} {}: sieve says {}, the reference says {}",
+            show_bytes(prefix),
+            show_bytes(&tokens[t]),
+            !want[t],
+            want[t]
+        )),
     }
 }
