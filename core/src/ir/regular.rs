@@ -58,18 +58,20 @@ pub fn lexify(
     if regular.order.is_empty() {
         return Ok(ir);
     }
-    let regexes = match build_regexes(&ir, &regular.order, budget) {
-        Ok(r) => r,
-        Err(k) => return Err(GrammarError::limit(k)),
-    };
     // Half of what is left: the grammar build needs the rest.
     let fuel = budget.left() / 2;
     let mut exprs = ExprSet::new(limits);
     exprs.set_fuel(fuel);
     exprs.set_weight(crate::regex::COMPILE_REGEX_WEIGHT);
     exprs.max_memory = limits.max_memory_bytes / 3;
+    let mut ir = ir;
+    lower_patterns(&mut ir, &mut exprs);
+    let regexes = match build_regexes(&ir, &regular.order, budget) {
+        Ok(r) => r,
+        Err(k) => return Err(GrammarError::limit(k)),
+    };
     let mut rejected = vec![false; ir.nonterminals.len()];
-    let mut memo: PairMemo = HashMap::new();
+    let mut memo = Memo::default();
     let result = loop {
         let (cand, origin) = candidate(&ir, &regular.is_regular, &rejected, &regexes);
         if origin.iter().all(Option::is_none) {
@@ -108,15 +110,12 @@ pub fn lexify(
 fn merge_runs(
     ir: &GrammarIr,
     exprs: &mut ExprSet,
-    memo: &mut PairMemo,
+    memo: &mut Memo,
 ) -> Result<Option<GrammarIr>, AnalysisError> {
     let mut nullable = vec![false; ir.lexemes.len()];
     for (l, lex) in ir.lexemes.iter().enumerate() {
         if is_plain(lex) {
-            let e = exprs.compile(&lex.regex).map_err(|err| match err.kind {
-                crate::regex::RegexCompileErrorKind::Limit(k) => AnalysisError::Limit(k),
-                _ => AnalysisError::Regex(l, err.message),
-            })?;
+            let e = memo.compile(exprs, &lex.regex, l)?;
             nullable[l] = exprs.is_nullable(e);
         }
     }
@@ -184,7 +183,7 @@ fn merge_runs(
                             .collect();
                         let id = out.add_lexeme(IrLexeme {
                             name,
-                            regex: RegexAst::Concat(parts),
+                            regex: RegexAst::Shared(Arc::new(RegexAst::Concat(parts))),
                             mode: LexemeMode::Greedy,
                             ignore: false,
                             span: ir.lexemes[key[0] as usize].span,
@@ -302,7 +301,7 @@ pub fn lexeme_conflicts(
     exprs.set_fuel(fuel);
     exprs.set_weight(crate::regex::COMPILE_REGEX_WEIGHT);
     exprs.max_memory = limits.max_memory_bytes / 3;
-    let mut memo = HashMap::new();
+    let mut memo = Memo::default();
     let got = analyze(ir, &mut exprs, &mut memo, None, false);
     budget.settle(exprs.fuel_left());
     let mut got = got.map_err(|e| match e {
@@ -624,8 +623,153 @@ fn candidate(
 
 type ByteSet = [u32; 8];
 
-/// Checked pairs: `(first, second, follow of first, lazy first)` → conflicts found.
-type PairMemo = HashMap<(u32, u32, ByteSet, bool), Flags>;
+/// What the analysis remembers across candidate grammars.
+#[derive(Default)]
+struct Memo {
+    /// Checked pairs: `(first, second, follow of first, lazy first)` → conflicts found.
+    pairs: HashMap<(u32, u32, ByteSet, bool), Flags>,
+    /// Compiled shared regexes, by address (the `Arc` is kept, so the address is not reused).
+    compiled: HashMap<usize, (Arc<RegexAst>, ExprId)>,
+    first: HashMap<ExprId, ByteSet>,
+    all: HashMap<ExprId, ByteSet>,
+}
+
+impl Memo {
+    fn compile(
+        &mut self,
+        exprs: &mut ExprSet,
+        regex: &RegexAst,
+        lexeme: usize,
+    ) -> Result<ExprId, AnalysisError> {
+        let key = match regex {
+            RegexAst::Shared(a) => Some(a),
+            _ => None,
+        };
+        if let Some(a) = key
+            && let Some((_, e)) = self.compiled.get(&(Arc::as_ptr(a) as usize))
+        {
+            return Ok(*e);
+        }
+        let e = exprs.compile(regex).map_err(|err| match err.kind {
+            crate::regex::RegexCompileErrorKind::Limit(k) => AnalysisError::Limit(k),
+            _ => AnalysisError::Regex(lexeme, err.message),
+        })?;
+        if let Some(a) = key {
+            self.compiled
+                .insert(Arc::as_ptr(a) as usize, (Arc::clone(a), e));
+        }
+        Ok(e)
+    }
+
+    fn first_bytes(&mut self, exprs: &mut ExprSet, e: ExprId) -> Result<ByteSet, LimitKind> {
+        if let Some(f) = self.first.get(&e) {
+            return Ok(*f);
+        }
+        let f = exprs.first_bytes(e)?;
+        self.first.insert(e, f);
+        Ok(f)
+    }
+
+    /// Every byte some leaf of `e` tests (a superset of the bytes its strings contain).
+    fn all_bytes(&mut self, exprs: &ExprSet, e: ExprId) -> ByteSet {
+        use crate::regex::Node;
+        if let Some(f) = self.all.get(&e) {
+            return *f;
+        }
+        let mut out = [0u32; 8];
+        let mut seen = hashbrown::HashSet::new();
+        let mut stack = vec![e];
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x) {
+                continue;
+            }
+            match exprs.node(x) {
+                Node::Nothing | Node::Epsilon => {}
+                Node::Byte(b) => out[(b >> 5) as usize] |= 1 << (b & 31),
+                Node::ByteSet(w) => {
+                    for (o, v) in out.iter_mut().zip(w) {
+                        *o |= v;
+                    }
+                }
+                Node::Concat(a, b) => stack.extend([a, b]),
+                Node::Or(xs) | Node::And(xs) => stack.extend(xs.iter().map(|&y| ExprId(y))),
+                Node::Not(_) => {
+                    out = [u32::MAX; 8];
+                    break;
+                }
+                Node::Repeat(y, _, _) => stack.push(y),
+            }
+        }
+        self.all.insert(e, out);
+        out
+    }
+}
+
+/// Replace each plain lexeme's textual pattern by the byte-level tree it compiles to, so
+/// that the candidates' checks and the grammar build do not parse it again. Patterns
+/// that compile to intersections or complements, or that fail, are kept.
+fn lower_patterns(ir: &mut GrammarIr, exprs: &mut ExprSet) {
+    for lex in &mut ir.lexemes {
+        if !is_plain(lex) || !matches!(lex.regex, RegexAst::Pattern(..)) {
+            continue;
+        }
+        let Ok(e) = exprs.compile(&lex.regex) else {
+            continue;
+        };
+        let mut memo = HashMap::new();
+        if let Some(ast) = to_ast(exprs, e, 0, &mut memo) {
+            lex.regex = RegexAst::Shared(ast);
+        }
+    }
+}
+
+/// The tree of `e` (shared nodes shared), if it has no `And`/`Not` and is shallow.
+fn to_ast(
+    exprs: &ExprSet,
+    e: ExprId,
+    depth: usize,
+    memo: &mut HashMap<ExprId, Arc<RegexAst>>,
+) -> Option<Arc<RegexAst>> {
+    use crate::regex::{Node, REPEAT_INF};
+    if let Some(a) = memo.get(&e) {
+        return Some(Arc::clone(a));
+    }
+    if depth > 32 {
+        return None;
+    }
+    let sub = |x: ExprId, memo: &mut HashMap<ExprId, Arc<RegexAst>>| {
+        to_ast(exprs, x, depth + 1, memo).map(RegexAst::Shared)
+    };
+    let ast = match exprs.node(e) {
+        Node::Nothing => RegexAst::Nothing,
+        Node::Epsilon => RegexAst::Epsilon,
+        Node::Byte(b) => RegexAst::Literal(vec![b]),
+        Node::ByteSet(w) => {
+            let mut set = [0u32; 8];
+            for (o, v) in set.iter_mut().zip(w) {
+                *o = *v;
+            }
+            RegexAst::ByteSet(set)
+        }
+        Node::Concat(a, b) => RegexAst::Concat(vec![sub(a, memo)?, sub(b, memo)?]),
+        Node::Or(xs) => {
+            let mut items = Vec::with_capacity(xs.len());
+            for &x in xs {
+                items.push(sub(ExprId(x), memo)?);
+            }
+            RegexAst::Or(items)
+        }
+        Node::Repeat(x, min, max) => RegexAst::Repeat(
+            alloc::boxed::Box::new(sub(x, memo)?),
+            min,
+            (max != REPEAT_INF).then_some(max),
+        ),
+        Node::And(_) | Node::Not(_) => return None,
+    };
+    let a = Arc::new(ast);
+    memo.insert(e, Arc::clone(&a));
+    Some(a)
+}
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Flags {
@@ -665,7 +809,7 @@ fn intersects(a: &ByteSet, b: &ByteSet) -> bool {
 fn analyze(
     ir: &GrammarIr,
     exprs: &mut ExprSet,
-    memo: &mut PairMemo,
+    memo: &mut Memo,
     only: Option<&dyn Fn(u32) -> bool>,
     greedy_only: bool,
 ) -> Result<Vec<LexemeConflict>, AnalysisError> {
@@ -714,15 +858,10 @@ fn analyze(
         if !used[l] {
             continue;
         }
-        let e = exprs
-            .compile(&ir.lexemes[l].regex)
-            .map_err(|err| match err.kind {
-                crate::regex::RegexCompileErrorKind::Limit(k) => AnalysisError::Limit(k),
-                _ => AnalysisError::Regex(l, err.message),
-            })?;
+        let e = memo.compile(exprs, &ir.lexemes[l].regex, l)?;
         expr[l] = e;
         lnull[l] = exprs.is_nullable(e);
-        lfirst[l] = exprs.first_bytes(e)?;
+        lfirst[l] = memo.first_bytes(exprs, e)?;
         if ir.lexemes[l].ignore {
             union(&mut ignore_first, &lfirst[l]);
         }
@@ -821,12 +960,16 @@ fn analyze(
                 });
                 continue;
             }
+            // Without a follow byte anywhere in `m`, `m` cannot read on past `l`.
+            if greedy_only && !intersects(&lfollow[l], &memo.all_bytes(exprs, expr[m])) {
+                continue;
+            }
             let key = (expr[l].0, expr[m].0, lfollow[l], lazy);
-            let flags = match memo.get(&key) {
+            let flags = match memo.pairs.get(&key) {
                 Some(f) => *f,
                 None => {
                     let f = check_pair(exprs, expr[l], expr[m], &lfollow[l], lazy, l == m)?;
-                    memo.insert(key, f);
+                    memo.pairs.insert(key, f);
                     f
                 }
             };
