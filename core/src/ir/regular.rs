@@ -181,9 +181,18 @@ fn merge_runs(
                             .iter()
                             .map(|&l| RegexAst::Shared(Arc::clone(&arcs[l as usize])))
                             .collect();
+                        let arc = Arc::new(RegexAst::Concat(parts));
+                        // Its expression from its parts' (compiled above).
+                        let mut e = ExprId::EPSILON;
+                        for &l in key.iter().rev() {
+                            let part = memo.compile(exprs, &ir.lexemes[l as usize].regex, 0)?;
+                            e = exprs.mk_concat(part, e)?;
+                        }
+                        memo.compiled
+                            .insert(Arc::as_ptr(&arc) as usize, (Arc::clone(&arc), e));
                         let id = out.add_lexeme(IrLexeme {
                             name,
-                            regex: RegexAst::Shared(Arc::new(RegexAst::Concat(parts))),
+                            regex: RegexAst::Shared(arc),
                             mode: LexemeMode::Greedy,
                             ignore: false,
                             span: ir.lexemes[key[0] as usize].span,
@@ -665,7 +674,19 @@ impl Memo {
         if let Some(f) = self.first.get(&e) {
             return Ok(*f);
         }
-        let f = exprs.first_bytes(e)?;
+        // Without `And`/`Not` every leaf a derivative tests starts a string of `e`.
+        let f = if exprs.has_and_not(e) {
+            exprs.first_bytes(e)?
+        } else {
+            let (mut leaves, mut seen, mut stack) =
+                (Vec::new(), hashbrown::HashSet::new(), Vec::new());
+            exprs.first_leaves(e, &mut leaves, &mut seen, &mut stack);
+            let mut f = [0u32; 8];
+            for leaf in leaves {
+                union(&mut f, &exprs.leaf_bytes(leaf));
+            }
+            f
+        };
         self.first.insert(e, f);
         Ok(f)
     }
