@@ -731,7 +731,16 @@ impl Memo {
 /// that compile to intersections or complements, or that fail, are kept.
 fn lower_patterns(ir: &mut GrammarIr, exprs: &mut ExprSet) {
     for lex in &mut ir.lexemes {
-        if !is_plain(lex) || !matches!(lex.regex, RegexAst::Pattern(..)) {
+        if !is_plain(lex) {
+            continue;
+        }
+        let RegexAst::Pattern(p, flags) = &lex.regex else {
+            continue;
+        };
+        if *flags == crate::regex::PatternFlags::default()
+            && let Some(set) = ascii_class(p)
+        {
+            lex.regex = RegexAst::ByteSet(set);
             continue;
         }
         let Ok(e) = exprs.compile(&lex.regex) else {
@@ -742,6 +751,36 @@ fn lower_patterns(ir: &mut GrammarIr, exprs: &mut ExprSet) {
             lex.regex = RegexAst::Shared(ast);
         }
     }
+}
+
+/// The bytes of a positive class of ASCII ranges written as the IR builder writes classes
+/// (`[\x{41}-\x{5A}\x{5F}-\x{5F}]`, see [`crate::ir::builder::class_regex`]); `None` for
+/// anything else.
+fn ascii_class(p: &str) -> Option<ByteSet> {
+    let mut rest = p.strip_prefix('[')?.strip_suffix(']')?;
+    let mut set = [0u32; 8];
+    let hex = |r: &mut &str| -> Option<u32> {
+        let t = r.strip_prefix("\\x{")?;
+        let end = t.find('}')?;
+        let v = u32::from_str_radix(t.get(..end)?, 16).ok()?;
+        *r = t.get(end + 1..)?;
+        Some(v)
+    };
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let lo = hex(&mut rest)?;
+        rest = rest.strip_prefix('-')?;
+        let hi = hex(&mut rest)?;
+        if lo > hi || hi > 0x7F {
+            return None;
+        }
+        for b in lo..=hi {
+            set[(b >> 5) as usize] |= 1 << (b & 31);
+        }
+    }
+    Some(set)
 }
 
 /// The tree of `e` (shared nodes shared), if it has no `And`/`Not` and is shallow.
@@ -1112,3 +1151,15 @@ fn check_pair(
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod class_tests {
+    #[test]
+    fn ascii_classes_parse() {
+        let s = super::ascii_class("[\\x{30}-\\x{39}\\x{61}-\\x{61}]").unwrap();
+        assert_eq!(s[1], 0x03FF_0000);
+        assert_eq!(s[3], 0b10);
+        assert!(super::ascii_class("[^\\x{30}-\\x{39}]").is_none());
+        assert!(super::ascii_class("[\\x{30}-\\x{E9}]").is_none());
+    }
+}
