@@ -454,35 +454,34 @@ fn build_regexes(
     let mut out: Vec<Option<Arc<RegexAst>>> = vec![None; ir.nonterminals.len()];
     let mut nodes = 0usize;
     for &nt in order {
-        let mut seq = |rhs: &[IrSymbol],
-                       out: &[Option<Arc<RegexAst>>],
-                       nodes: &mut usize|
-         -> RegexAst {
-            let mut parts: Vec<RegexAst> = rhs
-                .iter()
-                .map(|s| {
-                    *nodes += 1;
-                    match *s {
-                        IrSymbol::Lexeme(l) => {
-                            let slot = &mut lex[l as usize];
-                            let arc = slot
-                                .get_or_insert_with(|| Arc::new(ir.lexemes[l as usize].regex.clone()));
-                            RegexAst::Shared(Arc::clone(arc))
+        let mut seq =
+            |rhs: &[IrSymbol], out: &[Option<Arc<RegexAst>>], nodes: &mut usize| -> RegexAst {
+                let mut parts: Vec<RegexAst> = rhs
+                    .iter()
+                    .map(|s| {
+                        *nodes += 1;
+                        match *s {
+                            IrSymbol::Lexeme(l) => {
+                                let slot = &mut lex[l as usize];
+                                let arc = slot.get_or_insert_with(|| {
+                                    Arc::new(ir.lexemes[l as usize].regex.clone())
+                                });
+                                RegexAst::Shared(Arc::clone(arc))
+                            }
+                            IrSymbol::Nonterminal(m) => match out.get(m as usize) {
+                                Some(Some(a)) => RegexAst::Shared(Arc::clone(a)),
+                                _ => RegexAst::Nothing,
+                            },
                         }
-                        IrSymbol::Nonterminal(m) => match out.get(m as usize) {
-                            Some(Some(a)) => RegexAst::Shared(Arc::clone(a)),
-                            _ => RegexAst::Nothing,
-                        },
-                    }
-                })
-                .collect();
-            *nodes += 1;
-            match parts.len() {
-                0 => RegexAst::Epsilon,
-                1 => parts.pop().unwrap_or(RegexAst::Nothing),
-                _ => RegexAst::Concat(parts),
-            }
-        };
+                    })
+                    .collect();
+                *nodes += 1;
+                match parts.len() {
+                    0 => RegexAst::Epsilon,
+                    1 => parts.pop().unwrap_or(RegexAst::Nothing),
+                    _ => RegexAst::Concat(parts),
+                }
+            };
         let (mut bases, mut alphas, mut left) = (Vec::new(), Vec::new(), true);
         for &ri in &by[nt as usize] {
             let rhs = &ir.rules[ri].rhs;
@@ -621,7 +620,10 @@ fn candidate(
             out.add_rule(x, rhs);
         }
     }
-    if nt_lex.get(ir.start as usize).is_some_and(|&l| l != u32::MAX) {
+    if nt_lex
+        .get(ir.start as usize)
+        .is_some_and(|&l| l != u32::MAX)
+    {
         out.add_rule(ir.start, vec![IrSymbol::Lexeme(nt_lex[ir.start as usize])]);
     }
     (out, origin)
