@@ -81,7 +81,9 @@ fn json_gbnf_ir(limits: &Limits) -> GrammarIr {
             .collect()
     }
     fn class(b: &mut Builder, ranges: &[(char, char)], negated: bool) -> Seq {
-        vec![IrSymbol::Lexeme(b.class(ranges, negated, None).expect("class"))]
+        vec![IrSymbol::Lexeme(
+            b.class(ranges, negated, None).expect("class"),
+        )]
     }
     fn nt(n: u32) -> Seq {
         vec![IrSymbol::Nonterminal(n)]

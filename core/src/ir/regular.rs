@@ -58,18 +58,20 @@ pub fn lexify(
     if regular.order.is_empty() {
         return Ok(ir);
     }
-    let regexes = match build_regexes(&ir, &regular.order, budget) {
-        Ok(r) => r,
-        Err(k) => return Err(GrammarError::limit(k)),
-    };
     // Half of what is left: the grammar build needs the rest.
     let fuel = budget.left() / 2;
     let mut exprs = ExprSet::new(limits);
     exprs.set_fuel(fuel);
     exprs.set_weight(crate::regex::COMPILE_REGEX_WEIGHT);
     exprs.max_memory = limits.max_memory_bytes / 3;
+    let mut ir = ir;
+    lower_patterns(&mut ir, &mut exprs);
+    let regexes = match build_regexes(&ir, &regular.order, budget) {
+        Ok(r) => r,
+        Err(k) => return Err(GrammarError::limit(k)),
+    };
     let mut rejected = vec![false; ir.nonterminals.len()];
-    let mut memo: PairMemo = HashMap::new();
+    let mut memo = Memo::default();
     let result = loop {
         let (cand, origin) = candidate(&ir, &regular.is_regular, &rejected, &regexes);
         if origin.iter().all(Option::is_none) {
@@ -108,15 +110,12 @@ pub fn lexify(
 fn merge_runs(
     ir: &GrammarIr,
     exprs: &mut ExprSet,
-    memo: &mut PairMemo,
+    memo: &mut Memo,
 ) -> Result<Option<GrammarIr>, AnalysisError> {
     let mut nullable = vec![false; ir.lexemes.len()];
     for (l, lex) in ir.lexemes.iter().enumerate() {
         if is_plain(lex) {
-            let e = exprs.compile(&lex.regex).map_err(|err| match err.kind {
-                crate::regex::RegexCompileErrorKind::Limit(k) => AnalysisError::Limit(k),
-                _ => AnalysisError::Regex(l, err.message),
-            })?;
+            let e = memo.compile(exprs, &lex.regex, l)?;
             nullable[l] = exprs.is_nullable(e);
         }
     }
@@ -182,9 +181,18 @@ fn merge_runs(
                             .iter()
                             .map(|&l| RegexAst::Shared(Arc::clone(&arcs[l as usize])))
                             .collect();
+                        let arc = Arc::new(RegexAst::Concat(parts));
+                        // Its expression from its parts' (compiled above).
+                        let mut e = ExprId::EPSILON;
+                        for &l in key.iter().rev() {
+                            let part = memo.compile(exprs, &ir.lexemes[l as usize].regex, 0)?;
+                            e = exprs.mk_concat(part, e)?;
+                        }
+                        memo.compiled
+                            .insert(Arc::as_ptr(&arc) as usize, (Arc::clone(&arc), e));
                         let id = out.add_lexeme(IrLexeme {
                             name,
-                            regex: RegexAst::Concat(parts),
+                            regex: RegexAst::Shared(arc),
                             mode: LexemeMode::Greedy,
                             ignore: false,
                             span: ir.lexemes[key[0] as usize].span,
@@ -302,7 +310,7 @@ pub fn lexeme_conflicts(
     exprs.set_fuel(fuel);
     exprs.set_weight(crate::regex::COMPILE_REGEX_WEIGHT);
     exprs.max_memory = limits.max_memory_bytes / 3;
-    let mut memo = HashMap::new();
+    let mut memo = Memo::default();
     let got = analyze(ir, &mut exprs, &mut memo, None, false);
     budget.settle(exprs.fuel_left());
     let mut got = got.map_err(|e| match e {
@@ -446,35 +454,34 @@ fn build_regexes(
     let mut out: Vec<Option<Arc<RegexAst>>> = vec![None; ir.nonterminals.len()];
     let mut nodes = 0usize;
     for &nt in order {
-        let mut seq = |rhs: &[IrSymbol],
-                       out: &[Option<Arc<RegexAst>>],
-                       nodes: &mut usize|
-         -> RegexAst {
-            let mut parts: Vec<RegexAst> = rhs
-                .iter()
-                .map(|s| {
-                    *nodes += 1;
-                    match *s {
-                        IrSymbol::Lexeme(l) => {
-                            let slot = &mut lex[l as usize];
-                            let arc = slot
-                                .get_or_insert_with(|| Arc::new(ir.lexemes[l as usize].regex.clone()));
-                            RegexAst::Shared(Arc::clone(arc))
+        let mut seq =
+            |rhs: &[IrSymbol], out: &[Option<Arc<RegexAst>>], nodes: &mut usize| -> RegexAst {
+                let mut parts: Vec<RegexAst> = rhs
+                    .iter()
+                    .map(|s| {
+                        *nodes += 1;
+                        match *s {
+                            IrSymbol::Lexeme(l) => {
+                                let slot = &mut lex[l as usize];
+                                let arc = slot.get_or_insert_with(|| {
+                                    Arc::new(ir.lexemes[l as usize].regex.clone())
+                                });
+                                RegexAst::Shared(Arc::clone(arc))
+                            }
+                            IrSymbol::Nonterminal(m) => match out.get(m as usize) {
+                                Some(Some(a)) => RegexAst::Shared(Arc::clone(a)),
+                                _ => RegexAst::Nothing,
+                            },
                         }
-                        IrSymbol::Nonterminal(m) => match out.get(m as usize) {
-                            Some(Some(a)) => RegexAst::Shared(Arc::clone(a)),
-                            _ => RegexAst::Nothing,
-                        },
-                    }
-                })
-                .collect();
-            *nodes += 1;
-            match parts.len() {
-                0 => RegexAst::Epsilon,
-                1 => parts.pop().unwrap_or(RegexAst::Nothing),
-                _ => RegexAst::Concat(parts),
-            }
-        };
+                    })
+                    .collect();
+                *nodes += 1;
+                match parts.len() {
+                    0 => RegexAst::Epsilon,
+                    1 => parts.pop().unwrap_or(RegexAst::Nothing),
+                    _ => RegexAst::Concat(parts),
+                }
+            };
         let (mut bases, mut alphas, mut left) = (Vec::new(), Vec::new(), true);
         for &ri in &by[nt as usize] {
             let rhs = &ir.rules[ri].rhs;
@@ -613,7 +620,10 @@ fn candidate(
             out.add_rule(x, rhs);
         }
     }
-    if nt_lex.get(ir.start as usize).is_some_and(|&l| l != u32::MAX) {
+    if nt_lex
+        .get(ir.start as usize)
+        .is_some_and(|&l| l != u32::MAX)
+    {
         out.add_rule(ir.start, vec![IrSymbol::Lexeme(nt_lex[ir.start as usize])]);
     }
     (out, origin)
@@ -624,8 +634,204 @@ fn candidate(
 
 type ByteSet = [u32; 8];
 
-/// Checked pairs: `(first, second, follow of first, lazy first)` → conflicts found.
-type PairMemo = HashMap<(u32, u32, ByteSet, bool), Flags>;
+/// What the analysis remembers across candidate grammars.
+#[derive(Default)]
+struct Memo {
+    /// Checked pairs: `(first, second, follow of first, lazy first)` → conflicts found.
+    pairs: HashMap<(u32, u32, ByteSet, bool), Flags>,
+    /// Compiled shared regexes, by address (the `Arc` is kept, so the address is not reused).
+    compiled: HashMap<usize, (Arc<RegexAst>, ExprId)>,
+    first: HashMap<ExprId, ByteSet>,
+    all: HashMap<ExprId, ByteSet>,
+}
+
+impl Memo {
+    fn compile(
+        &mut self,
+        exprs: &mut ExprSet,
+        regex: &RegexAst,
+        lexeme: usize,
+    ) -> Result<ExprId, AnalysisError> {
+        let key = match regex {
+            RegexAst::Shared(a) => Some(a),
+            _ => None,
+        };
+        if let Some(a) = key
+            && let Some((_, e)) = self.compiled.get(&(Arc::as_ptr(a) as usize))
+        {
+            return Ok(*e);
+        }
+        let e = exprs.compile(regex).map_err(|err| match err.kind {
+            crate::regex::RegexCompileErrorKind::Limit(k) => AnalysisError::Limit(k),
+            _ => AnalysisError::Regex(lexeme, err.message),
+        })?;
+        if let Some(a) = key {
+            self.compiled
+                .insert(Arc::as_ptr(a) as usize, (Arc::clone(a), e));
+        }
+        Ok(e)
+    }
+
+    fn first_bytes(&mut self, exprs: &mut ExprSet, e: ExprId) -> Result<ByteSet, LimitKind> {
+        if let Some(f) = self.first.get(&e) {
+            return Ok(*f);
+        }
+        // Without `And`/`Not` every leaf a derivative tests starts a string of `e`.
+        let f = if exprs.has_and_not(e) {
+            exprs.first_bytes(e)?
+        } else {
+            let (mut leaves, mut seen, mut stack) =
+                (Vec::new(), hashbrown::HashSet::new(), Vec::new());
+            exprs.first_leaves(e, &mut leaves, &mut seen, &mut stack);
+            let mut f = [0u32; 8];
+            for leaf in leaves {
+                union(&mut f, &exprs.leaf_bytes(leaf));
+            }
+            f
+        };
+        self.first.insert(e, f);
+        Ok(f)
+    }
+
+    /// Every byte some leaf of `e` tests (a superset of the bytes its strings contain).
+    fn all_bytes(&mut self, exprs: &ExprSet, e: ExprId) -> ByteSet {
+        use crate::regex::Node;
+        if let Some(f) = self.all.get(&e) {
+            return *f;
+        }
+        let mut out = [0u32; 8];
+        let mut seen = hashbrown::HashSet::new();
+        let mut stack = vec![e];
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x) {
+                continue;
+            }
+            match exprs.node(x) {
+                Node::Nothing | Node::Epsilon => {}
+                Node::Byte(b) => out[(b >> 5) as usize] |= 1 << (b & 31),
+                Node::ByteSet(w) => {
+                    for (o, v) in out.iter_mut().zip(w) {
+                        *o |= v;
+                    }
+                }
+                Node::Concat(a, b) => stack.extend([a, b]),
+                Node::Or(xs) | Node::And(xs) => stack.extend(xs.iter().map(|&y| ExprId(y))),
+                Node::Not(_) => {
+                    out = [u32::MAX; 8];
+                    break;
+                }
+                Node::Repeat(y, _, _) => stack.push(y),
+            }
+        }
+        self.all.insert(e, out);
+        out
+    }
+}
+
+/// Replace each plain lexeme's textual pattern by the byte-level tree it compiles to, so
+/// that the candidates' checks and the grammar build do not parse it again. Patterns
+/// that compile to intersections or complements, or that fail, are kept.
+fn lower_patterns(ir: &mut GrammarIr, exprs: &mut ExprSet) {
+    for lex in &mut ir.lexemes {
+        if !is_plain(lex) {
+            continue;
+        }
+        let RegexAst::Pattern(p, flags) = &lex.regex else {
+            continue;
+        };
+        if *flags == crate::regex::PatternFlags::default()
+            && let Some(set) = ascii_class(p)
+        {
+            lex.regex = RegexAst::ByteSet(set);
+            continue;
+        }
+        let Ok(e) = exprs.compile(&lex.regex) else {
+            continue;
+        };
+        let mut memo = HashMap::new();
+        if let Some(ast) = to_ast(exprs, e, 0, &mut memo) {
+            lex.regex = RegexAst::Shared(ast);
+        }
+    }
+}
+
+/// The bytes of a positive class of ASCII ranges written as the IR builder writes classes
+/// (`[\x{41}-\x{5A}\x{5F}-\x{5F}]`, see [`crate::ir::builder::class_regex`]); `None` for
+/// anything else.
+fn ascii_class(p: &str) -> Option<ByteSet> {
+    let mut rest = p.strip_prefix('[')?.strip_suffix(']')?;
+    let mut set = [0u32; 8];
+    let hex = |r: &mut &str| -> Option<u32> {
+        let t = r.strip_prefix("\\x{")?;
+        let end = t.find('}')?;
+        let v = u32::from_str_radix(t.get(..end)?, 16).ok()?;
+        *r = t.get(end + 1..)?;
+        Some(v)
+    };
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let lo = hex(&mut rest)?;
+        rest = rest.strip_prefix('-')?;
+        let hi = hex(&mut rest)?;
+        if lo > hi || hi > 0x7F {
+            return None;
+        }
+        for b in lo..=hi {
+            set[(b >> 5) as usize] |= 1 << (b & 31);
+        }
+    }
+    Some(set)
+}
+
+/// The tree of `e` (shared nodes shared), if it has no `And`/`Not` and is shallow.
+fn to_ast(
+    exprs: &ExprSet,
+    e: ExprId,
+    depth: usize,
+    memo: &mut HashMap<ExprId, Arc<RegexAst>>,
+) -> Option<Arc<RegexAst>> {
+    use crate::regex::{Node, REPEAT_INF};
+    if let Some(a) = memo.get(&e) {
+        return Some(Arc::clone(a));
+    }
+    if depth > 32 {
+        return None;
+    }
+    let sub = |x: ExprId, memo: &mut HashMap<ExprId, Arc<RegexAst>>| {
+        to_ast(exprs, x, depth + 1, memo).map(RegexAst::Shared)
+    };
+    let ast = match exprs.node(e) {
+        Node::Nothing => RegexAst::Nothing,
+        Node::Epsilon => RegexAst::Epsilon,
+        Node::Byte(b) => RegexAst::Literal(vec![b]),
+        Node::ByteSet(w) => {
+            let mut set = [0u32; 8];
+            for (o, v) in set.iter_mut().zip(w) {
+                *o = *v;
+            }
+            RegexAst::ByteSet(set)
+        }
+        Node::Concat(a, b) => RegexAst::Concat(vec![sub(a, memo)?, sub(b, memo)?]),
+        Node::Or(xs) => {
+            let mut items = Vec::with_capacity(xs.len());
+            for &x in xs {
+                items.push(sub(ExprId(x), memo)?);
+            }
+            RegexAst::Or(items)
+        }
+        Node::Repeat(x, min, max) => RegexAst::Repeat(
+            alloc::boxed::Box::new(sub(x, memo)?),
+            min,
+            (max != REPEAT_INF).then_some(max),
+        ),
+        Node::And(_) | Node::Not(_) => return None,
+    };
+    let a = Arc::new(ast);
+    memo.insert(e, Arc::clone(&a));
+    Some(a)
+}
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Flags {
@@ -665,7 +871,7 @@ fn intersects(a: &ByteSet, b: &ByteSet) -> bool {
 fn analyze(
     ir: &GrammarIr,
     exprs: &mut ExprSet,
-    memo: &mut PairMemo,
+    memo: &mut Memo,
     only: Option<&dyn Fn(u32) -> bool>,
     greedy_only: bool,
 ) -> Result<Vec<LexemeConflict>, AnalysisError> {
@@ -714,15 +920,10 @@ fn analyze(
         if !used[l] {
             continue;
         }
-        let e = exprs
-            .compile(&ir.lexemes[l].regex)
-            .map_err(|err| match err.kind {
-                crate::regex::RegexCompileErrorKind::Limit(k) => AnalysisError::Limit(k),
-                _ => AnalysisError::Regex(l, err.message),
-            })?;
+        let e = memo.compile(exprs, &ir.lexemes[l].regex, l)?;
         expr[l] = e;
         lnull[l] = exprs.is_nullable(e);
-        lfirst[l] = exprs.first_bytes(e)?;
+        lfirst[l] = memo.first_bytes(exprs, e)?;
         if ir.lexemes[l].ignore {
             union(&mut ignore_first, &lfirst[l]);
         }
@@ -821,12 +1022,16 @@ fn analyze(
                 });
                 continue;
             }
+            // Without a follow byte anywhere in `m`, `m` cannot read on past `l`.
+            if greedy_only && !intersects(&lfollow[l], &memo.all_bytes(exprs, expr[m])) {
+                continue;
+            }
             let key = (expr[l].0, expr[m].0, lfollow[l], lazy);
-            let flags = match memo.get(&key) {
+            let flags = match memo.pairs.get(&key) {
                 Some(f) => *f,
                 None => {
                     let f = check_pair(exprs, expr[l], expr[m], &lfollow[l], lazy, l == m)?;
-                    memo.insert(key, f);
+                    memo.pairs.insert(key, f);
                     f
                 }
             };
@@ -948,3 +1153,15 @@ fn check_pair(
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod class_tests {
+    #[test]
+    fn ascii_classes_parse() {
+        let s = super::ascii_class("[\\x{30}-\\x{39}\\x{61}-\\x{61}]").unwrap();
+        assert_eq!(s[1], 0x03FF_0000);
+        assert_eq!(s[3], 0b10);
+        assert!(super::ascii_class("[^\\x{30}-\\x{39}]").is_none());
+        assert!(super::ascii_class("[\\x{30}-\\x{E9}]").is_none());
+    }
+}

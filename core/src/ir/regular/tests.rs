@@ -97,7 +97,8 @@ fn same_language(ir: &GrammarIr, alphabet: &[u8], max_len: usize) -> usize {
 /// `root ::= "(" root ")"`: makes `root` recursive (not a lexeme itself).
 fn nest(b: &mut Builder, root: u32) {
     let (open, close) = (lit(b, "("), lit(b, ")"));
-    b.rule(root, cat(&[&open, &nt(root), &close]), None).unwrap();
+    b.rule(root, cat(&[&open, &nt(root), &close]), None)
+        .unwrap();
 }
 
 fn with_builder(f: impl FnOnce(&mut Builder) -> u32) -> GrammarIr {
@@ -283,11 +284,23 @@ fn json_gbnf(b: &mut Builder) -> u32 {
     b.rule(array, cat(&[&ls, &nt(ws), &body, &rs, &nt(ws)]), None)
         .unwrap();
     let q = lit(b, "\"");
-    let plain = class(b, &[('"', '"'), ('\\', '\\'), ('\x7F', '\x7F'), ('\0', '\x1F')], true);
+    let plain = class(
+        b,
+        &[('"', '"'), ('\\', '\\'), ('\x7F', '\x7F'), ('\0', '\x1F')],
+        true,
+    );
     let bs = lit(b, "\\");
     let simple = class(
         b,
-        &[('"', '"'), ('\\', '\\'), ('b', 'b'), ('f', 'f'), ('n', 'n'), ('r', 'r'), ('t', 't')],
+        &[
+            ('"', '"'),
+            ('\\', '\\'),
+            ('b', 'b'),
+            ('f', 'f'),
+            ('n', 'n'),
+            ('r', 'r'),
+            ('t', 't'),
+        ],
         false,
     );
     let u = lit(b, "u");
