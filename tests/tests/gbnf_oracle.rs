@@ -1177,11 +1177,22 @@ fn check_after_bytes(
     let cfg = Cfg::from_gbnf(g);
     let mut m = Matcher::new(&grammar);
     let mut r = RefState::new(&cfg);
-    for &b in prefix {
+    for (i, &b) in prefix.iter().enumerate() {
         let t = tokens
             .iter()
             .position(|t| t[..] == [b])
             .expect("a byte token") as u32;
+        // A prefix byte the reference refuses must be refused by sieve too (and ends the
+        // check): `[^\u0800-\uffff]` leaves nothing after `ED`.
+        if !r.allowed(&[vec![b]])[0] {
+            return match m.consume_token(t) {
+                Err(_) => Ok(()),
+                Ok(()) => Err(format!(
+                    "byte {b:02X} after {}: sieve allows it, the reference refuses it",
+                    show_bytes(&prefix[..i])
+                )),
+            };
+        }
         m.consume_token(t)
             .map_err(|e| format!("byte {b:02X} refused: {e}"))?;
         r.push(&[b]);

@@ -638,7 +638,10 @@ mod tests {
         // Overlapping, reversed and adjacent ranges merge; a positive class keeps its set.
         let got = class_ranges(&[('c', 'a'), ('b', 'd'), ('e', 'e'), ('x', 'z')], false);
         assert_eq!(got, vec![(0x61, 0x65), (0x78, 0x7A)]);
-        assert_eq!(class_ranges(&[], true), vec![(0, 0xD7FF), (0xE000, 0x10FFFF)]);
+        assert_eq!(
+            class_ranges(&[], true),
+            vec![(0, 0xD7FF), (0xE000, 0x10FFFF)]
+        );
         assert!(class_ranges(&[('\0', c(0x10FFFF))], true).is_empty());
         assert_eq!(class_regex(&[('\0', c(0x10FFFF))], true), RegexAst::Nothing);
     }
