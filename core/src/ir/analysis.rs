@@ -97,6 +97,9 @@ pub struct RuleInfo {
     pub class: GrammarClass,
     /// Why it is in its class (which production breaks the stricter classes).
     pub why: String,
+    /// Every production reachable from it has at most one nonterminal (true of every
+    /// linear and right- or left-linear sub-grammar).
+    pub syntactically_linear: bool,
     /// Derives the empty string.
     pub nullable: bool,
     /// Derives some finite string.
@@ -146,6 +149,8 @@ pub struct GrammarInfo {
     pub class: GrammarClass,
     /// Why.
     pub why: String,
+    /// Every production reachable from the start has at most one nonterminal.
+    pub syntactically_linear: bool,
     /// The start nonterminal's name.
     pub start: String,
     /// One entry per nonterminal, in the IR's order.
@@ -207,10 +212,11 @@ pub fn analyze(
     let mut rules = Vec::with_capacity(n);
     let mut census = Census::default();
     for (i, nt) in ir.nonterminals.iter().enumerate() {
-        let (class, why) = classes
-            .get(i)
-            .cloned()
-            .unwrap_or((GrammarClass::General, String::new()));
+        let (class, why, syntactically_linear) =
+            classes
+                .get(i)
+                .cloned()
+                .unwrap_or((GrammarClass::General, String::new(), false));
         match class {
             GrammarClass::Regular => census.regular += 1,
             GrammarClass::Linear => census.linear += 1,
@@ -222,6 +228,7 @@ pub fn analyze(
             name: nt.name.clone(),
             class,
             why,
+            syntactically_linear,
             nullable: shortest.as_ref().is_some_and(|s| s.len == 0),
             productive: shortest.is_some(),
             reachable: reachable.get(i).copied().unwrap_or(false),
@@ -229,13 +236,24 @@ pub fn analyze(
             span: nt.span,
         });
     }
-    let (class, why, start) = match rules.get(ir.start as usize) {
-        Some(r) => (r.class, r.why.clone(), r.name.clone()),
-        None => (GrammarClass::Regular, "no start rule".into(), String::new()),
+    let (class, why, syntactically_linear, start) = match rules.get(ir.start as usize) {
+        Some(r) => (
+            r.class,
+            r.why.clone(),
+            r.syntactically_linear,
+            r.name.clone(),
+        ),
+        None => (
+            GrammarClass::Regular,
+            "no start rule".into(),
+            true,
+            String::new(),
+        ),
     };
     Ok(GrammarInfo {
         class,
         why,
+        syntactically_linear,
         start,
         rules,
         lexemes: ir.lexemes.len(),
@@ -825,7 +843,7 @@ fn classify(
     ir: &GrammarIr,
     g: &Index,
     budget: &mut CompileBudget,
-) -> Result<Vec<(GrammarClass, String)>, GrammarError> {
+) -> Result<Vec<(GrammarClass, String, bool)>, GrammarError> {
     let n = ir.nonterminals.len();
     let (comp, ncomp) = components(ir, g, budget)?;
     let nc = ncomp as usize;
@@ -973,10 +991,8 @@ fn classify(
     let mut out = Vec::with_capacity(n);
     for &c in &comp {
         let c = c as usize;
-        let entry = match (
-            not_regular.get(c).copied().flatten(),
-            not_linear.get(c).copied().flatten(),
-        ) {
+        let lin = not_linear.get(c).copied().flatten();
+        let entry = match (not_regular.get(c).copied().flatten(), lin) {
             (None, _) => (
                 GrammarClass::Regular,
                 if recursive.get(c).copied().unwrap_or(false) {
@@ -991,7 +1007,7 @@ fn classify(
                 format!("{}; not linear: {}", reason(Some(r)), reason(Some(l))),
             ),
         };
-        out.push(entry);
+        out.push((entry.0, entry.1, lin.is_none()));
     }
     Ok(out)
 }
@@ -1017,6 +1033,7 @@ impl GrammarInfo {
                     "name": r.name,
                     "class": r.class.name(),
                     "why": r.why,
+                    "syntactically_linear": r.syntactically_linear,
                     "nullable": r.nullable,
                     "productive": r.productive,
                     "reachable": r.reachable,
@@ -1043,6 +1060,7 @@ impl GrammarInfo {
         serde_json::json!({
             "class": self.class.name(),
             "why": self.why,
+            "syntactically_linear": self.syntactically_linear,
             "start": self.start,
             "rules": rules,
             "lexemes": self.lexemes,

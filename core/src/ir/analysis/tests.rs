@@ -79,6 +79,8 @@ fn without_recursion_is_regular() {
     // Two nonterminals in one production, no recursion: still regular.
     let g = info(&grammar(&[("s", &[&["b", "b"]]), ("b", &[&["x"]])]));
     assert_eq!(g.class, GrammarClass::Regular);
+    assert!(!g.syntactically_linear);
+    assert!(rule(&g, "b").syntactically_linear);
 }
 
 #[test]
@@ -324,6 +326,7 @@ fn json_report_format() {
         [
             "class",
             "why",
+            "syntactically_linear",
             "start",
             "rules",
             "lexemes",
@@ -332,6 +335,7 @@ fn json_report_format() {
         ]
     );
     assert_eq!(j["class"], "linear");
+    assert_eq!(j["syntactically_linear"], true);
     assert_eq!(j["start"], "start");
     let start = j["rules"]
         .as_array()
@@ -351,6 +355,7 @@ fn json_report_format() {
             "name",
             "class",
             "why",
+            "syntactically_linear",
             "nullable",
             "productive",
             "reachable",
