@@ -61,6 +61,17 @@ pub fn syntax_for(path: &Path, explicit: Option<&str>) -> Result<GrammarSyntax> 
     })
 }
 
+/// The schema of a MaskBench file (`{"schema": ..., "tests": [...]}`) given as JSON Schema
+/// text, so that `grammar-info` reads MaskBench files directly; `None` for anything else.
+pub fn maskbench_schema(text: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(text).ok()?;
+    let obj = v.as_object()?;
+    if !obj.contains_key("tests") {
+        return None;
+    }
+    obj.get("schema").map(Value::to_string)
+}
+
 /// Lower `text` to the IR (as `Grammar::compile` would) and analyze it. Lowering and
 /// analysis each get a full compile budget under `limits`.
 ///

@@ -638,6 +638,13 @@ fn run_grammar_info(args: GrammarInfoArgs, out: &mut dyn Write) -> Result<ExitCo
     let syntax = grammar_info::syntax_for(&args.file, args.syntax.as_deref())?;
     let text = std::fs::read_to_string(&args.file)
         .with_context(|| format!("reading {}", args.file.display()))?;
+    let text = match grammar_info::maskbench_schema(&text) {
+        Some(schema) if syntax == sieve_core::grammar::GrammarSyntax::JsonSchema => {
+            eprintln!("note: a MaskBench file: analyzing its \"schema\"");
+            schema
+        }
+        _ => text,
+    };
     let tokenizer = match args.tokenizer {
         Some(t) => Some(t),
         None => grammar_info::default_tokenizer().map(|p| p.display().to_string()),
