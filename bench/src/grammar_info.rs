@@ -167,6 +167,11 @@ impl ClassCensus {
             "failed": self.failed.len(),
             "syntactically_linear": self.syntactically_linear,
             "by_collection": by,
+            "failures": self
+                .failed
+                .iter()
+                .map(|(file, error)| json!({"file": file, "error": error}))
+                .collect::<Vec<_>>(),
         })
     }
 
@@ -204,6 +209,9 @@ impl ClassCensus {
         );
         for (k, v) in &self.by_collection {
             let _ = writeln!(s, "{k:<28} {:>8} {:>8} {:>8} {:>8}", v[0], v[1], v[2], v[3]);
+        }
+        for (file, error) in &self.failed {
+            let _ = writeln!(s, "failed: {file}: {error}");
         }
         s
     }
