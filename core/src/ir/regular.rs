@@ -676,18 +676,10 @@ impl Memo {
         if let Some(f) = self.first.get(&e) {
             return Ok(*f);
         }
-        // Without `And`/`Not` every leaf a derivative tests starts a string of `e`.
         let f = if exprs.has_and_not(e) {
             exprs.first_bytes(e)?
         } else {
-            let (mut leaves, mut seen, mut stack) =
-                (Vec::new(), hashbrown::HashSet::new(), Vec::new());
-            exprs.first_leaves(e, &mut leaves, &mut seen, &mut stack);
-            let mut f = [0u32; 8];
-            for leaf in leaves {
-                union(&mut f, &exprs.leaf_bytes(leaf));
-            }
-            f
+            leaf_first_bytes(exprs, e)
         };
         self.first.insert(e, f);
         Ok(f)
@@ -726,6 +718,18 @@ impl Memo {
         self.all.insert(e, out);
         out
     }
+}
+
+/// The first bytes of `e`, which has no `And`/`Not`: every leaf a derivative of `e` tests
+/// starts a string of `e` (a non-`NOTHING` expression without them is non-empty).
+fn leaf_first_bytes(exprs: &ExprSet, e: ExprId) -> ByteSet {
+    let (mut leaves, mut seen, mut stack) = (Vec::new(), hashbrown::HashSet::new(), Vec::new());
+    exprs.first_leaves(e, &mut leaves, &mut seen, &mut stack);
+    let mut f = [0u32; 8];
+    for leaf in leaves {
+        union(&mut f, &exprs.leaf_bytes(leaf));
+    }
+    f
 }
 
 /// Replace each plain lexeme's textual pattern by the byte-level tree it compiles to, so
@@ -1094,7 +1098,9 @@ fn check_pair(
     let mut blocks = Vec::new();
     let mut steps = 0usize;
     while let Some((a, b)) = stack.pop() {
-        exprs.class_blocks(&[a, b], &classes, &mut blocks);
+        let roots = [a, b];
+        let roots = if a == b { &roots[..1] } else { &roots[..] };
+        exprs.class_blocks(roots, &classes, &mut blocks);
         steps += blocks.len();
         if steps > MAX_STEPS {
             return Ok(capped);
@@ -1121,7 +1127,17 @@ fn check_pair(
                 if !same && exprs.is_nullable(db) {
                     flags.same_text = true;
                 }
-                if !lazy && !flags.proper_prefix {
+                // Without `And`/`Not`, the leaves `db` tests are its first bytes (no
+                // derivative needed).
+                let leaf_first = (!exprs.has_and_not(db)).then(|| leaf_first_bytes(exprs, db));
+                if let Some(fb) = leaf_first {
+                    if !lazy && intersects(&fb, follow) {
+                        flags.proper_prefix = true;
+                    }
+                    if lazy && !same && fb != [0; 8] {
+                        flags.lazy_shadow = true;
+                    }
+                } else if !lazy && !flags.proper_prefix {
                     for &fc in &follow_classes {
                         let d = exprs.derivative(db, classes.representative(fc))?;
                         if alive(exprs, d)? {
@@ -1130,7 +1146,7 @@ fn check_pair(
                         }
                     }
                 }
-                if lazy && !same && !flags.lazy_shadow {
+                if leaf_first.is_none() && lazy && !same && !flags.lazy_shadow {
                     for fc in 0..nc {
                         let d = exprs.derivative(db, classes.representative(fc as u8))?;
                         if alive(exprs, d)? {

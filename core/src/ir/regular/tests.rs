@@ -401,3 +401,31 @@ fn optional_runs_merge_exactly() {
     });
     same_language(&ir, b"ab() ", 6);
 }
+
+/// `cargo test -p sieve-core --lib --release -- --ignored lexify_timing --nocapture`
+#[test]
+#[ignore = "timing, not a check"]
+fn lexify_timing() {
+    let limits = Limits::default();
+    let ir = with_builder(json_gbnf);
+    let n = 300;
+    let t = std::time::Instant::now();
+    for _ in 0..n {
+        core::hint::black_box(with_builder(json_gbnf));
+    }
+    let build_ir = t.elapsed() / n;
+    let t = std::time::Instant::now();
+    let mut lex = ir.clone();
+    for _ in 0..n {
+        lex = lexified(&ir);
+    }
+    let lexify_t = t.elapsed() / n;
+    let v = vocab();
+    let t = std::time::Instant::now();
+    for _ in 0..n {
+        let mut budget = CompileBudget::new(&limits);
+        core::hint::black_box(Grammar::build(&lex, &v, &limits, true, &mut budget).unwrap());
+    }
+    let build_t = t.elapsed() / n;
+    std::eprintln!("builder {build_ir:?}, lexify {lexify_t:?}, build {build_t:?}");
+}
