@@ -643,6 +643,7 @@ struct Memo {
     compiled: HashMap<usize, (Arc<RegexAst>, ExprId)>,
     first: HashMap<ExprId, ByteSet>,
     all: HashMap<ExprId, ByteSet>,
+    tail: HashMap<ExprId, ByteSet>,
 }
 
 impl Memo {
@@ -683,6 +684,28 @@ impl Memo {
         };
         self.first.insert(e, f);
         Ok(f)
+    }
+
+    /// Every byte some leaf of a derivative of `e` by one byte tests: a superset of the
+    /// bytes its strings have after the first.
+    fn tail_bytes(&mut self, exprs: &mut ExprSet, e: ExprId) -> Result<ByteSet, LimitKind> {
+        if let Some(f) = self.tail.get(&e) {
+            return Ok(*f);
+        }
+        let first = self.first_bytes(exprs, e)?;
+        let classes = exprs.byte_classes(&[e]);
+        let mut out = [0u32; 8];
+        for c in 0..classes.num_classes() {
+            let b = classes.representative(c as u8);
+            if first[(b >> 5) as usize] & (1 << (b & 31)) == 0 {
+                // `first` is a union of classes (bytes in one class derive `e` alike).
+                continue;
+            }
+            let d = exprs.derivative(e, b)?;
+            union(&mut out, &self.all_bytes(exprs, d));
+        }
+        self.tail.insert(e, out);
+        Ok(out)
     }
 
     /// Every byte some leaf of `e` tests (a superset of the bytes its strings contain).
@@ -1027,7 +1050,8 @@ fn analyze(
                 continue;
             }
             // Without a follow byte anywhere in `m`, `m` cannot read on past `l`.
-            if greedy_only && !intersects(&lfollow[l], &memo.all_bytes(exprs, expr[m])) {
+            // (`w` is not empty: the byte would come second or later.)
+            if greedy_only && !intersects(&lfollow[l], &memo.tail_bytes(exprs, expr[m])?) {
                 continue;
             }
             let key = (expr[l].0, expr[m].0, lfollow[l], lazy);
