@@ -429,3 +429,34 @@ fn lexify_timing() {
     let build_t = t.elapsed() / n;
     std::eprintln!("builder {build_ir:?}, lexify {lexify_t:?}, build {build_t:?}");
 }
+
+/// The real front end on `shared/data/gbnf/json.gbnf` (skipped when the file is missing).
+#[test]
+fn json_gbnf_file_lexemes() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/data/gbnf/json.gbnf"
+    );
+    let Ok(src) = std::fs::read_to_string(path) else {
+        std::eprintln!("skipped: no {path}");
+        return;
+    };
+    let limits = Limits::default();
+    let mut budget = CompileBudget::new(&limits);
+    let ir = crate::grammar::lower_ir(
+        crate::grammar::GrammarSyntax::Gbnf,
+        &src,
+        &Default::default(),
+        &vocab(),
+        &limits,
+        &mut budget,
+    )
+    .unwrap();
+    let n = names(&ir);
+    std::eprintln!("{n:?}");
+    for want in ["string", "number"] {
+        assert!(n.iter().any(|x| x == want), "{want} not in {n:?}");
+    }
+    assert!(n.iter().any(|x| x.ends_with(" ws")), "{n:?}");
+    assert!(n.len() <= 12, "{n:?}");
+}
