@@ -643,6 +643,7 @@ struct Memo {
     compiled: HashMap<usize, (Arc<RegexAst>, ExprId)>,
     first: HashMap<ExprId, ByteSet>,
     all: HashMap<ExprId, ByteSet>,
+    tail: HashMap<ExprId, ByteSet>,
 }
 
 impl Memo {
@@ -676,21 +677,35 @@ impl Memo {
         if let Some(f) = self.first.get(&e) {
             return Ok(*f);
         }
-        // Without `And`/`Not` every leaf a derivative tests starts a string of `e`.
         let f = if exprs.has_and_not(e) {
             exprs.first_bytes(e)?
         } else {
-            let (mut leaves, mut seen, mut stack) =
-                (Vec::new(), hashbrown::HashSet::new(), Vec::new());
-            exprs.first_leaves(e, &mut leaves, &mut seen, &mut stack);
-            let mut f = [0u32; 8];
-            for leaf in leaves {
-                union(&mut f, &exprs.leaf_bytes(leaf));
-            }
-            f
+            leaf_first_bytes(exprs, e)
         };
         self.first.insert(e, f);
         Ok(f)
+    }
+
+    /// Every byte some leaf of a derivative of `e` by one byte tests: a superset of the
+    /// bytes its strings have after the first.
+    fn tail_bytes(&mut self, exprs: &mut ExprSet, e: ExprId) -> Result<ByteSet, LimitKind> {
+        if let Some(f) = self.tail.get(&e) {
+            return Ok(*f);
+        }
+        let first = self.first_bytes(exprs, e)?;
+        let classes = exprs.byte_classes(&[e]);
+        let mut out = [0u32; 8];
+        for c in 0..classes.num_classes() {
+            let b = classes.representative(c as u8);
+            if first[(b >> 5) as usize] & (1 << (b & 31)) == 0 {
+                // `first` is a union of classes (bytes in one class derive `e` alike).
+                continue;
+            }
+            let d = exprs.derivative(e, b)?;
+            union(&mut out, &self.all_bytes(exprs, d));
+        }
+        self.tail.insert(e, out);
+        Ok(out)
     }
 
     /// Every byte some leaf of `e` tests (a superset of the bytes its strings contain).
@@ -726,6 +741,18 @@ impl Memo {
         self.all.insert(e, out);
         out
     }
+}
+
+/// The first bytes of `e`, which has no `And`/`Not`: every leaf a derivative of `e` tests
+/// starts a string of `e` (a non-`NOTHING` expression without them is non-empty).
+fn leaf_first_bytes(exprs: &ExprSet, e: ExprId) -> ByteSet {
+    let (mut leaves, mut seen, mut stack) = (Vec::new(), hashbrown::HashSet::new(), Vec::new());
+    exprs.first_leaves(e, &mut leaves, &mut seen, &mut stack);
+    let mut f = [0u32; 8];
+    for leaf in leaves {
+        union(&mut f, &exprs.leaf_bytes(leaf));
+    }
+    f
 }
 
 /// Replace each plain lexeme's textual pattern by the byte-level tree it compiles to, so
@@ -1023,7 +1050,8 @@ fn analyze(
                 continue;
             }
             // Without a follow byte anywhere in `m`, `m` cannot read on past `l`.
-            if greedy_only && !intersects(&lfollow[l], &memo.all_bytes(exprs, expr[m])) {
+            // (`w` is not empty: the byte would come second or later.)
+            if greedy_only && !intersects(&lfollow[l], &memo.tail_bytes(exprs, expr[m])?) {
                 continue;
             }
             let key = (expr[l].0, expr[m].0, lfollow[l], lazy);
@@ -1094,7 +1122,9 @@ fn check_pair(
     let mut blocks = Vec::new();
     let mut steps = 0usize;
     while let Some((a, b)) = stack.pop() {
-        exprs.class_blocks(&[a, b], &classes, &mut blocks);
+        let roots = [a, b];
+        let roots = if a == b { &roots[..1] } else { &roots[..] };
+        exprs.class_blocks(roots, &classes, &mut blocks);
         steps += blocks.len();
         if steps > MAX_STEPS {
             return Ok(capped);
@@ -1121,7 +1151,17 @@ fn check_pair(
                 if !same && exprs.is_nullable(db) {
                     flags.same_text = true;
                 }
-                if !lazy && !flags.proper_prefix {
+                // Without `And`/`Not`, the leaves `db` tests are its first bytes (no
+                // derivative needed).
+                let leaf_first = (!exprs.has_and_not(db)).then(|| leaf_first_bytes(exprs, db));
+                if let Some(fb) = leaf_first {
+                    if !lazy && intersects(&fb, follow) {
+                        flags.proper_prefix = true;
+                    }
+                    if lazy && !same && fb != [0; 8] {
+                        flags.lazy_shadow = true;
+                    }
+                } else if !lazy && !flags.proper_prefix {
                     for &fc in &follow_classes {
                         let d = exprs.derivative(db, classes.representative(fc))?;
                         if alive(exprs, d)? {
@@ -1130,7 +1170,7 @@ fn check_pair(
                         }
                     }
                 }
-                if lazy && !same && !flags.lazy_shadow {
+                if leaf_first.is_none() && lazy && !same && !flags.lazy_shadow {
                     for fc in 0..nc {
                         let d = exprs.derivative(db, classes.representative(fc as u8))?;
                         if alive(exprs, d)? {

@@ -401,3 +401,62 @@ fn optional_runs_merge_exactly() {
     });
     same_language(&ir, b"ab() ", 6);
 }
+
+/// `cargo test -p sieve-core --lib --release -- --ignored lexify_timing --nocapture`
+#[test]
+#[ignore = "timing, not a check"]
+fn lexify_timing() {
+    let limits = Limits::default();
+    let ir = with_builder(json_gbnf);
+    let n = 300;
+    let t = std::time::Instant::now();
+    for _ in 0..n {
+        core::hint::black_box(with_builder(json_gbnf));
+    }
+    let build_ir = t.elapsed() / n;
+    let t = std::time::Instant::now();
+    let mut lex = ir.clone();
+    for _ in 0..n {
+        lex = lexified(&ir);
+    }
+    let lexify_t = t.elapsed() / n;
+    let v = vocab();
+    let t = std::time::Instant::now();
+    for _ in 0..n {
+        let mut budget = CompileBudget::new(&limits);
+        core::hint::black_box(Grammar::build(&lex, &v, &limits, true, &mut budget).unwrap());
+    }
+    let build_t = t.elapsed() / n;
+    std::eprintln!("builder {build_ir:?}, lexify {lexify_t:?}, build {build_t:?}");
+}
+
+/// The real front end on `shared/data/gbnf/json.gbnf` (skipped when the file is missing).
+#[test]
+fn json_gbnf_file_lexemes() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/data/gbnf/json.gbnf"
+    );
+    let Ok(src) = std::fs::read_to_string(path) else {
+        std::eprintln!("skipped: no {path}");
+        return;
+    };
+    let limits = Limits::default();
+    let mut budget = CompileBudget::new(&limits);
+    let ir = crate::grammar::lower_ir(
+        crate::grammar::GrammarSyntax::Gbnf,
+        &src,
+        &Default::default(),
+        &vocab(),
+        &limits,
+        &mut budget,
+    )
+    .unwrap();
+    let n = names(&ir);
+    std::eprintln!("{n:?}");
+    for want in ["string", "number"] {
+        assert!(n.iter().any(|x| x == want), "{want} not in {n:?}");
+    }
+    assert!(n.iter().any(|x| x.ends_with(" ws")), "{n:?}");
+    assert!(n.len() <= 12, "{n:?}");
+}
