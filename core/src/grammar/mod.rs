@@ -80,6 +80,14 @@ impl crate::ir::builder::SpecialTokens for Vocabulary {
         self.is_special(id)
             .then(|| Vocabulary::special_encoding(id))
     }
+
+    fn all_but_eos(&self) -> Vec<Vec<u8>> {
+        self.special_tokens()
+            .iter()
+            .filter(|id| !self.eos_tokens().contains(id))
+            .map(|&id| Vocabulary::special_encoding(id))
+            .collect()
+    }
 }
 
 impl Grammar {

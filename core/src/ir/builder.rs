@@ -35,6 +35,11 @@ pub trait SpecialTokens {
     /// The byte string of special token `id` in `<[id]>`; `None` if `id` is not a special
     /// token.
     fn by_id(&self, id: u32) -> Option<Vec<u8>>;
+    /// The byte strings of every special token but the end-of-sequence ones, ascending by
+    /// id (what "any one special token" may be inside a grammar). None by default.
+    fn all_but_eos(&self) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
 }
 
 /// What makes two anonymous lexemes the same lexeme.
@@ -280,6 +285,32 @@ impl<'b> Builder<'b> {
             return Ok(None);
         };
         self.special(vec![enc], format!("<[{id}]>"), span).map(Some)
+    }
+
+    /// The lexeme matching any one special token but the end-of-sequence ones and those
+    /// whose byte strings are in `excluded` (GBNF's `!<token>`); `None` if none is left.
+    pub fn special_except(
+        &mut self,
+        specials: &dyn SpecialTokens,
+        excluded: &[Vec<u8>],
+        span: Option<Span>,
+    ) -> BResult<Option<u32>> {
+        let mut encodings = specials.all_but_eos();
+        self.charge_bytes(
+            encodings
+                .iter()
+                .map(|e| e.len().saturating_add(24))
+                .fold(0usize, usize::saturating_add),
+            span,
+        )?;
+        encodings.retain(|e| !excluded.contains(e));
+        if encodings.is_empty() {
+            return Ok(None);
+        }
+        let units = encodings.len();
+        self.charge_units(units, span)?;
+        self.special(encodings, String::from("<special>"), span)
+            .map(Some)
     }
 
     fn special(

@@ -42,7 +42,7 @@ mod heap;
 mod lower;
 mod parser;
 mod schema;
-mod span;
+pub(crate) mod span;
 mod token;
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use crate::error::{GrammarError, GrammarErrorKind, LimitKind, Position, Span};
 const BLOCK: usize = 256;
 
 /// Line starts of one source text.
-pub(super) struct LineIndex<'a> {
+pub(crate) struct LineIndex<'a> {
     src: &'a str,
     /// Byte offset of the first byte of each line; `starts[0] == 0`.
     starts: Vec<usize>,
@@ -27,7 +27,7 @@ fn is_char_start(b: u8) -> bool {
 impl<'a> LineIndex<'a> {
     /// The index of `src`, its two tables charged to `budget` first (a line start per line
     /// and a count per [`BLOCK`] bytes: one word per 32 bytes of text, plus one per line).
-    pub(super) fn new(src: &'a str, budget: &mut CompileBudget) -> Result<Self, LimitKind> {
+    pub(crate) fn new(src: &'a str, budget: &mut CompileBudget) -> Result<Self, LimitKind> {
         let lines = src.bytes().filter(|&b| b == b'\n').count() + 1;
         let blocks = src.len() / BLOCK + 2;
         budget.charge_for::<usize>(lines.saturating_add(blocks))?;
@@ -50,7 +50,7 @@ impl<'a> LineIndex<'a> {
 
     /// A [`LineIndex`] under an unbounded budget (for tests).
     #[cfg(test)]
-    pub(super) fn unbounded(src: &'a str) -> Self {
+    pub(crate) fn unbounded(src: &'a str) -> Self {
         let limits = crate::Limits {
             max_memory_bytes: usize::MAX,
             ..crate::Limits::default()
@@ -74,7 +74,7 @@ impl<'a> LineIndex<'a> {
     }
 
     /// The position of byte `offset` (clamped to the end, snapped back to a char boundary).
-    pub(super) fn position(&self, offset: usize) -> Position {
+    pub(crate) fn position(&self, offset: usize) -> Position {
         let mut offset = offset.min(self.src.len());
         while offset > 0 && !self.src.is_char_boundary(offset) {
             offset -= 1;
@@ -93,12 +93,12 @@ impl<'a> LineIndex<'a> {
     }
 
     /// The source text of bytes `start..end` (empty if not on char boundaries).
-    pub(super) fn text(&self, start: usize, end: usize) -> &'a str {
+    pub(crate) fn text(&self, start: usize, end: usize) -> &'a str {
         self.src.get(start..end).unwrap_or("")
     }
 
     /// The span of bytes `start..end`.
-    pub(super) fn span(&self, start: usize, end: usize) -> Span {
+    pub(crate) fn span(&self, start: usize, end: usize) -> Span {
         Span {
             start: self.position(start),
             end: self.position(end.max(start)),
@@ -106,7 +106,7 @@ impl<'a> LineIndex<'a> {
     }
 
     /// An error of `kind` located at `start..end`.
-    pub(super) fn error(
+    pub(crate) fn error(
         &self,
         kind: GrammarErrorKind,
         start: usize,
@@ -117,7 +117,7 @@ impl<'a> LineIndex<'a> {
     }
 
     /// A syntax error located at `start..end`.
-    pub(super) fn syntax(
+    pub(crate) fn syntax(
         &self,
         start: usize,
         end: usize,
