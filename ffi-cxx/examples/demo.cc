@@ -229,9 +229,7 @@ void gbnf_demo(const sieve::Tokenizer &tok) {
         std::cout << "gbnf: accepting=" << m->is_accepting() << " left-recursive=" << l->is_accepting()
                   << "\n";
     } catch (const rust::Error &e) {
-        // Until the GBNF front end lands its stub refuses every grammar.
-        std::cout << "gbnf: " << std::string(sieve::error_code_name(sieve::error_code_of(e.what())))
-                  << "\n";
+        std::cout << "gbnf: " << e.what() << "\n";
     }
 }
 

@@ -923,10 +923,19 @@ mod tests {
         assert_eq!(e.code, ErrorCode::InvalidArgument);
         let g = grammar_new(&tok, "regex", "ab").expect("regex by name");
         assert_eq!(matcher_new(&g).expect("matcher").mask_words(), 1);
-        // GBNF-DEPENDENT: a syntax error once the GBNF front end is merged; until then its
-        // stub's Unsupported (a GrammarError too).
         let e = grammar_from_gbnf(&tok, "root ::= (", "", false).expect_err("bad gbnf");
         assert_eq!(e.code, ErrorCode::GrammarError);
+        assert!(e.message.starts_with("1:"), "{e}");
+        let g = grammar_new(&tok, "gbnf", "root ::= \"a\" [bc]").expect("gbnf by name");
+        let mut m = matcher_new(&g).expect("matcher");
+        m.consume_token(0).expect("a");
+        m.consume_token(4).expect("c");
+        assert!(m.is_accepting().expect("accepting"));
+        let g = grammar_from_gbnf(&tok, "x ::= x \"a\" | \"b\"", "x", true).expect("options");
+        let mut m = matcher_new(&g).expect("matcher");
+        m.consume_token(1).expect("b");
+        m.consume_token(0).expect("a");
+        assert!(m.is_accepting().expect("accepting"));
         let e = tokenizer_from_byte_table(b"abc", &[1], &[], &[]).expect_err("bad table");
         assert_eq!(e.code, ErrorCode::InvalidArgument);
     }

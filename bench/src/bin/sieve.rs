@@ -292,7 +292,7 @@ struct DemoArgs {
 
 #[derive(Debug, Args)]
 #[command(group(
-    clap::ArgGroup::new("source").required(true).args(["grammar", "regex", "schema", "structural_tag", "tools"])
+    clap::ArgGroup::new("source").required(true).args(["grammar", "gbnf", "regex", "schema", "structural_tag", "tools"])
 ))]
 struct MaskArgs {
     /// A grammar file: Lark, or the syntax `--syntax` names.
@@ -391,19 +391,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::from(2))
         }
         Command::Mask(args) => {
-            let given = [
-                args.grammar.is_some(),
-                args.gbnf.is_some(),
-                args.regex.is_some(),
-                args.schema.is_some(),
-                args.structural_tag.is_some(),
-            ];
-            if given.iter().filter(|&&g| g).count() > 1 {
-                anyhow::bail!(
-                    "give one of --grammar FILE, --gbnf FILE, --regex RE, --schema FILE or \
-                     --structural-tag FILE"
-                );
-            }
+            // One source: clap's `source` group.
             if args.syntax.is_some() && args.grammar.is_none() {
                 anyhow::bail!("--syntax applies to --grammar FILE only");
             }

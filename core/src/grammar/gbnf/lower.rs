@@ -40,7 +40,12 @@ pub(super) fn resolve(
     budget: &mut CompileBudget,
 ) -> BResult<Resolved> {
     budget
-        .charge_for::<usize>(p.names.len().saturating_add(p.groups.len()).saturating_mul(2))
+        .charge_for::<usize>(
+            p.names
+                .len()
+                .saturating_add(p.groups.len())
+                .saturating_mul(2),
+        )
         .map_err(|k| GrammarError::limit(k).with_span(zero_span(lines)))?;
     let mut final_def = vec![None; p.names.len()];
     let mut owner = vec![0usize; p.groups.len()];
@@ -338,7 +343,9 @@ impl<'a, 'b, 's> Lower<'a, 'b, 's> {
         )?;
         for n in 0..p.names.len() {
             let d = self.r.final_def.get(n).copied().flatten();
-            let span = d.and_then(|d| p.defs.get(d)).and_then(|d| self.span(d.range));
+            let span = d
+                .and_then(|d| p.defs.get(d))
+                .and_then(|d| self.span(d.range));
             let id = self.b.nonterminal(&p.names[n], span)?;
             self.nts.push(id);
         }
@@ -419,7 +426,11 @@ impl<'a, 'b, 's> Lower<'a, 'b, 's> {
                              text tokens as text: write a string literal)"
                         ),
                     };
-                    return Err(self.error(GrammarErrorKind::UnknownSpecialToken, item.range, what));
+                    return Err(self.error(
+                        GrammarErrorKind::UnknownSpecialToken,
+                        item.range,
+                        what,
+                    ));
                 };
                 vec![IrSymbol::Lexeme(l)]
             }

@@ -207,8 +207,8 @@ impl<'s, 'b> Parser<'s, 'b> {
     }
 
     fn name_id(&mut self, start: usize, end: usize) -> PResult<u32> {
-        let name = core::str::from_utf8(self.src.get(start..end).unwrap_or_default())
-            .unwrap_or_default();
+        let name =
+            core::str::from_utf8(self.src.get(start..end).unwrap_or_default()).unwrap_or_default();
         if let Some(&id) = self.ids.get(name) {
             return Ok(id);
         }
@@ -390,8 +390,9 @@ impl<'s, 'b> Parser<'s, 'b> {
         }
         let limit = u64::from(self.limits.max_repeat);
         if min > limit || max.is_some_and(|m| m > limit) {
-            return Err(GrammarError::limit(LimitKind::RepeatCount)
-                .with_span(self.lines.span(start, end)));
+            return Err(
+                GrammarError::limit(LimitKind::RepeatCount).with_span(self.lines.span(start, end))
+            );
         }
         self.charge(size_of::<Rep>())?;
         if let Some(item) = top.cur.last_mut() {
@@ -526,11 +527,7 @@ impl<'s, 'b> Parser<'s, 'b> {
         for _ in 0..size {
             let Some(d) = (self.peek() as char).to_digit(16) else {
                 let end = self.char_end(self.pos).max(self.pos);
-                return Err(self.error(
-                    start,
-                    end,
-                    alloc::format!("expecting {size} hex chars"),
-                ));
+                return Err(self.error(start, end, alloc::format!("expecting {size} hex chars")));
             };
             v = (v << 4) | d;
             self.pos += 1;

@@ -122,11 +122,7 @@ fn literals_are_exact_per_character() {
         &["ab", "abc"],
         &["", "a", "abcd", "b"],
     );
-    check(
-        r#"root ::= "a" "" "b""#,
-        &["ab"],
-        &["a", "a b", "ba"],
-    );
+    check(r#"root ::= "a" "" "b""#, &["ab"], &["a", "a b", "ba"]);
     check(r#"root ::= """#, &[""], &["a"]);
 }
 
@@ -172,7 +168,11 @@ fn any_char() {
     // llama.cpp never matches U+0000 (it ends its token strings).
     check("root ::= . | \"\\x00\" | [\\x00]", &["a"], &["\0"]);
     // Surrogates and values past U+10FFFF match nothing.
-    check("root ::= \"a\" | \"\\uD800\" | [\\U00110000]", &["a"], &["\u{fffd}"]);
+    check(
+        "root ::= \"a\" | \"\\uD800\" | [\\U00110000]",
+        &["a"],
+        &["\u{fffd}"],
+    );
 }
 
 #[test]
@@ -188,7 +188,11 @@ fn repetitions() {
     check("root ::= \"x\" \"a\"{0} \"y\"", &["xy"], &["xay"]);
     // Postfix operators stack: `x{2}{2}` is four.
     check("root ::= \"a\"{2}{2}", &["aaaa"], &["aa", "aaa"]);
-    check("root ::= (\"a\" | \"bc\"){2}", &["aa", "abc", "bcbc"], &["a", "b"]);
+    check(
+        "root ::= (\"a\" | \"bc\"){2}",
+        &["aa", "abc", "bcbc"],
+        &["a", "b"],
+    );
     check("root ::= ()? \"z\"", &["z"], &[""]);
 }
 
@@ -278,11 +282,36 @@ fn token_errors() {
         "1:10",
         "token id 97",
     );
-    assert_error("root ::= <[x]>", GrammarErrorKind::Syntax, "1:12", "expecting integer");
-    assert_error("root ::= <[1x", GrammarErrorKind::Syntax, "1:13", "expecting ']'");
-    assert_error("root ::= <[1]", GrammarErrorKind::Syntax, "1:14", "expecting '>'");
-    assert_error("root ::= <abc", GrammarErrorKind::Syntax, "1:14", "expecting '>'");
-    assert_error("root ::= !x", GrammarErrorKind::Syntax, "1:11", "expecting '<'");
+    assert_error(
+        "root ::= <[x]>",
+        GrammarErrorKind::Syntax,
+        "1:12",
+        "expecting integer",
+    );
+    assert_error(
+        "root ::= <[1x",
+        GrammarErrorKind::Syntax,
+        "1:13",
+        "expecting ']'",
+    );
+    assert_error(
+        "root ::= <[1]",
+        GrammarErrorKind::Syntax,
+        "1:14",
+        "expecting '>'",
+    );
+    assert_error(
+        "root ::= <abc",
+        GrammarErrorKind::Syntax,
+        "1:14",
+        "expecting '>'",
+    );
+    assert_error(
+        "root ::= !x",
+        GrammarErrorKind::Syntax,
+        "1:11",
+        "expecting '<'",
+    );
     assert_error(
         "root ::= <[99999999999]>",
         GrammarErrorKind::Syntax,
@@ -315,22 +344,52 @@ fn syntax_errors_with_positions() {
     assert_error("root ::= [a-", Syntax, "1:10", "unexpected end of input");
     assert_error("root ::= \"\\q\"", Syntax, "1:11", "unknown escape");
     assert_error("root ::= \"\\x4\"", Syntax, "1:11", "expecting 2 hex chars");
-    assert_error("root ::= \"\\u12\"", Syntax, "1:11", "expecting 4 hex chars");
+    assert_error(
+        "root ::= \"\\u12\"",
+        Syntax,
+        "1:11",
+        "expecting 4 hex chars",
+    );
     assert_error("root ::= (\"a\"", Syntax, "1:14", "expecting ')'");
-    assert_error("root ::= \"a\")", Syntax, "1:13", "expecting newline or end");
+    assert_error(
+        "root ::= \"a\")",
+        Syntax,
+        "1:13",
+        "expecting newline or end",
+    );
     assert_error("root ::= \"a\"\n  | \"b\"", Syntax, "2:3", "expecting name");
     assert_error("root ::= *", Syntax, "1:10", "expecting preceding item");
-    assert_error("root ::= \"a\" | +", Syntax, "1:16", "expecting preceding item");
+    assert_error(
+        "root ::= \"a\" | +",
+        Syntax,
+        "1:16",
+        "expecting preceding item",
+    );
     assert_error("root ::= \"\"*", Syntax, "1:12", "expecting preceding item");
     assert_error("root ::= []?", Syntax, "1:12", "expecting preceding item");
-    assert_error("root ::= \"a\"{0}*", Syntax, "1:16", "expecting preceding item");
+    assert_error(
+        "root ::= \"a\"{0}*",
+        Syntax,
+        "1:16",
+        "expecting preceding item",
+    );
     assert_error("root ::= \"a\"{x}", Syntax, "1:14", "expecting an int");
     assert_error("root ::= \"a\"{,3}", Syntax, "1:14", "expecting an int");
     assert_error("root ::= \"a\"{1 2}", Syntax, "1:16", "expecting ','");
     assert_error("root ::= \"a\"{1,2", Syntax, "1:17", "expecting '}'");
     assert_error("root ::= \"a\"{3,1}", Syntax, "1:13", "below the minimum");
-    assert_error("root ::= x\nx ::= y", UndefinedSymbol, "2:7", "undefined rule identifier 'y'");
-    assert_error("other ::= \"a\"", UndefinedSymbol, "1:1", "does not contain a 'root'");
+    assert_error(
+        "root ::= x\nx ::= y",
+        UndefinedSymbol,
+        "2:7",
+        "undefined rule identifier 'y'",
+    );
+    assert_error(
+        "other ::= \"a\"",
+        UndefinedSymbol,
+        "1:1",
+        "does not contain a 'root'",
+    );
     // A reference in a replaced definition still has to be defined.
     assert_error(
         "root ::= (zz)\nroot ::= \"a\"",
@@ -339,7 +398,12 @@ fn syntax_errors_with_positions() {
         "'zz'",
     );
     // Second line, after a multi-byte character: columns count characters.
-    assert_error("a ::= \"é\"\nroot ::= \"é\" ?? }", Syntax, "2:17", "expecting newline");
+    assert_error(
+        "a ::= \"é\"\nroot ::= \"é\" ?? }",
+        Syntax,
+        "2:17",
+        "expecting newline",
+    );
 }
 
 #[test]
@@ -491,7 +555,10 @@ fn mutations_never_panic() {
         "root ::= \"{\" ( \"\\\"\" [^\"\\\\\\x7F\\x00-\\x1F]* \"\\\"\" ){0,3} \"}\" <think> !<[3]> # c\n",
         "root ::= item+\nitem ::= \"- \" [^\\r\\n\\x0b\\x0c\\x85\\u2028\\u2029]+ \"\\n\"",
     ];
-    let specials = [b'(', b')', b'"', b'[', b']', b'{', b'}', b'|', b'\n', b'\\', b'*', b'<', b'!', b'#', b'-', b',', b'^', b'0', b':'];
+    let specials = [
+        b'(', b')', b'"', b'[', b']', b'{', b'}', b'|', b'\n', b'\\', b'*', b'<', b'!', b'#', b'-',
+        b',', b'^', b'0', b':',
+    ];
     let limits = Limits::default();
     let mut state = 0x9E37_79B9_7F4A_7C15u64;
     let mut next = move || {
@@ -524,7 +591,13 @@ fn mutations_never_panic() {
                 allow_left_recursion: allow,
                 ..GbnfOptions::default()
             };
-            let _ = lower(text, &opts, &NoSpecialTokens, &limits, &mut CompileBudget::new(&limits));
+            let _ = lower(
+                text,
+                &opts,
+                &NoSpecialTokens,
+                &limits,
+                &mut CompileBudget::new(&limits),
+            );
         }
     }
 }
