@@ -66,6 +66,21 @@ TOKENIZERS = [
 ]
 
 
+# GBNF beyond llama.cpp's example grammars: token terminals, every postfix form, layout.
+GBNF_HAND = [
+    'root ::= <|tool|> "{" [a-z]{1,8} "}" !<|eos|>* <|eos|>',
+    'root ::= ("a" | [^\\n\\x00-\\x1f]+ | .){2,4} "\\u00e9\\U0001F600" # c\nx ::= root?',
+    'root ::= expr\nexpr ::= expr "+" term | term\nterm ::= [0-9]+',
+    'root ::= (\n  "x" |\n  "y"\n)* [z-a] [] "" <[1]> !<[2]>',
+]
+
+
+def gbnf_sources():
+    d = os.path.join(SHARED, "gbnf")
+    files = sorted(f for f in os.listdir(d) if f.endswith(".gbnf")) if os.path.isdir(d) else []
+    return [open(os.path.join(d, f), encoding="utf-8").read() for f in files] + GBNF_HAND
+
+
 def schemas():
     rng = random.Random(15)
     out = []
@@ -154,6 +169,8 @@ def main():
         write("lark", req)
     for r in REGEXES:
         write("regex", r)
+    for i, g in enumerate(gbnf_sources()):
+        write("gbnf", bytes([i & 1]) + g.encode())
     schs = schemas()
     for i, s in enumerate(schs):
         write("json_schema", bytes([i & 1]) + s.encode())

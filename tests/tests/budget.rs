@@ -24,9 +24,9 @@ use sieve_tests::cfg::{ALPHABET, Cfg, cfg_strategy, recognize};
 use sieve_tests::{Rng, bit};
 
 /// The shortest accepted extension of `prefix` (least in byte order among the shortest),
-/// by breadth-first enumeration pruned to viable prefixes; `Err(())` when none is found
-/// within `max_len` bytes or `max_nodes` strings.
-fn brute_shortest(g: &Cfg, prefix: &[u8], max_len: usize) -> Result<Vec<u8>, ()> {
+/// by breadth-first enumeration pruned to viable prefixes; `Err(GaveUp::Length)` when none
+/// is found within `max_len` bytes, `Err(GaveUp::Nodes)` past 20,000 strings.
+fn brute_shortest(g: &Cfg, prefix: &[u8], max_len: usize) -> Result<Vec<u8>, GaveUp> {
     let nullable = g.nullable();
     let mut level: Vec<Vec<u8>> = vec![Vec::new()];
     let mut nodes = 0;
@@ -47,7 +47,7 @@ fn brute_shortest(g: &Cfg, prefix: &[u8], max_len: usize) -> Result<Vec<u8>, ()>
                 text.extend_from_slice(&t);
                 nodes += 1;
                 if nodes > 20_000 {
-                    return Err(());
+                    return Err(GaveUp::Nodes);
                 }
                 if recognize(g, &nullable, &text).viable {
                     next.push(t);
@@ -56,7 +56,16 @@ fn brute_shortest(g: &Cfg, prefix: &[u8], max_len: usize) -> Result<Vec<u8>, ()>
         }
         level = next;
     }
-    Err(())
+    Err(GaveUp::Length)
+}
+
+/// Why the brute-force search found no completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GaveUp {
+    /// None within the length bound.
+    Length,
+    /// The search space outgrew the node bound before the length bound (inconclusive).
+    Nodes,
 }
 
 fn letters_vocab() -> Arc<Vocabulary> {
@@ -139,7 +148,19 @@ fn check_shortest(g: &Cfg, seed: u64) -> Result<(), String> {
                     ));
                 }
             }
-            (Some(s), Err(())) if s.len() > 9 => {}
+            // Beyond the search's bounds (inconclusive on minimality when it ran out of
+            // nodes): sieve's completion must still be accepted.
+            (Some(s), Err(gave_up)) if s.len() > 9 || gave_up == GaveUp::Nodes => {
+                let mut text = prefix.clone();
+                text.extend_from_slice(&s);
+                if !recognize(g, &nullable, &text).complete {
+                    return Err(format!(
+                        "after {:?}: {:?} is not accepted by the recognizer",
+                        lossy(&prefix),
+                        lossy(&s)
+                    ));
+                }
+            }
             (got, want) => {
                 return Err(format!(
                     "after {:?}: sieve {:?}, brute force {:?}",

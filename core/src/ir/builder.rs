@@ -117,6 +117,19 @@ impl<'b> Builder<'b> {
         &self.ir
     }
 
+    /// The grammar so far, to change in place (a front end that embeds a sub-grammar or
+    /// rewrites rules it made; what it adds this way it has charged itself).
+    pub fn ir_mut(&mut self) -> &mut GrammarIr {
+        &mut self.ir
+    }
+
+    /// A nonterminal whose cost the front end charged already (with its definition);
+    /// the name is reserved.
+    pub fn declare_nonterminal(&mut self, name: &str, span: Option<Span>) -> u32 {
+        self.taken.insert(String::from(name));
+        self.ir.add_nonterminal(name, span)
+    }
+
     /// The limits it is built under.
     pub fn limits(&self) -> &Limits {
         self.limits

@@ -76,7 +76,8 @@ pub fn lower(
     budget: &mut CompileBudget,
 ) -> Result<GrammarIr, GrammarError> {
     let src = src.split('\0').next().unwrap_or_default();
-    let lines = LineIndex::new(src, budget).map_err(GrammarError::limit)?;
+    let lines = LineIndex::new(src, budget)
+        .map_err(|k| GrammarError::limit(k).with_span(crate::error::Span::at(src, 0, 0)))?;
     let parsed = parser::Parser::new(src, &lines, limits, budget).parse()?;
     let resolved = lower::resolve(&parsed, &lines, &opts.root, budget)?;
     if !opts.allow_left_recursion {

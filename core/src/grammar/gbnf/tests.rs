@@ -124,6 +124,39 @@ fn literals_are_exact_per_character() {
     );
     check(r#"root ::= "a" "" "b""#, &["ab"], &["a", "a b", "ba"]);
     check(r#"root ::= """#, &[""], &["a"]);
+    // A literal character and a class over the same text.
+    check(
+        r#"root ::= "a" "b" | [a-z] "c""#,
+        &["ab", "ac", "zc"],
+        &["zb", "a"],
+    );
+}
+
+#[test]
+fn ir_shape() {
+    let limits = Limits::default();
+    let ir = lower(
+        "root ::= \"ab\" [x-z] rest\nrest ::= \"a\"",
+        &GbnfOptions::default(),
+        &NoSpecialTokens,
+        &limits,
+        &mut CompileBudget::new(&limits),
+    )
+    .unwrap();
+    // One lexeme per code point, shared: "a", "b", [x-z].
+    assert_eq!(ir.lexemes.len(), 3, "{:?}", ir.lexemes);
+    assert_eq!(ir.nonterminals[ir.start as usize].name, "root");
+    let rest = ir
+        .nonterminals
+        .iter()
+        .position(|n| n.name == "rest")
+        .unwrap() as u32;
+    let root_rules: Vec<_> = ir.rules.iter().filter(|r| r.lhs == ir.start).collect();
+    assert_eq!(root_rules.len(), 1);
+    assert_eq!(root_rules[0].rhs.len(), 4);
+    assert_eq!(root_rules[0].rhs[3], crate::ir::IrSymbol::Nonterminal(rest));
+    let span = ir.nonterminals[rest as usize].span.unwrap();
+    assert_eq!((span.start.line, span.start.column), (2, 1));
 }
 
 #[test]
@@ -462,6 +495,8 @@ fn left_recursion_as_llama_cpp() {
         ("root ::= \"a\"?*", "1:10"),
         ("root ::= \"a\"**", "1:10"),
         ("root ::= e*\ne ::= | \"z\"", "1:10"),
+        ("root ::= e+\ne ::= | \"z\"", "1:10"),
+        ("root ::= e{2,}\ne ::= | \"z\"", "1:10"),
         // An unused rule counts, and so does a replaced definition's group.
         ("root ::= \"a\"\nx ::= x \"b\"", "2:7"),
         ("x ::= \"a\"?*\nx ::= \"c\"\nroot ::= x", "1:7"),
@@ -485,6 +520,9 @@ fn left_recursion_as_llama_cpp() {
         "root ::= (\"a\"?)* \"b\"",
         "root ::= \"a\"{2,5} \"b\"{0,3}",
         "root ::= \"a\"? \"b\"?",
+        // A bounded tail is a chain, never a cycle.
+        "root ::= e{0,5} \"x\"\ne ::= | \"z\"",
+        "root ::= e{1,3} \"x\"\ne ::= | \"z\"",
     ] {
         compile(src);
     }
@@ -600,6 +638,13 @@ fn mutations_never_panic() {
             );
         }
     }
+}
+
+#[test]
+fn a_root_that_matches_nothing_is_unproductive() {
+    let e = compile_with("root ::= [z-a]", &GbnfOptions::default()).unwrap_err();
+    assert_eq!(e.kind, GrammarErrorKind::Unproductive);
+    check("root ::= [z-a] | \"\\uD800\" | \"ok\"", &["ok"], &[""]);
 }
 
 #[test]

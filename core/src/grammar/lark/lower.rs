@@ -23,7 +23,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use hashbrown::HashMap;
+use crate::ir::builder::Builder;
 
 use super::ast::{Def, Item, JsonLit, NodeKind, Parsed, is_terminal_name};
 use super::span::LineIndex;
@@ -58,58 +58,45 @@ const INLINE_TERMINAL: usize = 16;
 /// Heap bytes charged per terminal regex node (a `RegexAst` in a doubling `Vec`, its
 /// `TermRegex` on the value stack), before the literal text it holds.
 const REGEX_NODE_BYTES: usize = 128;
-/// Heap bytes charged per rule symbol or rule: the symbol in a doubling `Vec`, its copies
-/// in value stacks and helper keys, a rule's `IrRule`.
-const SYMBOL_BYTES: usize = 32;
-/// Heap bytes charged per helper nonterminal beyond its key's symbols and its name: its
-/// `IrNonterminal` (in a doubling `Vec`), its entries in the helper map and the name set.
-const HELPER_BYTES: usize = 384;
+use crate::ir::builder::SYMBOL_BYTES;
 /// Heap bytes charged per definition beyond its name's copies: its entries in the maps
 /// and lists of definitions, terminals and rule names, and its nonterminal.
 const DEF_BYTES: usize = 256;
 /// How many copies of a definition's name the lowering keeps (maps, lists, name set).
 const DEF_NAME_COPIES: usize = 6;
 
-/// The grammar-size and compile budgets of one Lark compile: every regex node, rule
-/// symbol and lexeme (at its expanded size) of the whole grammar is counted once against
-/// [`Limits::max_grammar_size`] and paid from the [`crate::CompileBudget`], which is also
-/// charged the heap bytes the lowering allocates (estimates per node, symbol, helper and
-/// definition, plus the literal text copied).
-pub(super) struct Account<'b> {
-    pub(super) size: usize,
-    pub(super) budget: &'b mut crate::CompileBudget,
+/// The grammar-size and compile budgets of one Lark compile are the shared
+/// [`Builder`]'s: every regex node, rule symbol and lexeme (at its expanded size) of the
+/// whole grammar is counted once against [`Limits::max_grammar_size`] and paid from the
+/// [`crate::CompileBudget`], which is also charged the heap bytes the lowering allocates
+/// (estimates per node, symbol, helper and definition, plus the literal text copied).
+type Account<'b> = Builder<'b>;
+
+/// Charges located in Lark source.
+trait Charge {
+    /// Count `n` against the grammar size and pay its fuel.
+    fn charge_at(&mut self, lines: &LineIndex<'_>, n: usize, span: (usize, usize)) -> LResult<()>;
+    /// Charge `bytes` of heap.
+    fn charge_bytes_at(
+        &mut self,
+        lines: &LineIndex<'_>,
+        bytes: usize,
+        span: (usize, usize),
+    ) -> LResult<()>;
 }
 
-impl Account<'_> {
-    /// Charge `bytes` of heap to the compile budget ([`LimitKind::Memory`] at `span`).
-    fn charge_bytes(
+impl Charge for Builder<'_> {
+    fn charge_at(&mut self, lines: &LineIndex<'_>, n: usize, span: (usize, usize)) -> LResult<()> {
+        self.charge_units(n, Some(lines.span(span.0, span.1)))
+    }
+
+    fn charge_bytes_at(
         &mut self,
         lines: &LineIndex<'_>,
         bytes: usize,
         span: (usize, usize),
     ) -> LResult<()> {
-        self.budget
-            .charge(bytes)
-            .map_err(|k| GrammarError::limit(k).with_span(lines.span(span.0, span.1)))
-    }
-
-    fn charge(
-        &mut self,
-        limits: &Limits,
-        lines: &LineIndex<'_>,
-        n: usize,
-        span: (usize, usize),
-    ) -> LResult<()> {
-        self.size = self.size.saturating_add(n);
-        let kind = if self.size > limits.max_grammar_size {
-            Some(LimitKind::GrammarSize)
-        } else {
-            self.budget.spend(n as u64).err()
-        };
-        match kind {
-            Some(kind) => Err(GrammarError::limit(kind).with_span(lines.span(span.0, span.1))),
-            None => Ok(()),
-        }
+        self.charge_bytes(bytes, Some(lines.span(span.0, span.1)))
     }
 }
 
@@ -143,26 +130,6 @@ enum AnonKey {
     Regex(String, u8),
     Range(char, char),
     Special(Vec<Vec<u8>>),
-}
-
-/// Key of a helper nonterminal.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum HelperKey {
-    Alts(Vec<Vec<IrSymbol>>),
-    Star(Vec<IrSymbol>),
-    Plus(Vec<IrSymbol>),
-    /// Up to `n` more copies.
-    Tail(Vec<IrSymbol>, u32),
-}
-
-impl HelperKey {
-    /// Symbols held by the key.
-    fn symbols(&self) -> usize {
-        match self {
-            HelperKey::Alts(alts) => alts.iter().map(|a| a.len() + 1).sum(),
-            HelperKey::Star(s) | HelperKey::Plus(s) | HelperKey::Tail(s, _) => s.len(),
-        }
-    }
 }
 
 fn flag_bits(f: PatternFlags) -> u8 {
@@ -283,8 +250,8 @@ impl<'a, 's> Terminals<'a, 's> {
 
     /// Pay for `n` regex nodes: grammar size, fuel and [`REGEX_NODE_BYTES`] each.
     fn charge(&self, acct: &mut Account<'_>, n: usize, span: (usize, usize)) -> LResult<()> {
-        acct.charge(self.limits, self.lines, n, span)?;
-        acct.charge_bytes(self.lines, n.saturating_mul(REGEX_NODE_BYTES), span)
+        acct.charge_at(self.lines, n, span)?;
+        acct.charge_bytes_at(self.lines, n.saturating_mul(REGEX_NODE_BYTES), span)
     }
 
     /// The regex of the terminal expression at `root`; referenced terminals must be
@@ -309,17 +276,17 @@ impl<'a, 's> Terminals<'a, 's> {
                     self.charge(budget, 1, span)?;
                     // A small terminal is copied (a large one is shared).
                     let copied = r.size.min(INLINE_TERMINAL + 1);
-                    budget.charge_bytes(self.lines, copied * REGEX_NODE_BYTES, span)?;
+                    budget.charge_bytes_at(self.lines, copied * REGEX_NODE_BYTES, span)?;
                     r.clone()
                 }
                 NodeKind::Str(s, ci) => {
                     self.charge(budget, 1, span)?;
-                    budget.charge_bytes(self.lines, literal_bytes(s, *ci), span)?;
+                    budget.charge_bytes_at(self.lines, literal_bytes(s, *ci), span)?;
                     leaf(literal_regex(s, *ci))
                 }
                 NodeKind::Regex(lit) => {
                     self.charge(budget, 1, span)?;
-                    budget.charge_bytes(self.lines, lit.pattern.len(), span)?;
+                    budget.charge_bytes_at(self.lines, lit.pattern.len(), span)?;
                     leaf(RegexAst::Pattern(lit.pattern.clone(), lit.flags))
                 }
                 NodeKind::Range(a, b) => {
@@ -513,10 +480,7 @@ fn common_terminals(limits: &Limits) -> LResult<BTreeMap<String, TermRegex>> {
             terms.names.push(def.name.clone());
         }
     }
-    terms.compute_all(&mut Account {
-        size: 0,
-        budget: &mut budget,
-    })?;
+    terms.compute_all(&mut Builder::new(limits, &mut budget))?;
     let mut out = BTreeMap::new();
     for (name, &i) in &terms.index {
         if let Some(r) = terms.get(i) {
@@ -649,18 +613,15 @@ pub(super) fn lower(
     }
 
     // 3. Terminal regexes.
-    let mut acct = Account { size: 0, budget };
+    let mut acct = Builder::new(limits, budget);
     terms.compute_all(&mut acct)?;
 
-    // 4. Rules.
-    let mut ir = GrammarIr::default();
+    // 4. Rules (their definitions were charged above).
     for def in &rule_order {
-        ir.add_nonterminal(
-            def.name.clone(),
-            Some(lines.span(def.name_span.0, def.name_span.1)),
-        );
+        let span = Some(lines.span(def.name_span.0, def.name_span.1));
+        acct.declare_nonterminal(&def.name, span);
     }
-    ir.start = u32::try_from(start_index).unwrap_or(0);
+    acct.ir_mut().start = u32::try_from(start_index).unwrap_or(0);
     let mut lw = Lowerer {
         lines,
         limits,
@@ -669,12 +630,8 @@ pub(super) fn lower(
         json_options: ctx.json,
         grammars: ctx.grammars,
         terms: &terms,
-        ir,
         term_lexemes: BTreeMap::new(),
         anon: BTreeMap::new(),
-        helpers: HashMap::new(),
-        taken: rules.keys().cloned().collect(),
-        counter: 0,
         json_cache: BTreeMap::new(),
         json_rules: Vec::new(),
         json_lexemes: Vec::new(),
@@ -734,12 +691,13 @@ pub(super) fn lower(
             span: Some(lines.span(first_span.0, first_span.1)),
         };
         if lw.json_rules.is_empty() {
-            lw.ir.add_lexeme(lexeme);
+            lw.acct.ir_mut().add_lexeme(lexeme);
         } else {
             lw.ignore_outside_json(lexeme, first_span)?;
         }
     }
-    Ok(lw.ir)
+    let start = lw.acct.ir().start;
+    Ok(lw.acct.finish(start))
 }
 
 /// A lowered rule subexpression.
@@ -760,13 +718,8 @@ struct Lowerer<'a, 's> {
     json_options: &'a JsonOptions,
     grammars: &'a dyn SubGrammars,
     terms: &'a Terminals<'a, 's>,
-    ir: GrammarIr,
     term_lexemes: BTreeMap<usize, u32>,
     anon: BTreeMap<AnonKey, u32>,
-    helpers: HashMap<HelperKey, u32>,
-    /// Nonterminal names in use.
-    taken: alloc::collections::BTreeSet<String>,
-    counter: usize,
     /// Embedded `%json` schemas by their compact text, and `@name` grammars by `@name`:
     /// the start nonterminal of each.
     json_cache: BTreeMap<String, u32>,
@@ -793,17 +746,17 @@ impl Lowerer<'_, '_> {
     /// Count `n` against the grammar size and pay its fuel (no heap: a lexeme at its
     /// expanded size).
     fn charge_units(&mut self, n: usize, span: (usize, usize)) -> LResult<()> {
-        self.acct.charge(self.limits, self.lines, n, span)
+        self.acct.charge_at(self.lines, n, span)
     }
 
     /// Charge `bytes` of heap.
     fn charge_bytes(&mut self, bytes: usize, span: (usize, usize)) -> LResult<()> {
-        self.acct.charge_bytes(self.lines, bytes, span)
+        self.acct.charge_bytes_at(self.lines, bytes, span)
     }
 
     fn add_rule(&mut self, lhs: u32, rhs: Vec<IrSymbol>, span: (usize, usize)) -> LResult<()> {
         self.charge(1 + rhs.len(), span)?;
-        self.ir.add_rule(lhs, rhs);
+        self.acct.ir_mut().add_rule(lhs, rhs);
         Ok(())
     }
 
@@ -818,7 +771,7 @@ impl Lowerer<'_, '_> {
         let bytes = 2 * core::mem::size_of::<IrLexeme>() + name.len();
         self.charge_bytes(bytes, span)?;
         let sp = Some(self.span(span));
-        Ok(self.ir.add_lexeme(IrLexeme {
+        Ok(self.acct.ir_mut().add_lexeme(IrLexeme {
             name,
             regex: r.ast,
             mode,
@@ -950,9 +903,13 @@ impl Lowerer<'_, '_> {
         if let Some(&id) = self.json_cache.get(&key) {
             return Ok(id);
         }
-        let (sub, _report) =
-            json::compile(&lit.value, self.json_options, self.limits, self.acct.budget)
-                .map_err(|e| super::schema::locate(self.lines, lit.text, e))?;
+        let (sub, _report) = json::compile(
+            &lit.value,
+            self.json_options,
+            self.limits,
+            self.acct.budget(),
+        )
+        .map_err(|e| super::schema::locate(self.lines, lit.text, e))?;
         // Coverage approximations are allowed (the report is dropped), as in
         // `Grammar::from_json_schema` with default options.
         let id = self.embed(sub, span, rule, "json")?;
@@ -979,7 +936,7 @@ impl Lowerer<'_, '_> {
             out.pointer = e.pointer;
             out
         };
-        let sub = match self.grammars.lower(name, self.limits, self.acct.budget) {
+        let sub = match self.grammars.lower(name, self.limits, self.acct.budget()) {
             None => {
                 return Err(self.err(
                     GrammarErrorKind::UndefinedSymbol,
@@ -1019,22 +976,23 @@ impl Lowerer<'_, '_> {
             .saturating_add(sub.lexemes.len());
         self.charge(size, span)?;
         let (nt0, rule0, lex0) = (
-            self.ir.nonterminals.len(),
-            self.ir.rules.len(),
-            self.ir.lexemes.len(),
+            self.acct.ir_mut().nonterminals.len(),
+            self.acct.ir_mut().rules.len(),
+            self.acct.ir_mut().lexemes.len(),
         );
-        let id = self.ir.embed(sub);
+        let id = self.acct.ir_mut().embed(sub);
         let sp = Some(self.span(span));
         let base = rule.trim_start_matches('_');
-        for n in self.ir.nonterminals.iter_mut().skip(nt0) {
+        for n in self.acct.ir_mut().nonterminals.iter_mut().skip(nt0) {
             n.name = format!("{base}.{tag}.{}", n.name);
             n.span = sp;
         }
-        for l in self.ir.lexemes.iter_mut().skip(lex0) {
+        for l in self.acct.ir_mut().lexemes.iter_mut().skip(lex0) {
             l.span = sp;
         }
-        self.json_rules.push(rule0..self.ir.rules.len());
-        self.json_lexemes.push(lex0..self.ir.lexemes.len());
+        self.json_rules.push(rule0..self.acct.ir_mut().rules.len());
+        self.json_lexemes
+            .push(lex0..self.acct.ir_mut().lexemes.len());
         Ok(id)
     }
 
@@ -1051,7 +1009,7 @@ impl Lowerer<'_, '_> {
     /// becomes `start: start₀ ignore_star_N`. Cost: one nullable helper per such symbol
     /// occurrence (a few more Earley items per row).
     fn ignore_outside_json(&mut self, mut lexeme: IrLexeme, span: (usize, usize)) -> LResult<()> {
-        let mut json_rule = alloc::vec![false; self.ir.rules.len()];
+        let mut json_rule = alloc::vec![false; self.acct.ir_mut().rules.len()];
         for r in &self.json_rules {
             for i in r.clone() {
                 if let Some(f) = json_rule.get_mut(i) {
@@ -1059,7 +1017,7 @@ impl Lowerer<'_, '_> {
                 }
             }
         }
-        let mut json_lexeme = alloc::vec![false; self.ir.lexemes.len()];
+        let mut json_lexeme = alloc::vec![false; self.acct.ir_mut().lexemes.len()];
         for r in &self.json_lexemes {
             for i in r.clone() {
                 if let Some(f) = json_lexeme.get_mut(i) {
@@ -1069,10 +1027,10 @@ impl Lowerer<'_, '_> {
         }
         // The regex was charged by the caller.
         lexeme.ignore = false;
-        let ign = self.ir.add_lexeme(lexeme);
+        let ign = self.acct.ir_mut().add_lexeme(lexeme);
         let name = self.helper_name("ignore", "star");
         let sp = Some(self.span(span));
-        let star = self.ir.add_nonterminal(name, sp);
+        let star = self.acct.ir_mut().add_nonterminal(name, sp);
         // A JSON value is one unit here: ignored text may come before it, not inside it.
         let json_starts: Vec<u32> = self.json_cache.values().copied().collect();
         let takes_ignore = |s: &IrSymbol| match *s {
@@ -1080,7 +1038,7 @@ impl Lowerer<'_, '_> {
             IrSymbol::Nonterminal(n) => json_starts.contains(&n),
         };
         let mut added = 0usize;
-        for (i, r) in self.ir.rules.iter_mut().enumerate() {
+        for (i, r) in self.acct.ir_mut().rules.iter_mut().enumerate() {
             if json_rule.get(i).copied().unwrap_or(true) || !r.rhs.iter().any(takes_ignore) {
                 continue;
             }
@@ -1101,58 +1059,24 @@ impl Lowerer<'_, '_> {
             alloc::vec![IrSymbol::Nonterminal(star), IrSymbol::Lexeme(ign)],
             span,
         )?;
-        let old = self.ir.start;
+        let old = self.acct.ir_mut().start;
         let (name, start_span) = self
-            .ir
+            .acct
+            .ir()
             .nonterminals
             .get(old as usize)
             .map(|n| (n.name.clone(), n.span))
             .unwrap_or_default();
-        let start = self.ir.add_nonterminal(name, start_span);
+        let start = self.acct.ir_mut().add_nonterminal(name, start_span);
         let rhs = alloc::vec![IrSymbol::Nonterminal(old), IrSymbol::Nonterminal(star)];
         self.add_rule(start, rhs, span)?;
-        self.ir.start = start;
+        self.acct.ir_mut().start = start;
         Ok(())
     }
 
     /// A fresh helper nonterminal name.
     fn helper_name(&mut self, base: &str, kind: &str) -> String {
-        loop {
-            self.counter += 1;
-            let name = format!("{base}_{kind}_{}", self.counter);
-            if self.taken.insert(name.clone()) {
-                return name;
-            }
-        }
-    }
-
-    /// The helper for `key`, created with `productions(id)` if new.
-    fn helper(
-        &mut self,
-        key: HelperKey,
-        base: &str,
-        kind: &str,
-        span: (usize, usize),
-        productions: impl FnOnce(u32) -> Vec<Vec<IrSymbol>>,
-    ) -> LResult<u32> {
-        if let Some(&id) = self.helpers.get(&key) {
-            return Ok(id);
-        }
-        let key_bytes = key
-            .symbols()
-            .saturating_mul(2 * core::mem::size_of::<IrSymbol>());
-        let bytes = HELPER_BYTES
-            .saturating_add(key_bytes)
-            .saturating_add(base.len().saturating_add(kind.len()).saturating_mul(3));
-        self.charge_bytes(bytes, span)?;
-        let name = self.helper_name(base, kind);
-        let sp = Some(self.span(span));
-        let id = self.ir.add_nonterminal(name, sp);
-        for rhs in productions(id) {
-            self.add_rule(id, rhs, span)?;
-        }
-        self.helpers.insert(key, id);
-        Ok(id)
+        self.acct.fresh_name(base, kind)
     }
 
     /// `v` as one symbol sequence (alternatives become a `group` helper).
@@ -1160,10 +1084,8 @@ impl Lowerer<'_, '_> {
         match v {
             Val::Seq(s) => Ok(s),
             Val::Alts(alts) => {
-                let key = HelperKey::Alts(alts.clone());
-                let id = self.helper(key, base, "group", span, |_| alts)?;
-                self.charge(1, span)?;
-                Ok(alloc::vec![IrSymbol::Nonterminal(id)])
+                let sp = Some(self.span(span));
+                self.acct.group(alts, base, sp)
             }
         }
     }
@@ -1257,7 +1179,7 @@ impl Lowerer<'_, '_> {
                     } else {
                         base
                     };
-                    Val::Seq(self.repeat(child, *min, *max, span, &base, rule)?)
+                    Val::Seq(self.repeat(child, *min, *max, span, &base)?)
                 }
             };
             vals.push(v);
@@ -1297,21 +1219,8 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    fn push_copies(
-        &mut self,
-        out: &mut Vec<IrSymbol>,
-        op: &[IrSymbol],
-        copies: u32,
-        span: (usize, usize),
-    ) -> LResult<()> {
-        for _ in 0..copies {
-            self.charge(op.len(), span)?;
-            out.extend_from_slice(op);
-        }
-        Ok(())
-    }
-
-    /// `child{min,max}` as a symbol sequence.
+    /// `child{min,max}` as a symbol sequence (helpers named after `base`, or `rule` for a
+    /// group).
     fn repeat(
         &mut self,
         child: Val,
@@ -1319,76 +1228,12 @@ impl Lowerer<'_, '_> {
         max: Option<u32>,
         span: (usize, usize),
         base: &str,
-        rule: &str,
     ) -> LResult<Vec<IrSymbol>> {
-        check_repeat(self.lines, self.limits, min, max, span)?;
-        let mut out = Vec::new();
-        if min == 0 && max == Some(1) {
-            let mut alts = match child {
-                Val::Seq(s) => alloc::vec![s],
-                Val::Alts(a) => a,
-            };
-            if alts.iter().all(|a| !a.is_empty()) {
-                alts.insert(0, Vec::new());
-            }
-            if alts.len() > 1 {
-                let id = self.helper(HelperKey::Alts(alts.clone()), base, "opt", span, |_| alts)?;
-                self.charge(1, span)?;
-                out.push(IrSymbol::Nonterminal(id));
-            }
-            return Ok(out);
-        }
-        let mut op = self.operand(child, rule, span)?;
-        if op.is_empty() || max == Some(0) {
-            return Ok(out);
-        }
-        // Copies of a multi-symbol operand go through one helper to keep expansions small.
-        let copies = max.unwrap_or(min);
-        if op.len() > 1 && copies > 1 {
-            op = self.operand(Val::Alts(alloc::vec![op]), rule, span)?;
-        }
-        match max {
-            None if min == 0 => {
-                let op2 = op.clone();
-                let id = self.helper(HelperKey::Star(op), base, "star", span, |id| {
-                    let mut rec = alloc::vec![IrSymbol::Nonterminal(id)];
-                    rec.extend(op2);
-                    alloc::vec![Vec::new(), rec]
-                })?;
-                self.charge(1, span)?;
-                out.push(IrSymbol::Nonterminal(id));
-            }
-            None => {
-                self.push_copies(&mut out, &op, min - 1, span)?;
-                let op2 = op.clone();
-                let id = self.helper(HelperKey::Plus(op), base, "plus", span, |id| {
-                    let mut rec = alloc::vec![IrSymbol::Nonterminal(id)];
-                    rec.extend(op2.iter().copied());
-                    alloc::vec![op2, rec]
-                })?;
-                self.charge(1, span)?;
-                out.push(IrSymbol::Nonterminal(id));
-            }
-            Some(n) => {
-                self.push_copies(&mut out, &op, min, span)?;
-                // tail_k: ε | op tail_{k-1}; tail_1: ε | op.
-                let mut prev: Option<u32> = None;
-                for k in 1..=n.saturating_sub(min) {
-                    let mut rhs = op.clone();
-                    if let Some(p) = prev {
-                        rhs.push(IrSymbol::Nonterminal(p));
-                    }
-                    let key = HelperKey::Tail(op.clone(), k);
-                    let id =
-                        self.helper(key, base, "rep", span, |_| alloc::vec![Vec::new(), rhs])?;
-                    prev = Some(id);
-                }
-                if let Some(p) = prev {
-                    self.charge(1, span)?;
-                    out.push(IrSymbol::Nonterminal(p));
-                }
-            }
-        }
-        Ok(out)
+        let alts = match child {
+            Val::Seq(s) => alloc::vec![s],
+            Val::Alts(a) => a,
+        };
+        let sp = Some(self.span(span));
+        self.acct.repeat(alts, min, max, base, sp)
     }
 }
