@@ -1,5 +1,6 @@
 //! Typed errors: grammar errors carry a source [`Span`]; limit errors name the budget.
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use core::fmt;
 
@@ -144,8 +145,9 @@ pub struct GrammarError {
     pub aux_span: Option<Span>,
     /// Where in a JSON source, as a JSON pointer (`/format/elements/1/type`,
     /// `/properties/a`; the root is `#` in a JSON Schema, `/` in a structural tag), when
-    /// the error is about a JSON value.
-    pub pointer: Option<String>,
+    /// the error is about a JSON value. Read it with [`GrammarError::pointer()`]; boxed so
+    /// that the error stays small (`clippy::result_large_err`).
+    pub pointer: Option<Box<String>>,
 }
 
 impl GrammarError {
@@ -177,7 +179,7 @@ impl GrammarError {
 
     /// The same error, located at JSON pointer `pointer`.
     pub fn with_pointer(mut self, pointer: impl Into<String>) -> Self {
-        self.pointer = Some(pointer.into());
+        self.pointer = Some(Box::new(pointer.into()));
         self
     }
 
@@ -185,17 +187,22 @@ impl GrammarError {
     /// embedded at `base` of an outer document. `#` and a leading `#` of the inner pointer
     /// are dropped (`/a` + `#/b` is `/a/b`); an error without a pointer gets `base`.
     pub fn nested_at(mut self, base: &str) -> Self {
-        let inner = self.pointer.take().unwrap_or_default();
+        let inner = self.pointer.take().map_or_else(String::new, |p| *p);
         let inner = inner.strip_prefix('#').unwrap_or(&inner);
         let inner = if inner == "/" { "" } else { inner };
         let base = base.strip_suffix('/').unwrap_or(base);
         let joined = alloc::format!("{base}{inner}");
-        self.pointer = Some(if joined.is_empty() {
+        self.pointer = Some(Box::new(if joined.is_empty() {
             "/".into()
         } else {
             joined
-        });
+        }));
         self
+    }
+
+    /// The JSON pointer of the value at fault, when the error is about a JSON value.
+    pub fn pointer(&self) -> Option<&str> {
+        self.pointer.as_deref().map(String::as_str)
     }
 
     /// A limit error.

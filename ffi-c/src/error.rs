@@ -58,7 +58,7 @@ impl ErrorInfo {
             info.line = span.start.line;
             info.column = span.start.column;
         }
-        info.pointer = e.pointer.as_deref().map(c_string);
+        info.pointer = e.pointer().map(c_string);
         info
     }
 

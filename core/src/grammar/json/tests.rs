@@ -454,7 +454,7 @@ fn report_and_strict() {
     };
     let err = Grammar::from_json_schema(&s, &strict, &vocab(), &Limits::default()).unwrap_err();
     assert_eq!(err.kind, GrammarErrorKind::Unsupported);
-    assert_eq!(err.pointer.as_deref(), Some("/uniqueItems"), "{err}");
+    assert_eq!(err.pointer(), Some("/uniqueItems"), "{err}");
     assert!(err.to_string().contains("uniqueItems"), "{err}");
     // A `not` this compiler cannot push down is reported (ignored: a superset).
     let s = json!({"properties": {"p": {"not": {"uniqueItems": true}}}});

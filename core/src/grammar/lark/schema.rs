@@ -60,8 +60,7 @@ pub(super) fn locate(
 ) -> GrammarError {
     let src = lines.text(text.0, text.1);
     let (start, end) = err
-        .pointer
-        .as_deref()
+        .pointer()
         .map(|p| value_range(src, p))
         .map_or(text, |(s, e)| (text.0 + s, text.0 + e));
     let mut out = GrammarError::new(err.kind, format!("in `%json` schema: {}", err.message));

@@ -63,8 +63,8 @@ pub fn lower(
 
 /// An error of the legacy form, pointing into its `structures` instead of the equivalent
 /// `triggered_tags` format's `tags`.
-fn legacy_pointer(mut e: GrammarError) -> GrammarError {
-    let Some(rest) = e.pointer.as_deref().and_then(|p| p.strip_prefix("/tags/")) else {
+fn legacy_pointer(e: GrammarError) -> GrammarError {
+    let Some(rest) = e.pointer().and_then(|p| p.strip_prefix("/tags/")) else {
         return e;
     };
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
@@ -76,8 +76,8 @@ fn legacy_pointer(mut e: GrammarError) -> GrammarError {
     } else {
         tail.to_string()
     };
-    e.pointer = Some(format!("/structures/{index}{tail}"));
-    e
+    let pointer = format!("/structures/{index}{tail}");
+    e.with_pointer(pointer)
 }
 
 /// The format of a top-level value and its JSON pointer; the legacy form becomes an equal
