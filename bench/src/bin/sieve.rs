@@ -322,7 +322,8 @@ struct MaskArgs {
     structural_tag: Option<PathBuf>,
     #[command(flatten)]
     preset: PresetArgs,
-    /// With `--schema`: compile in strict mode (every approximation is an error).
+    /// With a JSON Schema (`--schema`, or `--syntax json_schema`): compile in strict mode
+    /// (every approximation is an error).
     #[arg(long)]
     strict: bool,
     /// `o200k_base`, `cl100k_base`, or a path to a Hugging Face tokenizer.json.
@@ -391,7 +392,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::from(2))
         }
         Command::Mask(args) => {
-            // One source: clap's `source` group.
+            // clap's `source` group admits one source.
             if args.syntax.is_some() && args.grammar.is_none() {
                 anyhow::bail!("--syntax applies to --grammar FILE only");
             }
