@@ -84,7 +84,7 @@ enum sieve_status
      */
     SIEVE_STATUS_INSUFFICIENT_SIZE = 4,
     /**
-     * The grammar (Lark, regex or JSON Schema) does not compile; see the `sieve_error`.
+     * The grammar (any `sieve_grammar_kind`) does not compile; see the `sieve_error`.
      */
     SIEVE_STATUS_GRAMMAR_ERROR = 5,
     /**
