@@ -13,6 +13,7 @@
 //!   writes improvements and refuses regressions not named in `SIEVE_ACCEPT_REGRESSIONS`).
 //! - [`trace`]: traces an invalid instance the grammar accepts to the superset entry of the
 //!   coverage report that explains it, with an independent validator (or counts it a bug).
+//! - [`grammar_info`]: `sieve grammar-info` and `sieve maskbench --classes` (grammar analysis).
 //! - [`stats`], [`rng`], [`util`]: timing summaries, a seeded PRNG, mask and text helpers.
 //! - `profile` (with `--features pprof`): sampling flamegraphs for `sieve maskbench
 //!   --flamegraph` and the criterion benches' `--profile-time`.
@@ -21,6 +22,7 @@ pub mod concurrent;
 pub mod demo;
 #[cfg(feature = "generate")]
 pub mod generate_cmd;
+pub mod grammar_info;
 pub mod mask_cmd;
 pub mod maskbench;
 #[cfg(feature = "pprof")]

@@ -1227,6 +1227,34 @@ sieve_status sieve_tokenizer_tokenize(const struct sieve_tokenizer *tokenizer,
                                       size_t cap,
                                       size_t *n_out);
 
+/**
+ * Analyzes `len` bytes of UTF-8 grammar text written in `syntax` (`syntax_len` bytes:
+ * `lark`, `gbnf`, `json_schema`, `regex`, `structural_tag` or `llguidance`, or a usual
+ * alias such as `json`) and writes the JSON report (NUL-terminated) into `buf`. Special
+ * tokens are resolved and named with `tokenizer`'s vocabulary. `limits` may be NULL for the
+ * defaults; lowering the grammar and analyzing it each get the whole compile budget.
+ *
+ * `*report_len` receives the report's length (without the NUL). If `cap` is not above it,
+ * returns `SIEVE_STATUS_INSUFFICIENT_SIZE` and writes nothing to `buf`, so the caller can
+ * size a buffer (`buf` may then be NULL with `cap` 0). A grammar that does not lower is
+ * `SIEVE_STATUS_GRAMMAR_ERROR` (or `_LIMIT_EXCEEDED`, `_UNSUPPORTED`, ...) with the message
+ * and position in `*error_out` (if non-NULL); an unknown syntax name is
+ * `SIEVE_STATUS_INVALID_ARGUMENT`.
+ *
+ * Thread safety: none needed beyond the tokenizer's (read-only).
+ */
+SIEVE_NODISCARD
+sieve_status sieve_grammar_info_json(const struct sieve_tokenizer *tokenizer,
+                                     const uint8_t *syntax,
+                                     size_t syntax_len,
+                                     const uint8_t *text,
+                                     size_t len,
+                                     const struct sieve_limits *limits,
+                                     uint8_t *buf,
+                                     size_t cap,
+                                     size_t *report_len,
+                                     struct sieve_error **error_out);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -51,6 +51,8 @@ pub mod matcher;
 pub mod status;
 pub mod structural;
 pub mod tokenizer;
+// Last: cbindgen writes items in module order, and this module uses `sieve_limits`.
+pub mod analysis;
 
 pub use status::sieve_status;
 

@@ -1,6 +1,6 @@
 //! The `sieve` command-line tool: `sieve demo`, `sieve generate` (with the default
-//! `generate` feature), `sieve mask`, `sieve maskbench`, `sieve schema-suite` and
-//! `sieve concurrent`.
+//! `generate` feature), `sieve mask`, `sieve maskbench`, `sieve schema-suite`,
+//! `sieve concurrent` and `sieve grammar-info`.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -11,6 +11,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use sieve_bench::concurrent::{self, ConcurrentConfig};
 use sieve_bench::demo::{self, DemoConfig};
+use sieve_bench::grammar_info;
 use sieve_bench::mask_cmd::{self, GrammarSource, MaskConfig};
 use sieve_bench::maskbench::{self, Feed, MaskbenchConfig};
 use sieve_bench::schema_suite::{self, SuiteConfig};
@@ -51,6 +52,27 @@ enum Command {
     /// Many matchers of one JSON Schema at once on several threads: masks/s, latency,
     /// matcher bytes and peak RSS.
     Concurrent(ConcurrentArgs),
+    /// Analyze a grammar: its class (regular, linear, general) and why, nullable, productive
+    /// and unreachable rules, each rule's shortest string, lexeme conflicts
+    /// (core/docs/analysis.md).
+    GrammarInfo(GrammarInfoArgs),
+}
+
+#[derive(Debug, Args)]
+struct GrammarInfoArgs {
+    /// The grammar file.
+    file: PathBuf,
+    /// lark, gbnf, json_schema, regex, structural_tag or llguidance (default: from the
+    /// extension: .lark, .gbnf, .json, .regex, .llg).
+    #[arg(long)]
+    syntax: Option<String>,
+    /// Print the JSON report (format in core/docs/analysis.md).
+    #[arg(long)]
+    json: bool,
+    /// Names special tokens: `o200k_base`, `cl100k_base`, or a Hugging Face
+    /// tokenizer.json (default: ../shared/tokenizers/llama3.json when found, else none).
+    #[arg(long)]
+    tokenizer: Option<String>,
 }
 
 #[cfg(feature = "generate")]
@@ -216,8 +238,17 @@ struct ConcurrentArgs {
 #[derive(Debug, Args)]
 struct MaskbenchArgs {
     /// `o200k_base`, `cl100k_base`, or a path to a Hugging Face tokenizer.json.
+    #[arg(long, required_unless_present = "classes")]
+    tokenizer: Option<String>,
+    /// Only the class census: lower each schema to the grammar IR and count regular, linear
+    /// and general grammars (core/docs/analysis.md); no masks. With --json, writes the
+    /// census there.
     #[arg(long)]
-    tokenizer: String,
+    classes: bool,
+    /// With --classes: objects without `additionalProperties` are closed (XGrammar's strict
+    /// mode) instead of open, as the spec says.
+    #[arg(long, requires = "classes")]
+    closed: bool,
     /// Only the first N files in sha256(file name) order (0 = all), as llgbench.
     #[arg(long, default_value_t = 0)]
     limit: usize,
@@ -450,7 +481,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             out.flush().context("writing the report")?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Maskbench(args) if args.classes => run_census(args, &mut out),
         Command::Maskbench(args) => run_maskbench(args, &mut out),
+        Command::GrammarInfo(args) => run_grammar_info(args, &mut out),
         Command::SchemaSuite(args) => run_schema_suite(args, &mut out),
         Command::Concurrent(args) => {
             let tok = load(&args.tokenizer)?;
@@ -550,7 +583,7 @@ fn run_maskbench(args: MaskbenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
         anyhow::bail!("--flamegraph needs a build with --features pprof");
     }
     let files = maskbench::list_files(&args.paths, args.limit)?;
-    let tok = load(&args.tokenizer)?;
+    let tok = load(args.tokenizer.as_deref().unwrap_or_default())?;
     let cfg = MaskbenchConfig {
         strict: args.strict,
         pretty: args.pretty,
@@ -615,6 +648,64 @@ fn run_maskbench(args: MaskbenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
     if let Some(path) = flamegraph? {
         eprintln!("wrote the flamegraph {}", path.display());
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_grammar_info(args: GrammarInfoArgs, out: &mut dyn Write) -> Result<ExitCode> {
+    let syntax = grammar_info::syntax_for(&args.file, args.syntax.as_deref())?;
+    let text = std::fs::read_to_string(&args.file)
+        .with_context(|| format!("reading {}", args.file.display()))?;
+    let text = match grammar_info::maskbench_schema(&text) {
+        Some(schema) if syntax == sieve_core::grammar::GrammarSyntax::JsonSchema => {
+            eprintln!("note: a MaskBench file: analyzing its \"schema\"");
+            schema
+        }
+        _ => text,
+    };
+    let tokenizer = match args.tokenizer {
+        Some(t) => Some(t),
+        None => grammar_info::default_tokenizer().map(|p| p.display().to_string()),
+    };
+    let vocab = match &tokenizer {
+        Some(t) => load(t)?.vocab,
+        None => maskbench::byte_vocab(),
+    };
+    let opts = sieve_core::grammar::CompileOptions::default();
+    let info = grammar_info::analyze_text(syntax, &text, &opts, &vocab, &Limits::default())
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
+    grammar_info::print(&info, args.json, out).context("writing the report")?;
+    out.flush().context("writing the report")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_census(args: MaskbenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
+    let files = maskbench::list_files(&args.paths, args.limit)?;
+    let vocab = match &args.tokenizer {
+        Some(t) => load(t)?.vocab,
+        None => maskbench::byte_vocab(),
+    };
+    let limits = Limits {
+        max_lexer_states: args.max_lexer_states,
+        ..Limits::default()
+    };
+    let progress = std::io::stderr().is_terminal();
+    let total = files.len();
+    let mut opts = sieve_core::grammar::CompileOptions::default();
+    opts.json.additional_properties_default = !args.closed;
+    let census = grammar_info::census(&files, &opts, &vocab, &limits, |i| {
+        if progress && i % 100 == 0 {
+            eprint!("\r{i}/{total}");
+        }
+    });
+    if progress {
+        eprintln!("\r{total}/{total}");
+    }
+    if let Some(path) = &args.json {
+        write_json(path, &census.to_json())?;
+    }
+    out.write_all(census.to_text().as_bytes())
+        .and_then(|()| out.flush())
+        .context("writing the report")?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -219,7 +219,7 @@ impl Grammar {
     /// paid from what the front end left of `budget`; so is the copy of `ir` that such a
     /// split needs (the only copy made: [`GrammarIr::heap_bytes`] must fit what the front
     /// end left of its share of `max_memory_bytes`).
-    fn build(
+    pub(crate) fn build(
         ir: &GrammarIr,
         vocab: &Arc<Vocabulary>,
         limits: &Limits,

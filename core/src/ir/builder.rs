@@ -550,26 +550,70 @@ pub fn text_lexeme(name: String, regex: RegexAst, span: Option<Span>) -> IrLexem
 }
 
 /// One code point in `ranges` (or not in them, when `negated`) as a pattern; `Nothing` for
-/// an empty positive class.
+/// an empty class.
+///
+/// The complement is computed here and the pattern is always a positive class:
+/// `regex-syntax` negates `[^\x{D7FF}\x{E000}]` to a class that still holds both (its gap
+/// computation steps over the surrogates and turns the empty gap between them into the
+/// range `D7FF-E000`), so a negated pattern would let those code points through.
 pub fn class_regex(ranges: &[(char, char)], negated: bool) -> RegexAst {
-    if ranges.is_empty() {
-        return if negated {
-            RegexAst::Pattern(String::from("(?s:.)"), PatternFlags::default())
-        } else {
-            RegexAst::Nothing
-        };
+    let set = class_ranges(ranges, negated);
+    if set.is_empty() {
+        return RegexAst::Nothing;
     }
-    let mut p = String::from(if negated { "[^" } else { "[" });
-    for &(a, b) in ranges {
-        let (a, b) = if a <= b { (a, b) } else { (b, a) };
-        p.push_str(&format!(
-            "\\x{{{:X}}}-\\x{{{:X}}}",
-            u32::from(a),
-            u32::from(b)
-        ));
+    let mut p = String::from("[");
+    for (a, b) in set {
+        p.push_str(&format!("\\x{{{a:X}}}-\\x{{{b:X}}}"));
     }
     p.push(']');
     RegexAst::Pattern(p, PatternFlags::default())
+}
+
+/// The code points of `ranges` (or of their complement, when `negated`) as sorted, disjoint
+/// ranges of scalar values (surrogates never included).
+pub fn class_ranges(ranges: &[(char, char)], negated: bool) -> Vec<(u32, u32)> {
+    let mut v: Vec<(u32, u32)> = ranges
+        .iter()
+        .map(|&(a, b)| {
+            let (a, b) = (u32::from(a), u32::from(b));
+            if a <= b { (a, b) } else { (b, a) }
+        })
+        .collect();
+    v.sort_unstable();
+    let mut merged: Vec<(u32, u32)> = Vec::with_capacity(v.len());
+    for (a, b) in v {
+        match merged.last_mut() {
+            Some(last) if a <= last.1.saturating_add(1) => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    let set = if negated {
+        let mut out = Vec::with_capacity(merged.len() + 1);
+        let mut next = 0u32;
+        for (a, b) in merged {
+            if a > next {
+                out.push((next, a - 1));
+            }
+            next = b.saturating_add(1);
+        }
+        if next <= 0x10FFFF {
+            out.push((next, 0x10FFFF));
+        }
+        out
+    } else {
+        merged
+    };
+    // Scalar values only: cut every range at the surrogates.
+    let mut out = Vec::with_capacity(set.len() + 1);
+    for (a, b) in set {
+        for (lo, hi) in [(0, 0xD7FF), (0xE000, 0x10FFFF)] {
+            let (l, h) = (a.max(lo), b.min(hi));
+            if l <= h {
+                out.push((l, h));
+            }
+        }
+    }
+    out
 }
 
 fn located(mut err: GrammarError, span: Option<Span>) -> GrammarError {
@@ -577,4 +621,28 @@ fn located(mut err: GrammarError, span: Option<Span>) -> GrammarError {
         err.span = span;
     }
     err
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn class_ranges_complement_steps_over_the_surrogates() {
+        let c = |a: u32| char::from_u32(a).unwrap();
+        // regex-syntax's own negation keeps both of these (see `class_regex`).
+        let got = class_ranges(&[(c(0xD7FF), c(0xD7FF)), (c(0xE000), c(0xE000))], true);
+        assert_eq!(got, vec![(0, 0xD7FE), (0xE001, 0x10FFFF)]);
+        let got = class_ranges(&[(c(0x800), c(0xD7FF)), (c(0xE000), c(0xFFFF))], true);
+        assert_eq!(got, vec![(0, 0x7FF), (0x10000, 0x10FFFF)]);
+        // Overlapping, reversed and adjacent ranges merge; a positive class keeps its set.
+        let got = class_ranges(&[('c', 'a'), ('b', 'd'), ('e', 'e'), ('x', 'z')], false);
+        assert_eq!(got, vec![(0x61, 0x65), (0x78, 0x7A)]);
+        assert_eq!(
+            class_ranges(&[], true),
+            vec![(0, 0xD7FF), (0xE000, 0x10FFFF)]
+        );
+        assert!(class_ranges(&[('\0', c(0x10FFFF))], true).is_empty());
+        assert_eq!(class_regex(&[('\0', c(0x10FFFF))], true), RegexAst::Nothing);
+    }
 }

@@ -6,6 +6,7 @@
 //! reports [`crate::GrammarErrorKind::UndefinedSymbol`]). Compilation checks the rest
 //! (empty lexemes, productivity, limits).
 
+pub mod analysis;
 pub mod builder;
 pub mod regular;
 

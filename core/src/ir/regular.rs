@@ -1,20 +1,276 @@
 //! Regular sub-grammars become lexemes (issue 19).
 //!
-//! STUB: returns the grammar unchanged.
+//! A front end such as GBNF lowers every character to a lexeme of its own, and the Earley
+//! parser then pays one step per byte. [`lexify`] finds the nonterminals whose language is
+//! regular (off every recursion cycle, or recursing only on themselves in left- or
+//! right-linear form, as the star/plus helpers and `ws ::= [ ] ws | ""` do), builds one
+//! [`RegexAst`] per such rule (shared sub-rules are [`RegexAst::Shared`] nodes: a DAG) and
+//! replaces the maximal ones by lexemes named after the rule.
+//!
+//! Exactness: the lexer ends a greedy lexeme `L` only when the next byte extends no live
+//! lexeme. A rule may become a lexeme only if no string `w` of `L` and byte `c` that may
+//! follow `L` in the grammar make `w·c` a prefix of a string of a lexeme `M` the parser may
+//! allow at the same point (`M = L` included). Such an `M` shares a first byte with `L`,
+//! so every pair of lexemes with a common first byte is checked (conservative). A rule in
+//! conflict stays a rule and its children are tried instead, to a fixpoint; one-code-point
+//! lexemes never conflict (UTF-8 is prefix-free), so the fallback is the front end's grammar.
+//!
+//! Cost: FIRST/FOLLOW byte sets by fixpoint over the rules, then one walk over derivative
+//! pairs per checked lexeme pair (capped; a capped pair counts as a conflict), paid from
+//! the compile budget. On exhaustion the grammar is returned unchanged.
 
-use crate::error::GrammarError;
-use crate::ir::GrammarIr;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use hashbrown::HashMap;
+
+use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
+use crate::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
 use crate::limits::{CompileBudget, Limits};
+use crate::regex::{ByteClasses, ExprId, ExprSet, RegexAst};
+
+/// Most derivative pairs one lexeme pair's check explores.
+const MAX_PAIRS: usize = 4096;
+/// Most derivative steps (pairs times byte-class blocks) one lexeme pair's check takes.
+const MAX_STEPS: usize = 1 << 16;
+/// Estimated heap bytes of one regex node built here.
+const NODE_BYTES: usize = 64;
 
 /// Replace the maximal rules whose language is regular by lexemes, where the lexer's
 /// greedy ending keeps the grammar's language and every prefix's viability exactly.
+///
+/// Whitespace rules stay explicit lexemes (GBNF whitespace is part of the language, never
+/// `%ignore`d: ignoring it would accept texts the grammar rejects). A grammar with an
+/// ignored lexeme is returned unchanged (it may come between any two lexemes).
 pub fn lexify(
     ir: GrammarIr,
     limits: &Limits,
     budget: &mut CompileBudget,
 ) -> Result<GrammarIr, GrammarError> {
-    let _ = (limits, budget);
-    Ok(ir)
+    // An ignored lexeme may come between any two lexemes: one lexeme in their place would
+    // refuse it there.
+    if ir.lexemes.iter().any(|l| l.ignore) {
+        return Ok(ir);
+    }
+    let regular = regular_nonterminals(&ir);
+    if regular.order.is_empty() {
+        return Ok(ir);
+    }
+    // Half of what is left: the grammar build needs the rest.
+    let fuel = budget.left() / 2;
+    let mut exprs = ExprSet::new(limits);
+    exprs.set_fuel(fuel);
+    exprs.set_weight(crate::regex::COMPILE_REGEX_WEIGHT);
+    exprs.max_memory = limits.max_memory_bytes / 3;
+    let mut ir = ir;
+    lower_patterns(&mut ir, &mut exprs);
+    let regexes = match build_regexes(&ir, &regular.order, budget) {
+        Ok(r) => r,
+        Err(k) => return Err(GrammarError::limit(k)),
+    };
+    let mut rejected = vec![false; ir.nonterminals.len()];
+    let mut memo = Memo::default();
+    let result = loop {
+        let (cand, origin) = candidate(&ir, &regular.is_regular, &rejected, &regexes);
+        if origin.iter().all(Option::is_none) {
+            break None;
+        }
+        let new = |l: u32| origin.get(l as usize).copied().flatten().is_some();
+        let conflicts = match analyze(&cand, &mut exprs, &mut memo, Some(&new), true) {
+            Ok(c) => c,
+            Err(_) => break None,
+        };
+        if conflicts.is_empty() {
+            break Some(cand);
+        }
+        for c in conflicts {
+            let nt = [c.first, c.second]
+                .iter()
+                .find_map(|&l| origin.get(l as usize).copied().flatten());
+            if let Some(nt) = nt {
+                rejected[nt as usize] = true;
+            }
+        }
+    };
+    let lexified = result.unwrap_or(ir);
+    // Then a lexeme and the optional lexemes right after it (`"{" ws`) become one.
+    let merged = merge_runs(&lexified, &mut exprs, &mut memo).ok().flatten();
+    budget.settle(budget.left().saturating_sub(fuel - exprs.fuel_left()));
+    let out = merged.unwrap_or(lexified);
+    budget
+        .charge(out.heap_bytes())
+        .map_err(GrammarError::limit)?;
+    Ok(out)
+}
+
+/// Inside the rules, each lexeme followed by nullable lexemes (`"," ws`) becomes one lexeme
+/// (one per distinct run), where no conflict forbids it; `None` if no run merges.
+fn merge_runs(
+    ir: &GrammarIr,
+    exprs: &mut ExprSet,
+    memo: &mut Memo,
+) -> Result<Option<GrammarIr>, AnalysisError> {
+    let mut nullable = vec![false; ir.lexemes.len()];
+    for (l, lex) in ir.lexemes.iter().enumerate() {
+        if is_plain(lex) {
+            let e = memo.compile(exprs, &lex.regex, l)?;
+            nullable[l] = exprs.is_nullable(e);
+        }
+    }
+    if !nullable.iter().any(|&n| n) {
+        return Ok(None);
+    }
+    let arcs: Vec<Arc<RegexAst>> = ir
+        .lexemes
+        .iter()
+        .map(|l| match &l.regex {
+            RegexAst::Shared(a) => Arc::clone(a),
+            r => Arc::new(r.clone()),
+        })
+        .collect();
+    let mut rejected: hashbrown::HashSet<Vec<u32>> = hashbrown::HashSet::new();
+    loop {
+        let mut out = GrammarIr {
+            nonterminals: ir.nonterminals.clone(),
+            rules: Vec::with_capacity(ir.rules.len()),
+            lexemes: ir.lexemes.clone(),
+            start: ir.start,
+        };
+        let mut runs: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut origin: Vec<Option<Vec<u32>>> = vec![None; ir.lexemes.len()];
+        for r in &ir.rules {
+            let mut rhs = Vec::with_capacity(r.rhs.len());
+            let mut i = 0;
+            while i < r.rhs.len() {
+                let mut j = i + 1;
+                if let IrSymbol::Lexeme(x) = r.rhs[i]
+                    && is_plain(&ir.lexemes[x as usize])
+                {
+                    while let Some(IrSymbol::Lexeme(y)) = r.rhs.get(j) {
+                        if !nullable[*y as usize] {
+                            break;
+                        }
+                        j += 1;
+                    }
+                }
+                let key: Vec<u32> = r.rhs[i..j]
+                    .iter()
+                    .filter_map(|s| match *s {
+                        IrSymbol::Lexeme(l) => Some(l),
+                        IrSymbol::Nonterminal(_) => None,
+                    })
+                    .collect();
+                if key.len() < 2 || rejected.contains(&key) {
+                    rhs.push(r.rhs[i]);
+                    i += 1;
+                    continue;
+                }
+                let id = match runs.get(&key) {
+                    Some(&id) => id,
+                    None => {
+                        let mut name = String::new();
+                        for (k, &l) in key.iter().enumerate() {
+                            if k > 0 {
+                                name.push(' ');
+                            }
+                            name.push_str(&ir.lexemes[l as usize].name);
+                        }
+                        let parts = key
+                            .iter()
+                            .map(|&l| RegexAst::Shared(Arc::clone(&arcs[l as usize])))
+                            .collect();
+                        let arc = Arc::new(RegexAst::Concat(parts));
+                        // Its expression from its parts' (compiled above).
+                        let mut e = ExprId::EPSILON;
+                        for &l in key.iter().rev() {
+                            let part = memo.compile(exprs, &ir.lexemes[l as usize].regex, 0)?;
+                            e = exprs.mk_concat(part, e)?;
+                        }
+                        memo.compiled
+                            .insert(Arc::as_ptr(&arc) as usize, (Arc::clone(&arc), e));
+                        let id = out.add_lexeme(IrLexeme {
+                            name,
+                            regex: RegexAst::Shared(arc),
+                            mode: LexemeMode::Greedy,
+                            ignore: false,
+                            span: ir.lexemes[key[0] as usize].span,
+                        });
+                        origin.push(Some(key.clone()));
+                        runs.insert(key, id);
+                        id
+                    }
+                };
+                rhs.push(IrSymbol::Lexeme(id));
+                i = j;
+            }
+            out.add_rule(r.lhs, rhs);
+        }
+        if runs.is_empty() {
+            return Ok(None);
+        }
+        let new = |l: u32| origin.get(l as usize).is_some_and(Option::is_some);
+        let conflicts = analyze(&out, exprs, memo, Some(&new), true)?;
+        if conflicts.is_empty() {
+            return Ok(Some(drop_unused_lexemes(out)));
+        }
+        for c in conflicts {
+            let key = [c.first, c.second]
+                .iter()
+                .find_map(|&l| origin.get(l as usize).cloned().flatten());
+            if let Some(key) = key {
+                rejected.insert(key);
+            }
+        }
+    }
+}
+
+/// `ir` without the lexemes no rule uses (ignored ones stay), renumbered.
+fn drop_unused_lexemes(mut ir: GrammarIr) -> GrammarIr {
+    let mut used: Vec<bool> = ir.lexemes.iter().map(|l| l.ignore).collect();
+    for r in &ir.rules {
+        for s in &r.rhs {
+            if let IrSymbol::Lexeme(l) = *s {
+                used[l as usize] = true;
+            }
+        }
+    }
+    let mut map = vec![u32::MAX; used.len()];
+    let mut next = 0u32;
+    for (l, &u) in used.iter().enumerate() {
+        if u {
+            map[l] = next;
+            next += 1;
+        }
+    }
+    let lexemes = core::mem::take(&mut ir.lexemes);
+    ir.lexemes = lexemes
+        .into_iter()
+        .zip(&used)
+        .filter(|(_, u)| **u)
+        .map(|(l, _)| l)
+        .collect();
+    for r in &mut ir.rules {
+        for s in &mut r.rhs {
+            if let IrSymbol::Lexeme(l) = s {
+                *l = map[*l as usize];
+            }
+        }
+    }
+    ir
+}
+
+/// Compile `ir` the way GBNF is compiled: [`lexify`], then build, a nullable lexeme (a
+/// rule such as `ws ::= [ ]?` made a lexeme) becoming an optional non-empty one.
+pub fn compile(
+    ir: GrammarIr,
+    vocab: &Arc<crate::Vocabulary>,
+    limits: &Limits,
+) -> Result<crate::Grammar, GrammarError> {
+    let mut budget = CompileBudget::new(limits);
+    let ir = lexify(ir, limits, &mut budget)?;
+    crate::Grammar::build(&ir, vocab, limits, true, &mut budget)
 }
 
 /// How two lexemes the parser may allow at the same point get in each other's way.
@@ -40,12 +296,872 @@ pub struct LexemeConflict {
     pub kind: ConflictKind,
 }
 
-/// Every conflict between lexemes the parser may allow at the same point. STUB: none yet.
+/// Every conflict between lexemes the parser may allow at the same point (conservatively:
+/// lexemes used by the grammar that share a first byte), sorted. A pair whose check runs
+/// past its caps is reported as [`ConflictKind::ProperPrefix`] (or
+/// [`ConflictKind::LazyShadow`] for a lazy `first`).
 pub fn lexeme_conflicts(
     ir: &GrammarIr,
     limits: &Limits,
     budget: &mut CompileBudget,
-) -> Result<alloc::vec::Vec<LexemeConflict>, GrammarError> {
-    let _ = (ir, limits, budget);
-    Ok(alloc::vec::Vec::new())
+) -> Result<Vec<LexemeConflict>, GrammarError> {
+    let mut exprs = ExprSet::new(limits);
+    let fuel = budget.left();
+    exprs.set_fuel(fuel);
+    exprs.set_weight(crate::regex::COMPILE_REGEX_WEIGHT);
+    exprs.max_memory = limits.max_memory_bytes / 3;
+    let mut memo = Memo::default();
+    let got = analyze(ir, &mut exprs, &mut memo, None, false);
+    budget.settle(exprs.fuel_left());
+    let mut got = got.map_err(|e| match e {
+        AnalysisError::Limit(k) => crate::grammar::compile_fuel_error(GrammarError::limit(k)),
+        AnalysisError::Regex(l, msg) => GrammarError::new(
+            GrammarErrorKind::InvalidRegex,
+            alloc::format!("in {}: {msg}", ir.lexemes[l].name),
+        ),
+    })?;
+    got.sort();
+    got.dedup();
+    Ok(got)
+}
+
+// ---------------------------------------------------------------------------------------
+// Which nonterminals are regular, and their regexes.
+
+struct Regular {
+    is_regular: Vec<bool>,
+    /// The regular nonterminals, each after those it uses.
+    order: Vec<u32>,
+}
+
+/// A lexeme a regex may include: greedy, not ignored, not a special token.
+fn is_plain(lex: &IrLexeme) -> bool {
+    fn special(r: &RegexAst) -> bool {
+        match r {
+            RegexAst::Literal(b) => b.first() == Some(&0xFF),
+            RegexAst::Or(xs) => xs.iter().any(special),
+            _ => false,
+        }
+    }
+    lex.mode == LexemeMode::Greedy && !lex.ignore && !special(&lex.regex)
+}
+
+fn rules_by_lhs(ir: &GrammarIr) -> Vec<Vec<usize>> {
+    let mut by = vec![Vec::new(); ir.nonterminals.len()];
+    for (i, r) in ir.rules.iter().enumerate() {
+        if let Some(v) = by.get_mut(r.lhs as usize) {
+            v.push(i);
+        }
+    }
+    by
+}
+
+/// How a rule of `n` uses `n`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Recursion {
+    None,
+    /// `n → n α`.
+    Left,
+    /// `n → α n`.
+    Right,
+    /// `n → n`.
+    Unit,
+    Other,
+}
+
+fn recursion(n: u32, rhs: &[IrSymbol]) -> Recursion {
+    let me = IrSymbol::Nonterminal(n);
+    let count = rhs.iter().filter(|&&s| s == me).count();
+    match count {
+        0 => Recursion::None,
+        1 if rhs.len() == 1 => Recursion::Unit,
+        1 if rhs.first() == Some(&me) => Recursion::Left,
+        1 if rhs.last() == Some(&me) => Recursion::Right,
+        _ => Recursion::Other,
+    }
+}
+
+fn regular_nonterminals(ir: &GrammarIr) -> Regular {
+    let n = ir.nonterminals.len();
+    let by = rules_by_lhs(ir);
+    let mut ok = vec![true; n];
+    let mut deps: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (nt, rules) in by.iter().enumerate() {
+        let nt32 = nt as u32;
+        let (mut left, mut right) = (false, false);
+        for &ri in rules {
+            let rhs = &ir.rules[ri].rhs;
+            match recursion(nt32, rhs) {
+                Recursion::Left => left = true,
+                Recursion::Right => right = true,
+                Recursion::Other => ok[nt] = false,
+                Recursion::None | Recursion::Unit => {}
+            }
+            for s in rhs {
+                match *s {
+                    IrSymbol::Lexeme(l) => {
+                        if !ir.lexemes.get(l as usize).is_some_and(is_plain) {
+                            ok[nt] = false;
+                        }
+                    }
+                    IrSymbol::Nonterminal(m) if m != nt32 => deps[nt].push(m),
+                    IrSymbol::Nonterminal(_) => {}
+                }
+            }
+        }
+        if left && right {
+            ok[nt] = false;
+        }
+        deps[nt].sort_unstable();
+        deps[nt].dedup();
+    }
+    let mut pending: Vec<usize> = deps.iter().map(Vec::len).collect();
+    let mut users: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (nt, d) in deps.iter().enumerate() {
+        for &m in d {
+            if let Some(u) = users.get_mut(m as usize) {
+                u.push(nt as u32);
+            }
+        }
+    }
+    let mut is_regular = vec![false; n];
+    let mut order = Vec::new();
+    let mut queue: Vec<u32> = (0..n as u32)
+        .filter(|&i| ok[i as usize] && pending[i as usize] == 0)
+        .collect();
+    while let Some(x) = queue.pop() {
+        is_regular[x as usize] = true;
+        order.push(x);
+        for &u in &users[x as usize] {
+            let p = &mut pending[u as usize];
+            *p -= 1;
+            if *p == 0 && ok[u as usize] {
+                queue.push(u);
+            }
+        }
+    }
+    Regular { is_regular, order }
+}
+
+/// The regex of every regular nonterminal (indexed by nonterminal), built in `order`.
+fn build_regexes(
+    ir: &GrammarIr,
+    order: &[u32],
+    budget: &mut CompileBudget,
+) -> Result<Vec<Option<Arc<RegexAst>>>, LimitKind> {
+    let by = rules_by_lhs(ir);
+    let mut lex: Vec<Option<Arc<RegexAst>>> = vec![None; ir.lexemes.len()];
+    let mut out: Vec<Option<Arc<RegexAst>>> = vec![None; ir.nonterminals.len()];
+    let mut nodes = 0usize;
+    for &nt in order {
+        let mut seq =
+            |rhs: &[IrSymbol], out: &[Option<Arc<RegexAst>>], nodes: &mut usize| -> RegexAst {
+                let mut parts: Vec<RegexAst> = rhs
+                    .iter()
+                    .map(|s| {
+                        *nodes += 1;
+                        match *s {
+                            IrSymbol::Lexeme(l) => {
+                                let slot = &mut lex[l as usize];
+                                let arc = slot.get_or_insert_with(|| {
+                                    Arc::new(ir.lexemes[l as usize].regex.clone())
+                                });
+                                RegexAst::Shared(Arc::clone(arc))
+                            }
+                            IrSymbol::Nonterminal(m) => match out.get(m as usize) {
+                                Some(Some(a)) => RegexAst::Shared(Arc::clone(a)),
+                                _ => RegexAst::Nothing,
+                            },
+                        }
+                    })
+                    .collect();
+                *nodes += 1;
+                match parts.len() {
+                    0 => RegexAst::Epsilon,
+                    1 => parts.pop().unwrap_or(RegexAst::Nothing),
+                    _ => RegexAst::Concat(parts),
+                }
+            };
+        let (mut bases, mut alphas, mut left) = (Vec::new(), Vec::new(), true);
+        for &ri in &by[nt as usize] {
+            let rhs = &ir.rules[ri].rhs;
+            match recursion(nt, rhs) {
+                Recursion::None => bases.push(seq(rhs, &out, &mut nodes)),
+                Recursion::Left => alphas.push(seq(&rhs[1..], &out, &mut nodes)),
+                Recursion::Right => {
+                    left = false;
+                    alphas.push(seq(&rhs[..rhs.len() - 1], &out, &mut nodes));
+                }
+                Recursion::Unit | Recursion::Other => {}
+            }
+        }
+        let or = |mut xs: Vec<RegexAst>| match xs.len() {
+            1 => xs.pop().unwrap_or(RegexAst::Nothing),
+            _ => RegexAst::Or(xs),
+        };
+        let base = or(bases);
+        let regex = if alphas.is_empty() {
+            base
+        } else {
+            nodes += 2;
+            let rep = RegexAst::Repeat(alloc::boxed::Box::new(or(alphas)), 0, None);
+            if left {
+                RegexAst::Concat(vec![base, rep])
+            } else {
+                RegexAst::Concat(vec![rep, base])
+            }
+        };
+        out[nt as usize] = Some(Arc::new(regex));
+        budget.spend(nodes as u64)?;
+        budget.charge(nodes.saturating_mul(NODE_BYTES))?;
+        nodes = 0;
+    }
+    Ok(out)
+}
+
+/// The grammar with every regular, non-rejected nonterminal reachable from a kept rule
+/// (or the start) made a lexeme, unused lexemes dropped; and, per lexeme of the result, the
+/// nonterminal it was made from (`None` for the front end's lexemes).
+fn candidate(
+    ir: &GrammarIr,
+    regular: &[bool],
+    rejected: &[bool],
+    regexes: &[Option<Arc<RegexAst>>],
+) -> (GrammarIr, Vec<Option<u32>>) {
+    let n = ir.nonterminals.len();
+    let by = rules_by_lhs(ir);
+    let lexified = |x: u32| {
+        regular.get(x as usize).copied().unwrap_or(false)
+            && !rejected.get(x as usize).copied().unwrap_or(true)
+    };
+    // Reachable nonterminals: kept (rules stay) or lexified (a lexeme).
+    let mut seen = vec![false; n];
+    let mut stack = vec![ir.start];
+    let mut kept = Vec::new();
+    let mut lexemes_of = Vec::new();
+    if let Some(s) = seen.get_mut(ir.start as usize) {
+        *s = true;
+    }
+    while let Some(x) = stack.pop() {
+        if lexified(x) {
+            lexemes_of.push(x);
+            continue;
+        }
+        kept.push(x);
+        for &ri in &by[x as usize] {
+            for s in &ir.rules[ri].rhs {
+                if let IrSymbol::Nonterminal(m) = *s
+                    && !seen[m as usize]
+                {
+                    seen[m as usize] = true;
+                    stack.push(m);
+                }
+            }
+        }
+    }
+    kept.sort_unstable();
+    lexemes_of.sort_unstable();
+    let mut used = vec![false; ir.lexemes.len()];
+    for (l, lex) in ir.lexemes.iter().enumerate() {
+        used[l] = lex.ignore;
+    }
+    for &x in &kept {
+        for &ri in &by[x as usize] {
+            for s in &ir.rules[ri].rhs {
+                if let IrSymbol::Lexeme(l) = *s {
+                    used[l as usize] = true;
+                }
+            }
+        }
+    }
+    let mut out = GrammarIr {
+        nonterminals: ir.nonterminals.clone(),
+        rules: Vec::new(),
+        lexemes: Vec::new(),
+        start: ir.start,
+    };
+    let mut origin = Vec::new();
+    let mut lex_map = vec![u32::MAX; ir.lexemes.len()];
+    for (l, lex) in ir.lexemes.iter().enumerate() {
+        if used[l] {
+            lex_map[l] = out.add_lexeme(lex.clone());
+            origin.push(None);
+        }
+    }
+    let mut nt_lex = vec![u32::MAX; n];
+    for &x in &lexemes_of {
+        let nt = &ir.nonterminals[x as usize];
+        let regex = match &regexes[x as usize] {
+            Some(a) => RegexAst::Shared(Arc::clone(a)),
+            None => RegexAst::Nothing,
+        };
+        nt_lex[x as usize] = out.add_lexeme(IrLexeme {
+            name: String::from(nt.name.as_str()),
+            regex,
+            mode: LexemeMode::Greedy,
+            ignore: false,
+            span: nt.span,
+        });
+        origin.push(Some(x));
+    }
+    for &x in &kept {
+        for &ri in &by[x as usize] {
+            let rhs = ir.rules[ri]
+                .rhs
+                .iter()
+                .map(|s| match *s {
+                    IrSymbol::Lexeme(l) => IrSymbol::Lexeme(lex_map[l as usize]),
+                    IrSymbol::Nonterminal(m) if nt_lex[m as usize] != u32::MAX => {
+                        IrSymbol::Lexeme(nt_lex[m as usize])
+                    }
+                    s => s,
+                })
+                .collect();
+            out.add_rule(x, rhs);
+        }
+    }
+    if nt_lex
+        .get(ir.start as usize)
+        .is_some_and(|&l| l != u32::MAX)
+    {
+        out.add_rule(ir.start, vec![IrSymbol::Lexeme(nt_lex[ir.start as usize])]);
+    }
+    (out, origin)
+}
+
+// ---------------------------------------------------------------------------------------
+// FIRST/FOLLOW bytes and the pair checks.
+
+type ByteSet = [u32; 8];
+
+/// What the analysis remembers across candidate grammars.
+#[derive(Default)]
+struct Memo {
+    /// Checked pairs: `(first, second, follow of first, lazy first)` → conflicts found.
+    pairs: HashMap<(u32, u32, ByteSet, bool), Flags>,
+    /// Compiled shared regexes, by address (the `Arc` is kept, so the address is not reused).
+    compiled: HashMap<usize, (Arc<RegexAst>, ExprId)>,
+    first: HashMap<ExprId, ByteSet>,
+    all: HashMap<ExprId, ByteSet>,
+}
+
+impl Memo {
+    fn compile(
+        &mut self,
+        exprs: &mut ExprSet,
+        regex: &RegexAst,
+        lexeme: usize,
+    ) -> Result<ExprId, AnalysisError> {
+        let key = match regex {
+            RegexAst::Shared(a) => Some(a),
+            _ => None,
+        };
+        if let Some(a) = key
+            && let Some((_, e)) = self.compiled.get(&(Arc::as_ptr(a) as usize))
+        {
+            return Ok(*e);
+        }
+        let e = exprs.compile(regex).map_err(|err| match err.kind {
+            crate::regex::RegexCompileErrorKind::Limit(k) => AnalysisError::Limit(k),
+            _ => AnalysisError::Regex(lexeme, err.message),
+        })?;
+        if let Some(a) = key {
+            self.compiled
+                .insert(Arc::as_ptr(a) as usize, (Arc::clone(a), e));
+        }
+        Ok(e)
+    }
+
+    fn first_bytes(&mut self, exprs: &mut ExprSet, e: ExprId) -> Result<ByteSet, LimitKind> {
+        if let Some(f) = self.first.get(&e) {
+            return Ok(*f);
+        }
+        // Without `And`/`Not` every leaf a derivative tests starts a string of `e`.
+        let f = if exprs.has_and_not(e) {
+            exprs.first_bytes(e)?
+        } else {
+            let (mut leaves, mut seen, mut stack) =
+                (Vec::new(), hashbrown::HashSet::new(), Vec::new());
+            exprs.first_leaves(e, &mut leaves, &mut seen, &mut stack);
+            let mut f = [0u32; 8];
+            for leaf in leaves {
+                union(&mut f, &exprs.leaf_bytes(leaf));
+            }
+            f
+        };
+        self.first.insert(e, f);
+        Ok(f)
+    }
+
+    /// Every byte some leaf of `e` tests (a superset of the bytes its strings contain).
+    fn all_bytes(&mut self, exprs: &ExprSet, e: ExprId) -> ByteSet {
+        use crate::regex::Node;
+        if let Some(f) = self.all.get(&e) {
+            return *f;
+        }
+        let mut out = [0u32; 8];
+        let mut seen = hashbrown::HashSet::new();
+        let mut stack = vec![e];
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x) {
+                continue;
+            }
+            match exprs.node(x) {
+                Node::Nothing | Node::Epsilon => {}
+                Node::Byte(b) => out[(b >> 5) as usize] |= 1 << (b & 31),
+                Node::ByteSet(w) => {
+                    for (o, v) in out.iter_mut().zip(w) {
+                        *o |= v;
+                    }
+                }
+                Node::Concat(a, b) => stack.extend([a, b]),
+                Node::Or(xs) | Node::And(xs) => stack.extend(xs.iter().map(|&y| ExprId(y))),
+                Node::Not(_) => {
+                    out = [u32::MAX; 8];
+                    break;
+                }
+                Node::Repeat(y, _, _) => stack.push(y),
+            }
+        }
+        self.all.insert(e, out);
+        out
+    }
+}
+
+/// Replace each plain lexeme's textual pattern by the byte-level tree it compiles to, so
+/// that the candidates' checks and the grammar build do not parse it again. Patterns
+/// that compile to intersections or complements, or that fail, are kept.
+fn lower_patterns(ir: &mut GrammarIr, exprs: &mut ExprSet) {
+    for lex in &mut ir.lexemes {
+        if !is_plain(lex) {
+            continue;
+        }
+        let RegexAst::Pattern(p, flags) = &lex.regex else {
+            continue;
+        };
+        if *flags == crate::regex::PatternFlags::default()
+            && let Some(set) = ascii_class(p)
+        {
+            lex.regex = RegexAst::ByteSet(set);
+            continue;
+        }
+        let Ok(e) = exprs.compile(&lex.regex) else {
+            continue;
+        };
+        let mut memo = HashMap::new();
+        if let Some(ast) = to_ast(exprs, e, 0, &mut memo) {
+            lex.regex = RegexAst::Shared(ast);
+        }
+    }
+}
+
+/// The bytes of a positive class of ASCII ranges written as the IR builder writes classes
+/// (`[\x{41}-\x{5A}\x{5F}-\x{5F}]`, see [`crate::ir::builder::class_regex`]); `None` for
+/// anything else.
+fn ascii_class(p: &str) -> Option<ByteSet> {
+    let mut rest = p.strip_prefix('[')?.strip_suffix(']')?;
+    let mut set = [0u32; 8];
+    let hex = |r: &mut &str| -> Option<u32> {
+        let t = r.strip_prefix("\\x{")?;
+        let end = t.find('}')?;
+        let v = u32::from_str_radix(t.get(..end)?, 16).ok()?;
+        *r = t.get(end + 1..)?;
+        Some(v)
+    };
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let lo = hex(&mut rest)?;
+        rest = rest.strip_prefix('-')?;
+        let hi = hex(&mut rest)?;
+        if lo > hi || hi > 0x7F {
+            return None;
+        }
+        for b in lo..=hi {
+            set[(b >> 5) as usize] |= 1 << (b & 31);
+        }
+    }
+    Some(set)
+}
+
+/// The tree of `e` (shared nodes shared), if it has no `And`/`Not` and is shallow.
+fn to_ast(
+    exprs: &ExprSet,
+    e: ExprId,
+    depth: usize,
+    memo: &mut HashMap<ExprId, Arc<RegexAst>>,
+) -> Option<Arc<RegexAst>> {
+    use crate::regex::{Node, REPEAT_INF};
+    if let Some(a) = memo.get(&e) {
+        return Some(Arc::clone(a));
+    }
+    if depth > 32 {
+        return None;
+    }
+    let sub = |x: ExprId, memo: &mut HashMap<ExprId, Arc<RegexAst>>| {
+        to_ast(exprs, x, depth + 1, memo).map(RegexAst::Shared)
+    };
+    let ast = match exprs.node(e) {
+        Node::Nothing => RegexAst::Nothing,
+        Node::Epsilon => RegexAst::Epsilon,
+        Node::Byte(b) => RegexAst::Literal(vec![b]),
+        Node::ByteSet(w) => {
+            let mut set = [0u32; 8];
+            for (o, v) in set.iter_mut().zip(w) {
+                *o = *v;
+            }
+            RegexAst::ByteSet(set)
+        }
+        Node::Concat(a, b) => RegexAst::Concat(vec![sub(a, memo)?, sub(b, memo)?]),
+        Node::Or(xs) => {
+            let mut items = Vec::with_capacity(xs.len());
+            for &x in xs {
+                items.push(sub(ExprId(x), memo)?);
+            }
+            RegexAst::Or(items)
+        }
+        Node::Repeat(x, min, max) => RegexAst::Repeat(
+            alloc::boxed::Box::new(sub(x, memo)?),
+            min,
+            (max != REPEAT_INF).then_some(max),
+        ),
+        Node::And(_) | Node::Not(_) => return None,
+    };
+    let a = Arc::new(ast);
+    memo.insert(e, Arc::clone(&a));
+    Some(a)
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Flags {
+    proper_prefix: bool,
+    same_text: bool,
+    lazy_shadow: bool,
+}
+
+enum AnalysisError {
+    Limit(LimitKind),
+    Regex(usize, String),
+}
+
+impl From<LimitKind> for AnalysisError {
+    fn from(k: LimitKind) -> Self {
+        AnalysisError::Limit(k)
+    }
+}
+
+fn union(a: &mut ByteSet, b: &ByteSet) -> bool {
+    let mut changed = false;
+    for (x, y) in a.iter_mut().zip(b) {
+        let z = *x | *y;
+        changed |= z != *x;
+        *x = z;
+    }
+    changed
+}
+
+fn intersects(a: &ByteSet, b: &ByteSet) -> bool {
+    a.iter().zip(b).any(|(x, y)| x & y != 0)
+}
+
+/// The conflicts of `ir`'s used lexemes that share a first byte; with `only`, just the
+/// pairs where `only` holds for one of the two; with `greedy_only`, just
+/// [`ConflictKind::ProperPrefix`] (what the lexer's greedy ending can lose).
+fn analyze(
+    ir: &GrammarIr,
+    exprs: &mut ExprSet,
+    memo: &mut Memo,
+    only: Option<&dyn Fn(u32) -> bool>,
+    greedy_only: bool,
+) -> Result<Vec<LexemeConflict>, AnalysisError> {
+    let nl = ir.lexemes.len();
+    let nn = ir.nonterminals.len();
+    let by = rules_by_lhs(ir);
+    // Reachable rules and used lexemes.
+    let mut reach = vec![false; nn];
+    let mut stack = vec![ir.start];
+    if let Some(r) = reach.get_mut(ir.start as usize) {
+        *r = true;
+    }
+    let mut used: Vec<bool> = ir.lexemes.iter().map(|l| l.ignore).collect();
+    while let Some(x) = stack.pop() {
+        for &ri in &by[x as usize] {
+            for s in &ir.rules[ri].rhs {
+                match *s {
+                    IrSymbol::Nonterminal(m) => {
+                        if !reach[m as usize] {
+                            reach[m as usize] = true;
+                            stack.push(m);
+                        }
+                    }
+                    IrSymbol::Lexeme(l) => used[l as usize] = true,
+                }
+            }
+        }
+    }
+    let rules: Vec<&[IrSymbol]> = ir
+        .rules
+        .iter()
+        .filter(|r| reach[r.lhs as usize])
+        .map(|r| r.rhs.as_slice())
+        .collect();
+    let lhs: Vec<u32> = ir
+        .rules
+        .iter()
+        .filter(|r| reach[r.lhs as usize])
+        .map(|r| r.lhs)
+        .collect();
+    let mut expr = vec![ExprId::NOTHING; nl];
+    let mut lfirst = vec![[0u32; 8]; nl];
+    let mut lnull = vec![false; nl];
+    let mut ignore_first = [0u32; 8];
+    for l in 0..nl {
+        if !used[l] {
+            continue;
+        }
+        let e = memo.compile(exprs, &ir.lexemes[l].regex, l)?;
+        expr[l] = e;
+        lnull[l] = exprs.is_nullable(e);
+        lfirst[l] = memo.first_bytes(exprs, e)?;
+        if ir.lexemes[l].ignore {
+            union(&mut ignore_first, &lfirst[l]);
+        }
+    }
+    // Nullable and FIRST of nonterminals.
+    let mut nnull = vec![false; nn];
+    let mut nfirst = vec![[0u32; 8]; nn];
+    let sym_null = |s: &IrSymbol, nnull: &[bool]| match *s {
+        IrSymbol::Lexeme(l) => lnull[l as usize],
+        IrSymbol::Nonterminal(m) => nnull[m as usize],
+    };
+    loop {
+        let mut changed = false;
+        for (rhs, &a) in rules.iter().zip(&lhs) {
+            let mut f = [0u32; 8];
+            let mut all_null = true;
+            for s in rhs.iter() {
+                match *s {
+                    IrSymbol::Lexeme(l) => union(&mut f, &lfirst[l as usize]),
+                    IrSymbol::Nonterminal(m) => union(&mut f, &nfirst[m as usize]),
+                };
+                if !sym_null(s, &nnull) {
+                    all_null = false;
+                    break;
+                }
+            }
+            changed |= union(&mut nfirst[a as usize], &f);
+            if all_null && !nnull[a as usize] {
+                nnull[a as usize] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    // FOLLOW: bytes that may come right after each nonterminal and lexeme (end of input is
+    // harmless and not recorded). An ignored lexeme may come after anything.
+    let mut nfollow = vec![ignore_first; nn];
+    let mut lfollow = vec![ignore_first; nl];
+    loop {
+        let mut changed = false;
+        for (rhs, &a) in rules.iter().zip(&lhs) {
+            // Walk right to left with the FIRST of the suffix and whether it is nullable.
+            let mut after = nfollow[a as usize];
+            for s in rhs.iter().rev() {
+                match *s {
+                    IrSymbol::Lexeme(l) => {
+                        changed |= union(&mut lfollow[l as usize], &after);
+                        if !lnull[l as usize] {
+                            after = [0; 8];
+                        }
+                        union(&mut after, &lfirst[l as usize]);
+                        union(&mut after, &ignore_first);
+                    }
+                    IrSymbol::Nonterminal(m) => {
+                        changed |= union(&mut nfollow[m as usize], &after);
+                        if !nnull[m as usize] {
+                            after = [0; 8];
+                        }
+                        union(&mut after, &nfirst[m as usize]);
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut out = Vec::new();
+    for l in 0..nl {
+        if !used[l] {
+            continue;
+        }
+        for m in 0..nl {
+            if !used[m] || !intersects(&lfirst[l], &lfirst[m]) {
+                continue;
+            }
+            if let Some(f) = only
+                && !f(l as u32)
+                && !f(m as u32)
+            {
+                continue;
+            }
+            let lazy = ir.lexemes[l].mode == LexemeMode::Lazy;
+            if greedy_only && lazy {
+                continue;
+            }
+            if greedy_only && l != m && ir.lexemes[m].mode == LexemeMode::Lazy {
+                // A lazy lexeme of the front end that a lexified rule could shadow: keep the
+                // rule's pieces (conservative).
+                out.push(LexemeConflict {
+                    first: l as u32,
+                    second: m as u32,
+                    kind: ConflictKind::ProperPrefix,
+                });
+                continue;
+            }
+            // Without a follow byte anywhere in `m`, `m` cannot read on past `l`.
+            if greedy_only && !intersects(&lfollow[l], &memo.all_bytes(exprs, expr[m])) {
+                continue;
+            }
+            let key = (expr[l].0, expr[m].0, lfollow[l], lazy);
+            let flags = match memo.pairs.get(&key) {
+                Some(f) => *f,
+                None => {
+                    let f = check_pair(exprs, expr[l], expr[m], &lfollow[l], lazy, l == m)?;
+                    memo.pairs.insert(key, f);
+                    f
+                }
+            };
+            let mut push = |kind| {
+                out.push(LexemeConflict {
+                    first: l as u32,
+                    second: m as u32,
+                    kind,
+                })
+            };
+            if flags.proper_prefix && !lazy {
+                push(ConflictKind::ProperPrefix);
+            }
+            if !greedy_only {
+                if flags.same_text && l < m {
+                    push(ConflictKind::SameText);
+                }
+                if flags.lazy_shadow && lazy && l != m {
+                    push(ConflictKind::LazyShadow);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Walk the pairs of derivatives of `l` and `m` by the same non-empty strings `w`: where
+/// `l` matches `w`, does a byte of `follow` keep `m` alive (`ProperPrefix`), does `m` match
+/// `w` too (`SameText`, when `l != m`), can `m` go on (`LazyShadow`, when `l` is lazy)?
+fn check_pair(
+    exprs: &mut ExprSet,
+    l: ExprId,
+    m: ExprId,
+    follow: &ByteSet,
+    lazy: bool,
+    same: bool,
+) -> Result<Flags, LimitKind> {
+    let mut classes: ByteClasses = exprs.byte_classes(&[l, m]);
+    classes.refine(follow);
+    let nc = classes.num_classes();
+    let follow_classes: Vec<u8> = (0..nc)
+        .map(|c| c as u8)
+        .filter(|&c| {
+            let b = classes.representative(c);
+            follow[(b >> 5) as usize] & (1 << (b & 31)) != 0
+        })
+        .collect();
+    let alive = |exprs: &mut ExprSet, e: ExprId| -> Result<bool, LimitKind> {
+        Ok(e != ExprId::NOTHING && !(exprs.has_and_not(e) && exprs.is_empty_language(e)?))
+    };
+    let mut flags = Flags::default();
+    let capped = Flags {
+        proper_prefix: !lazy,
+        same_text: false,
+        lazy_shadow: lazy,
+    };
+    let mut seen: hashbrown::HashSet<(ExprId, ExprId)> = hashbrown::HashSet::new();
+    let mut stack = vec![(l, m)];
+    seen.insert((l, m));
+    let mut blocks = Vec::new();
+    let mut steps = 0usize;
+    while let Some((a, b)) = stack.pop() {
+        exprs.class_blocks(&[a, b], &classes, &mut blocks);
+        steps += blocks.len();
+        if steps > MAX_STEPS {
+            return Ok(capped);
+        }
+        for block in &blocks {
+            let Some(c) = block
+                .iter()
+                .enumerate()
+                .find(|(_, w)| **w != 0)
+                .map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
+            else {
+                continue;
+            };
+            let byte = classes.representative(c as u8);
+            let da = exprs.derivative(a, byte)?;
+            if !alive(exprs, da)? {
+                continue;
+            }
+            let db = exprs.derivative(b, byte)?;
+            if !alive(exprs, db)? {
+                continue;
+            }
+            if exprs.is_nullable(da) {
+                if !same && exprs.is_nullable(db) {
+                    flags.same_text = true;
+                }
+                if !lazy && !flags.proper_prefix {
+                    for &fc in &follow_classes {
+                        let d = exprs.derivative(db, classes.representative(fc))?;
+                        if alive(exprs, d)? {
+                            flags.proper_prefix = true;
+                            break;
+                        }
+                    }
+                }
+                if lazy && !same && !flags.lazy_shadow {
+                    for fc in 0..nc {
+                        let d = exprs.derivative(db, classes.representative(fc as u8))?;
+                        if alive(exprs, d)? {
+                            flags.lazy_shadow = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            if seen.insert((da, db)) {
+                if seen.len() > MAX_PAIRS {
+                    return Ok(capped);
+                }
+                stack.push((da, db));
+            }
+        }
+    }
+    Ok(flags)
+}
+
+#[cfg(test)]
+mod tests;
+
+#[cfg(test)]
+mod class_tests {
+    #[test]
+    fn ascii_classes_parse() {
+        let s = super::ascii_class("[\\x{30}-\\x{39}\\x{61}-\\x{61}]").unwrap();
+        assert_eq!(s[1], 0x03FF_0000);
+        assert_eq!(s[3], 0b10);
+        assert!(super::ascii_class("[^\\x{30}-\\x{39}]").is_none());
+        assert!(super::ascii_class("[\\x{30}-\\x{E9}]").is_none());
+    }
 }

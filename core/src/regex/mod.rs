@@ -32,5 +32,6 @@ pub use ast::{PatternFlags, RegexAst};
 pub use classes::ByteClasses;
 pub(crate) use classes::refine_blocks;
 pub use exprset::{COMPILE_REGEX_WEIGHT, ExprId, ExprSet};
+pub(crate) use exprset::{Node, REPEAT_INF};
 pub(crate) use parse::check_pattern_within;
 pub use parse::{RegexCompileError, RegexCompileErrorKind, RegexSyntaxError, check_pattern};
