@@ -6,40 +6,71 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
 use serde_json::Value;
-use sieve_core::grammar::json::JsonOptions;
-use sieve_core::{Grammar, Limits, Matcher};
+use sieve_core::grammar::{CompileOptions, GrammarSyntax};
+use sieve_core::{Grammar, GrammarError, Limits, Matcher};
 
 use crate::tokenizer::LoadedTokenizer;
 use crate::util::{allowed_tokens, escape_bytes, spread_sample};
 
-/// Where the constraint comes from.
-#[derive(Debug, Clone, Copy)]
-pub enum GrammarSource<'a> {
-    /// Lark grammar text.
-    Lark {
-        /// Names the grammar in errors (`name:line:col: message`), e.g. its path.
-        name: &'a str,
-        /// The grammar text.
-        src: &'a str,
-    },
-    /// A regex the whole output must match.
-    Regex(&'a str),
-    /// A JSON Schema: the output is a JSON document it describes.
-    JsonSchema {
-        /// Names the schema in errors, e.g. its path.
-        name: &'a str,
-        /// The parsed schema.
-        schema: &'a Value,
-        /// Compile with `JsonOptions::strict` (every approximation is an error).
-        strict: bool,
-    },
-    /// A structural tag (XGrammar's JSON format for tool calls and reasoning).
-    StructuralTag {
-        /// Names the tag in errors, e.g. its path.
-        name: &'a str,
-        /// The structural tag's JSON text.
-        text: &'a str,
-    },
+/// Where the constraint comes from: text in one of the [`GrammarSyntax`]es, compiled by
+/// [`Grammar::compile`].
+#[derive(Debug, Clone)]
+pub struct GrammarSource<'a> {
+    /// How `text` is written.
+    pub syntax: GrammarSyntax,
+    /// Names the grammar in errors (`name:line:col: message`, `name: at /pointer: message`),
+    /// e.g. its path.
+    pub name: String,
+    /// The grammar text.
+    pub text: &'a str,
+    /// Options of the syntaxes (`json.strict`: every JSON Schema approximation is an error;
+    /// `gbnf.root`: GBNF's start rule).
+    pub options: CompileOptions,
+}
+
+impl<'a> GrammarSource<'a> {
+    /// `text` in `syntax`, named `name` in errors, with the default options.
+    pub fn new(syntax: GrammarSyntax, name: impl Into<String>, text: &'a str) -> Self {
+        GrammarSource {
+            syntax,
+            name: name.into(),
+            text,
+            options: CompileOptions::default(),
+        }
+    }
+
+    /// A regex the whole output must match (named `regex "..."` in errors).
+    pub fn regex(pattern: &'a str) -> Self {
+        GrammarSource::new(GrammarSyntax::Regex, format!("regex {pattern:?}"), pattern)
+    }
+
+    /// Compiles the text, and its coverage report as lines (JSON Schemas only).
+    ///
+    /// # Errors
+    /// The grammar error, after the source's name.
+    pub fn compile(
+        &self,
+        tok: &LoadedTokenizer,
+        limits: &Limits,
+    ) -> Result<(Grammar, Vec<String>)> {
+        let (grammar, report) =
+            Grammar::compile(self.syntax, self.text, &self.options, &tok.vocab, limits)
+                .map_err(|e| anyhow!("{}", located(&self.name, &e)))?;
+        let coverage = report.map_or_else(Vec::new, |r| {
+            r.entries.iter().map(ToString::to_string).collect()
+        });
+        Ok((grammar, coverage))
+    }
+}
+
+/// `name:line:col: message` for an error with a span, `name: message` otherwise (the
+/// message starting `at /pointer: ` when it has a JSON pointer).
+pub fn located(name: &str, e: &GrammarError) -> String {
+    if e.span.is_some() {
+        format!("{name}:{e}")
+    } else {
+        format!("{name}: {e}")
+    }
 }
 
 /// Reads and parses a JSON Schema file.
@@ -116,38 +147,12 @@ impl MaskReport {
 /// Compiles `source`, consumes the tokens of `cfg.prefix` and computes the next mask.
 pub fn run(
     tok: &LoadedTokenizer,
-    source: GrammarSource<'_>,
+    source: &GrammarSource<'_>,
     cfg: &MaskConfig,
 ) -> Result<MaskReport> {
     let vocab = &tok.vocab;
     let start = Instant::now();
-    let mut coverage = Vec::new();
-    let grammar = match source {
-        GrammarSource::Lark { name, src } => {
-            Grammar::from_lark(src, vocab, &cfg.limits).map_err(|e| anyhow!("{name}:{e}"))?
-        }
-        GrammarSource::Regex(re) => {
-            Grammar::from_regex(re, vocab, &cfg.limits).map_err(|e| anyhow!("regex {re:?}: {e}"))?
-        }
-        GrammarSource::JsonSchema {
-            name,
-            schema,
-            strict,
-        } => {
-            let opts = JsonOptions {
-                strict,
-                ..JsonOptions::default()
-            };
-            let (g, report) = Grammar::from_json_schema(schema, &opts, vocab, &cfg.limits)
-                .map_err(|e| anyhow!("{name}: {e}"))?;
-            coverage = report.entries.iter().map(ToString::to_string).collect();
-            g
-        }
-        GrammarSource::StructuralTag { name, text } => {
-            Grammar::from_structural_tag(text, &JsonOptions::default(), vocab, &cfg.limits)
-                .map_err(|e| anyhow!("{name}: {e}"))?
-        }
-    };
+    let (grammar, coverage) = source.compile(tok, &cfg.limits)?;
     let compile = start.elapsed();
 
     let prefix_tokens = tok.try_encode(&cfg.prefix)?;

@@ -7,16 +7,14 @@ use sieve_bench::demo::{self, DemoConfig};
 use sieve_bench::mask_cmd::{self, GrammarSource, MaskConfig};
 use sieve_bench::rng::SplitMix64;
 use sieve_bench::tokenizer::LoadedTokenizer;
+use sieve_core::grammar::GrammarSyntax;
 
 fn cl100k() -> LoadedTokenizer {
     LoadedTokenizer::load("cl100k_base").unwrap()
 }
 
 fn json() -> GrammarSource<'static> {
-    GrammarSource::Lark {
-        name: demo::JSON_LARK_NAME,
-        src: demo::JSON_LARK,
-    }
+    GrammarSource::new(GrammarSyntax::Lark, demo::JSON_LARK_NAME, demo::JSON_LARK)
 }
 
 #[test]
@@ -99,13 +97,13 @@ fn mask_after_prefix() {
         sample: 5,
         ..MaskConfig::default()
     };
-    let open = mask_cmd::run(&tok, json(), &cfg(r#"{"a": [1, "#)).unwrap();
+    let open = mask_cmd::run(&tok, &json(), &cfg(r#"{"a": [1, "#)).unwrap();
     assert!(!open.eos_allowed);
     assert!(!open.allowed.is_empty());
     assert_eq!(open.sample.len(), 5);
     assert!(open.sample.iter().all(|t| open.allowed.contains(t)));
 
-    let done = mask_cmd::run(&tok, json(), &cfg(r#"{"a": 1}"#)).unwrap();
+    let done = mask_cmd::run(&tok, &json(), &cfg(r#"{"a": 1}"#)).unwrap();
     assert!(done.eos_allowed);
     let mut printed = Vec::new();
     done.print(&tok, &mut printed).unwrap();
@@ -115,10 +113,10 @@ fn mask_after_prefix() {
             .contains("EOS allowed: yes")
     );
 
-    let err = mask_cmd::run(&tok, json(), &cfg(r#"{"a": 1}}"#)).unwrap_err();
+    let err = mask_cmd::run(&tok, &json(), &cfg(r#"{"a": 1}}"#)).unwrap_err();
     assert!(format!("{err:#}").contains("rejected"), "{err:#}");
 
-    let digits = mask_cmd::run(&tok, GrammarSource::Regex("[0-9]+"), &cfg("12")).unwrap();
+    let digits = mask_cmd::run(&tok, &GrammarSource::regex("[0-9]+"), &cfg("12")).unwrap();
     assert!(digits.eos_allowed);
 }
 
@@ -190,13 +188,11 @@ fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
 #[test]
 fn mask_with_a_json_schema() {
     let tok = cl100k();
-    let schema: serde_json::Value =
-        serde_json::from_str(r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}"#)
-            .unwrap();
-    let source = |strict| GrammarSource::JsonSchema {
-        name: "s.json",
-        schema: &schema,
-        strict,
+    let schema = r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}"#;
+    let source = |strict| {
+        let mut s = GrammarSource::new(GrammarSyntax::JsonSchema, "s.json", schema);
+        s.options.json.strict = strict;
+        s
     };
     let cfg = |prefix: &str| MaskConfig {
         prefix: prefix.to_owned(),
@@ -204,14 +200,14 @@ fn mask_with_a_json_schema() {
         ..MaskConfig::default()
     };
     for strict in [false, true] {
-        let done = mask_cmd::run(&tok, source(strict), &cfg(r#"{"n": 12}"#)).unwrap();
+        let done = mask_cmd::run(&tok, &source(strict), &cfg(r#"{"n": 12}"#)).unwrap();
         assert!(done.eos_allowed, "strict {strict}");
-        let open = mask_cmd::run(&tok, source(strict), &cfg(r#"{"n": "#)).unwrap();
+        let open = mask_cmd::run(&tok, &source(strict), &cfg(r#"{"n": "#)).unwrap();
         assert!(!open.eos_allowed);
         // A digit may follow, a quote may not (n is an integer).
         assert!(open.allowed.contains(&tok.encode("7")[0]));
         assert!(!open.allowed.contains(&tok.encode("\"")[0]));
-        let err = mask_cmd::run(&tok, source(strict), &cfg(r#"{"m"#)).unwrap_err();
+        let err = mask_cmd::run(&tok, &source(strict), &cfg(r#"{"m"#)).unwrap_err();
         assert!(format!("{err:#}").contains("rejected"), "{err:#}");
     }
 }
@@ -273,9 +269,61 @@ fn binary_mask_schema_strict_and_hyphen_values() {
         .chain([bad.to_str().unwrap()])
         .collect::<Vec<_>>());
     assert_eq!(code, Some(2));
-    assert!(stderr.contains("not JSON"), "{stderr}");
+    assert!(stderr.contains("invalid JSON"), "{stderr}");
     let _ = std::fs::remove_file(schema);
     let _ = std::fs::remove_file(&bad);
+}
+
+/// `--syntax NAME` reads `--grammar FILE` in any syntax; `--gbnf FILE` is GBNF.
+#[test]
+fn binary_mask_syntax_and_gbnf() {
+    let sieve = env!("CARGO_BIN_EXE_sieve");
+    let run = |args: &[&str]| {
+        let out = Command::new(sieve).args(args).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        (out.status.code(), stdout, stderr)
+    };
+    let re = temp_file("digits.re", "[0-9]+");
+    let re = re.to_str().unwrap();
+    let mask = |extra: &[&str]| {
+        let mut args = vec!["mask", "--tokenizer", "cl100k_base"];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let (code, stdout, stderr) = mask(&["--grammar", re, "--syntax", "regex", "--prefix", "12"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("EOS allowed: yes"), "{stdout}");
+    let (code, _, stderr) = mask(&["--grammar", re, "--syntax", "cobol"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("unknown --syntax"), "{stderr}");
+    let (code, _, stderr) = mask(&["--regex", "a", "--syntax", "regex"]);
+    assert_eq!(code, Some(2), "{stderr}");
+
+    // A GBNF syntax error names the file, line and column.
+    let bad = temp_file("bad.gbnf", "root ::= \"a\" x\nx ::= \"b\" @\n");
+    let bad = bad.to_str().unwrap();
+    let (code, _, bad_err) = mask(&["--gbnf", bad]);
+    assert_eq!(code, Some(2));
+    assert!(bad_err.contains(bad), "{bad_err}");
+
+    let gbnf = temp_file("digits.gbnf", "root ::= [0-9]+ \"!\"\n");
+    let gbnf = gbnf.to_str().unwrap();
+    assert!(bad_err.contains(&format!("{bad}:2:")), "{bad_err}");
+    let (code, stdout, stderr) = mask(&["--gbnf", gbnf, "--prefix", "12!"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("EOS allowed: yes"), "{stdout}");
+    let (code, stdout, stderr) = mask(&["--grammar", gbnf, "--syntax", "gbnf", "--prefix", "1"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("EOS allowed: no"), "{stdout}");
+    // Another start rule.
+    let (code, stdout, stderr) = mask(&["--gbnf", gbnf, "--gbnf-root", "nope"]);
+    assert_eq!(code, Some(2), "{stdout}");
+    assert!(stderr.contains("nope"), "{stderr}");
+    for f in [re, bad, gbnf] {
+        let _ = std::fs::remove_file(f);
+    }
 }
 
 /// `sieve generate` rejects bad input before loading (or fetching) any model.

@@ -1,5 +1,6 @@
 //! Typed errors: grammar errors carry a source [`Span`]; limit errors name the budget.
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use core::fmt;
 
@@ -128,17 +129,25 @@ pub enum GrammarErrorKind {
     Limit(LimitKind),
 }
 
-/// A grammar compile error with its source position.
+/// A grammar compile error with its location: a [`Span`] (line:column) in grammar text,
+/// and for JSON sources (JSON Schema, structural tags) a JSON pointer. The message never
+/// repeats the location; [`Display`](fmt::Display) prefixes it (`3:7: msg`,
+/// `at /properties/a: msg`, or both), and shells read the fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GrammarError {
     /// What went wrong.
     pub kind: GrammarErrorKind,
-    /// Human-readable detail.
+    /// Human-readable detail, without the location.
     pub message: String,
-    /// Where in the source, when known.
+    /// Where in the source text, when known.
     pub span: Option<Span>,
     /// A second related place (the first definition of a duplicate).
     pub aux_span: Option<Span>,
+    /// Where in a JSON source, as a JSON pointer (`/format/elements/1/type`,
+    /// `/properties/a`; the root is `#` in a JSON Schema, `/` in a structural tag), when
+    /// the error is about a JSON value. Read it with [`GrammarError::pointer()`]; boxed so
+    /// that the error stays small (`clippy::result_large_err`).
+    pub pointer: Option<Box<String>>,
 }
 
 impl GrammarError {
@@ -149,13 +158,51 @@ impl GrammarError {
             message: message.into(),
             span: None,
             aux_span: None,
+            pointer: None,
         }
+    }
+
+    /// A new error about the JSON value at `pointer`.
+    pub fn at_pointer(
+        kind: GrammarErrorKind,
+        pointer: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        GrammarError::new(kind, message).with_pointer(pointer)
     }
 
     /// The same error, located at `span`.
     pub fn with_span(mut self, span: Span) -> Self {
         self.span = Some(span);
         self
+    }
+
+    /// The same error, located at JSON pointer `pointer`.
+    pub fn with_pointer(mut self, pointer: impl Into<String>) -> Self {
+        self.pointer = Some(Box::new(pointer.into()));
+        self
+    }
+
+    /// The same error, its pointer (if any) moved below `base`: an error of a JSON value
+    /// embedded at `base` of an outer document. `#` and a leading `#` of the inner pointer
+    /// are dropped (`/a` + `#/b` is `/a/b`); an error without a pointer gets `base`.
+    pub fn nested_at(mut self, base: &str) -> Self {
+        let inner = self.pointer.take().map_or_else(String::new, |p| *p);
+        let inner = inner.strip_prefix('#').unwrap_or(&inner);
+        let inner = if inner == "/" { "" } else { inner };
+        let base = base.strip_suffix('/').unwrap_or(base);
+        let joined = alloc::format!("{base}{inner}");
+        self.pointer = Some(Box::new(if joined.is_empty() {
+            "/".into()
+        } else {
+            joined
+        }));
+        self
+    }
+
+    /// The JSON pointer of the value at fault, when the error is about a JSON value.
+    pub fn pointer(&self) -> Option<&str> {
+        self.pointer.as_deref().map(String::as_str)
     }
 
     /// A limit error.
@@ -174,6 +221,9 @@ impl fmt::Display for GrammarError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(span) = &self.span {
             write!(f, "{}:{}: ", span.start.line, span.start.column)?;
+        }
+        if let Some(pointer) = &self.pointer {
+            write!(f, "at {pointer}: ")?;
         }
         f.write_str(&self.message)
     }

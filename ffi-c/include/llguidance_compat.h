@@ -42,6 +42,12 @@
  *   - llg_new_constraint() / type "llguidance" accept a JSON object with exactly one grammar:
  *     {"grammars":[{"lark_grammar":"..."}]}, {"grammars":[{"json_schema":{...}}]}, the same
  *     objects without the "grammars" wrapper, or Lark text not starting with '{'.
+ *   - GBNF (an extension): type "gbnf" (or "ebnf", "grammar") compiles llama.cpp's GBNF with
+ *     start rule `root`. llama.cpp passes every grammar it routes here as type "lark"
+ *     (llama_sampler_init_llg(vocab, "lark", text)), so "lark" text that is GBNF compiles as
+ *     GBNF too. The test is conservative: the text has no `%llguidance` header and its first
+ *     line that is not blank or a comment (`#` or `//`) defines a rule with `::=`
+ *     (`root ::= ...`), which is never valid Lark.
  *   - llg_par_compute_mask(): a row shorter than the vocabulary's mask, a constraint listed
  *     twice or overlapping rows put the constraints involved in error (zeroed rows) instead
  *     of writing a truncated mask or racing.
@@ -217,7 +223,7 @@ LlgConstraint *llg_new_constraint_regex(const LlgConstraintInit *init, const cha
 LlgConstraint *llg_new_constraint_json(const LlgConstraintInit *init, const char *json_schema);
 LlgConstraint *llg_new_constraint_lark(const LlgConstraintInit *init, const char *lark);
 /* constraint_type: "regex", "json", "json_schema", "json_object", "lark", "llguidance",
- * "guidance". */
+ * "guidance"; and "gbnf", "ebnf", "grammar" (llama.cpp's GBNF, start rule `root`). */
 LlgConstraint *llg_new_constraint_any(const LlgConstraintInit *init, const char *constraint_type,
                                       const char *data);
 /* NULL, or the first error (same pointer until free). */

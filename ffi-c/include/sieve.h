@@ -28,6 +28,8 @@
  * `sieve_limits_default(&l)`. */
 #define SIEVE_LIMITS_INIT { .struct_size = sizeof(sieve_limits) }
 #define SIEVE_JSON_OPTIONS_INIT { .struct_size = sizeof(sieve_json_options) }
+/* GBNF options: start rule `root`, no left recursion. */
+#define SIEVE_GBNF_OPTIONS_INIT { .struct_size = sizeof(sieve_gbnf_options) }
 /* A gate config with no reasoning and no triggers: set the fields you need. */
 #define SIEVE_GATE_CONFIG_INIT { .struct_size = sizeof(sieve_gate_config), .reasoning_budget = SIEVE_NO_BUDGET }
 
@@ -82,7 +84,7 @@ enum sieve_status
      */
     SIEVE_STATUS_INSUFFICIENT_SIZE = 4,
     /**
-     * The grammar (Lark, regex or JSON Schema) does not compile; see the `sieve_error`.
+     * The grammar (any `sieve_grammar_kind`) does not compile; see the `sieve_error`.
      */
     SIEVE_STATUS_GRAMMAR_ERROR = 5,
     /**
@@ -158,6 +160,11 @@ enum sieve_grammar_kind
      * project's `core/docs/structural.md`). Its JSON Schemas use the JSON options given.
      */
     SIEVE_GRAMMAR_KIND_STRUCTURAL_TAG = 4,
+    /**
+     * llama.cpp's GBNF (see the project's `core/docs/gbnf.md`); start rule `root`, left
+     * recursion refused, as in llama.cpp. `sieve_grammar_new_gbnf` chooses both.
+     */
+    SIEVE_GRAMMAR_KIND_GBNF = 5,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -547,6 +554,28 @@ typedef struct sieve_json_options {
 } sieve_json_options;
 
 /**
+ * How `sieve_grammar_new_gbnf` reads GBNF.
+ *
+ * Versioned like `sieve_limits`: start from `SIEVE_GBNF_OPTIONS_INIT` (`struct_size` set,
+ * every other field zero: start rule `root`, no left recursion) and set the fields you need.
+ * Read once by `sieve_grammar_new_gbnf`; the caller keeps ownership of `root`.
+ */
+typedef struct sieve_gbnf_options {
+    /**
+     * `sizeof(sieve_gbnf_options)` as the caller knows it.
+     */
+    size_t struct_size;
+    /**
+     * The start rule, NUL-terminated UTF-8 (llama.cpp's `grammar_root`); NULL: `root`.
+     */
+    const char *root;
+    /**
+     * Accept left-recursive rules (llama.cpp refuses them; sieve's parser does not need to).
+     */
+    bool allow_left_recursion;
+} sieve_gbnf_options;
+
+/**
  * One JSON Schema coverage report entry. The strings are NUL-terminated UTF-8 owned by the
  * grammar (valid until it is freed).
  */
@@ -646,8 +675,11 @@ uint32_t sieve_error_line(const struct sieve_error *error);
 uint32_t sieve_error_column(const struct sieve_error *error);
 
 /**
- * For a JSON Schema error, the JSON pointer of the schema object at fault (`""` is the
- * root), NUL-terminated, valid until `sieve_error_free`; NULL for other errors.
+ * For an error about a JSON value, its JSON pointer, NUL-terminated, valid until
+ * `sieve_error_free`; NULL for other errors: `/properties/a` in a JSON Schema (`#` is its
+ * root), `/format/elements/1` in a structural tag (`/` is its root). A `%json` schema
+ * inside a Lark grammar gives both this pointer (into the schema) and the line and column
+ * (in the grammar).
  */
 const char *sieve_error_json_pointer(const struct sieve_error *error);
 
@@ -764,7 +796,7 @@ SIEVE_NODISCARD sieve_status sieve_json_options_default(struct sieve_json_option
  * On success `*out` receives a new handle (free with `sieve_grammar_free`). On failure
  * (`SIEVE_STATUS_GRAMMAR_ERROR`, `_LIMIT_EXCEEDED`, `_INVALID_UTF8`, ...) `*out` is untouched
  * and, if `error_out` is non-NULL, `*error_out` receives an error with the message, the line
- * and column and, for JSON Schema, the JSON pointer.
+ * and column (for text grammars) and the JSON pointer (for JSON Schemas and structural tags).
  */
 SIEVE_NODISCARD
 sieve_status sieve_grammar_new(const struct sieve_tokenizer *tokenizer,
@@ -801,6 +833,21 @@ sieve_status sieve_grammar_new_json_schema(const struct sieve_tokenizer *tokeniz
                                            const struct sieve_limits *limits,
                                            const struct sieve_grammar **out,
                                            struct sieve_error **error_out);
+
+/**
+ * Compiles GBNF text (`len` bytes of UTF-8; kind `SIEVE_GRAMMAR_KIND_GBNF`) read as
+ * `options` says (NULL for the defaults: start rule `root`, no left recursion; see
+ * `sieve_gbnf_options`). Syntax errors carry their line and column. Otherwise as
+ * `sieve_grammar_new`.
+ */
+SIEVE_NODISCARD
+sieve_status sieve_grammar_new_gbnf(const struct sieve_tokenizer *tokenizer,
+                                    const uint8_t *text,
+                                    size_t len,
+                                    const struct sieve_gbnf_options *options,
+                                    const struct sieve_limits *limits,
+                                    const struct sieve_grammar **out,
+                                    struct sieve_error **error_out);
 
 /**
  * Adds a reference: `*out` receives a handle to the same grammar (free each handle once).

@@ -3,9 +3,9 @@
 //! conflicts, as the JSON report `sieve grammar-info --json` prints (format in the project's
 //! `core/docs/analysis.md`).
 
+use sieve_core::CompileBudget;
 use sieve_core::grammar::{CompileOptions, GrammarSyntax, lower_ir};
 use sieve_core::ir::analysis::analyze;
-use sieve_core::{CompileBudget, GrammarErrorKind};
 
 use crate::boundary::{
     copy_with_nul, ffi_boundary, handle_ref, input_slice, output_slice, write_out,
@@ -90,12 +90,8 @@ pub extern "C" fn sieve_grammar_info_json(
         let info = match info {
             Ok(i) => i,
             Err(e) => {
-                let json = matches!(
-                    syntax,
-                    GrammarSyntax::JsonSchema | GrammarSyntax::StructuralTag
-                ) && !matches!(e.kind, GrammarErrorKind::Limit(_));
                 // SAFETY: 1. `error_out` is NULL or writable (caller contract).
-                return unsafe { ErrorInfo::grammar(&e, json).report(error_out) };
+                return unsafe { ErrorInfo::grammar(&e).report(error_out) };
             }
         };
         let report = info.to_json().to_string();

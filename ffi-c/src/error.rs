@@ -1,5 +1,6 @@
 //! Rich errors: an owned `sieve_error` with a status, a message, a source position and, for
-//! JSON Schema errors, the JSON pointer of the offending schema object.
+//! errors about a JSON value (JSON Schema, structural tag), its JSON pointer. Both come from
+//! the fields of `sieve_core::GrammarError`, never from its message.
 
 use std::ffi::{CString, c_char};
 
@@ -49,20 +50,15 @@ impl ErrorInfo {
         }
     }
 
-    /// A grammar compile error; `json` says whether the source was a JSON Schema, whose
-    /// messages start with `at <pointer>: `.
-    pub(crate) fn grammar(e: &GrammarError, json: bool) -> ErrorInfo {
+    /// A grammar compile error: its line and column and its JSON pointer come from the
+    /// error's fields (the message shows them too, as `Display` writes it).
+    pub(crate) fn grammar(e: &GrammarError) -> ErrorInfo {
         let mut info = ErrorInfo::new(sieve_status::from_grammar(&e.kind), &e.to_string());
         if let Some(span) = e.span {
             info.line = span.start.line;
             info.column = span.start.column;
         }
-        if json
-            && let Some(rest) = e.message.strip_prefix("at ")
-            && let Some((pointer, _)) = rest.split_once(": ")
-        {
-            info.pointer = Some(c_string(pointer));
-        }
+        info.pointer = e.pointer().map(c_string);
         info
     }
 
@@ -134,8 +130,11 @@ pub extern "C" fn sieve_error_column(error: *const sieve_error) -> u32 {
     }
 }
 
-/// For a JSON Schema error, the JSON pointer of the schema object at fault (`""` is the
-/// root), NUL-terminated, valid until `sieve_error_free`; NULL for other errors.
+/// For an error about a JSON value, its JSON pointer, NUL-terminated, valid until
+/// `sieve_error_free`; NULL for other errors: `/properties/a` in a JSON Schema (`#` is its
+/// root), `/format/elements/1` in a structural tag (`/` is its root). A `%json` schema
+/// inside a Lark grammar gives both this pointer (into the schema) and the line and column
+/// (in the grammar).
 #[unsafe(no_mangle)]
 pub extern "C" fn sieve_error_json_pointer(error: *const sieve_error) -> *const c_char {
     ffi_boundary! {

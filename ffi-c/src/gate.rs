@@ -210,7 +210,7 @@ pub extern "C" fn sieve_gate_new(
                 sieve_status::Ok
             }
             // SAFETY: 1. `error_out` is NULL or writable (caller contract).
-            Err(e) => unsafe { ErrorInfo::grammar(&e, false).report(error_out) },
+            Err(e) => unsafe { ErrorInfo::grammar(&e).report(error_out) },
         }
     }
 }

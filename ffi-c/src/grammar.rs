@@ -1,12 +1,15 @@
-//! `sieve_grammar`: a compiled grammar (Lark, regex or JSON Schema) plus its JSON Schema
-//! coverage report; and the versioned `sieve_limits` and `sieve_json_options` structs.
+//! `sieve_grammar`: a compiled grammar (any `sieve_grammar_kind`) plus its JSON Schema
+//! coverage report; and the versioned `sieve_limits`, `sieve_json_options` and
+//! `sieve_gbnf_options` structs. Every kind compiles through `Grammar::compile`.
 
-use std::ffi::{CString, c_char};
+use std::ffi::{CStr, CString, c_char};
 use std::sync::Arc;
 
+use sieve_core::grammar::gbnf::GbnfOptions;
 use sieve_core::grammar::json::{
     CoverageReport, CoverageStatus, Direction, JsonOptions, PropertyOrder, Whitespace,
 };
+use sieve_core::grammar::{CompileOptions, GrammarSyntax};
 use sieve_core::{Grammar, Limits};
 
 use crate::boundary::{
@@ -40,6 +43,9 @@ pub enum sieve_grammar_kind {
     /// A structural tag: XGrammar's JSON format for tool calls and reasoning (see the
     /// project's `core/docs/structural.md`). Its JSON Schemas use the JSON options given.
     StructuralTag = 4,
+    /// llama.cpp's GBNF (see the project's `core/docs/gbnf.md`); start rule `root`, left
+    /// recursion refused, as in llama.cpp. `sieve_grammar_new_gbnf` chooses both.
+    Gbnf = 5,
 }
 
 impl TryFrom<u32> for sieve_grammar_kind {
@@ -51,8 +57,57 @@ impl TryFrom<u32> for sieve_grammar_kind {
             2 => Ok(sieve_grammar_kind::Regex),
             3 => Ok(sieve_grammar_kind::JsonSchema),
             4 => Ok(sieve_grammar_kind::StructuralTag),
+            5 => Ok(sieve_grammar_kind::Gbnf),
             _ => Err(()),
         }
+    }
+}
+
+impl sieve_grammar_kind {
+    /// The core syntax of this kind.
+    fn syntax(self) -> GrammarSyntax {
+        match self {
+            sieve_grammar_kind::Lark => GrammarSyntax::Lark,
+            sieve_grammar_kind::Regex => GrammarSyntax::Regex,
+            sieve_grammar_kind::JsonSchema => GrammarSyntax::JsonSchema,
+            sieve_grammar_kind::StructuralTag => GrammarSyntax::StructuralTag,
+            sieve_grammar_kind::Gbnf => GrammarSyntax::Gbnf,
+        }
+    }
+}
+
+/// How `sieve_grammar_new_gbnf` reads GBNF.
+///
+/// Versioned like `sieve_limits`: start from `SIEVE_GBNF_OPTIONS_INIT` (`struct_size` set,
+/// every other field zero: start rule `root`, no left recursion) and set the fields you need.
+/// Read once by `sieve_grammar_new_gbnf`; the caller keeps ownership of `root`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct sieve_gbnf_options {
+    /// `sizeof(sieve_gbnf_options)` as the caller knows it.
+    pub struct_size: usize,
+    /// The start rule, NUL-terminated UTF-8 (llama.cpp's `grammar_root`); NULL: `root`.
+    pub root: *const c_char,
+    /// Accept left-recursive rules (llama.cpp refuses them; sieve's parser does not need to).
+    pub allow_left_recursion: bool,
+}
+
+impl sieve_gbnf_options {
+    /// The core options; `None` if `root` is not UTF-8.
+    ///
+    /// # Safety
+    /// `root` is NULL or a NUL-terminated string.
+    unsafe fn to_core(self) -> Option<GbnfOptions> {
+        let mut opts = GbnfOptions {
+            allow_left_recursion: self.allow_left_recursion,
+            ..GbnfOptions::default()
+        };
+        if !self.root.is_null() {
+            // SAFETY: 1. non-NULL and NUL-terminated (caller contract).
+            let root = unsafe { CStr::from_ptr(self.root) };
+            opts.root = root.to_str().ok()?.to_owned();
+        }
+        Some(opts)
     }
 }
 
@@ -361,7 +416,7 @@ impl Castable for sieve_grammar {
 /// On success `*out` receives a new handle (free with `sieve_grammar_free`). On failure
 /// (`SIEVE_STATUS_GRAMMAR_ERROR`, `_LIMIT_EXCEEDED`, `_INVALID_UTF8`, ...) `*out` is untouched
 /// and, if `error_out` is non-NULL, `*error_out` receives an error with the message, the line
-/// and column and, for JSON Schema, the JSON pointer.
+/// and column (for text grammars) and the JSON pointer (for JSON Schemas and structural tags).
 #[unsafe(no_mangle)]
 #[must_use]
 pub extern "C" fn sieve_grammar_new(
@@ -379,7 +434,7 @@ pub extern "C" fn sieve_grammar_new(
             // SAFETY: 1. `error_out` is NULL or writable (caller contract).
             return unsafe { ErrorInfo::new(sieve_status::InvalidArgument, &msg).report(error_out) };
         };
-        compile(tokenizer, kind, text, len, None, limits, out, error_out)
+        compile(tokenizer, kind, text, len, Options::Default, limits, out, error_out)
     }
 }
 
@@ -400,7 +455,7 @@ pub extern "C" fn sieve_grammar_new_structural_tag(
 ) -> sieve_status {
     ffi_boundary! {
         let kind = sieve_grammar_kind::StructuralTag;
-        compile(tokenizer, kind, text, len, Some(options), limits, out, error_out)
+        compile(tokenizer, kind, text, len, Options::Json(options), limits, out, error_out)
     }
 }
 
@@ -420,7 +475,82 @@ pub extern "C" fn sieve_grammar_new_json_schema(
 ) -> sieve_status {
     ffi_boundary! {
         let kind = sieve_grammar_kind::JsonSchema;
-        compile(tokenizer, kind, text, len, Some(options), limits, out, error_out)
+        compile(tokenizer, kind, text, len, Options::Json(options), limits, out, error_out)
+    }
+}
+
+/// Compiles GBNF text (`len` bytes of UTF-8; kind `SIEVE_GRAMMAR_KIND_GBNF`) read as
+/// `options` says (NULL for the defaults: start rule `root`, no left recursion; see
+/// `sieve_gbnf_options`). Syntax errors carry their line and column. Otherwise as
+/// `sieve_grammar_new`.
+#[unsafe(no_mangle)]
+#[must_use]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn sieve_grammar_new_gbnf(
+    tokenizer: *const sieve_tokenizer,
+    text: *const u8,
+    len: usize,
+    options: *const sieve_gbnf_options,
+    limits: *const sieve_limits,
+    out: *mut *const sieve_grammar,
+    error_out: *mut *mut sieve_error,
+) -> sieve_status {
+    ffi_boundary! {
+        let kind = sieve_grammar_kind::Gbnf;
+        compile(tokenizer, kind, text, len, Options::Gbnf(options), limits, out, error_out)
+    }
+}
+
+/// The caller's options argument, by the entry point that took it.
+#[derive(Clone, Copy)]
+enum Options {
+    /// None: the defaults.
+    Default,
+    /// A `sieve_json_options` (NULL: the defaults).
+    Json(*const sieve_json_options),
+    /// A `sieve_gbnf_options` (NULL: the defaults).
+    Gbnf(*const sieve_gbnf_options),
+}
+
+impl Options {
+    /// The core options, or why they are invalid.
+    ///
+    /// # Safety
+    /// Each pointer is NULL or readable for its `struct_size` bytes, and a GBNF `root` is
+    /// NULL or NUL-terminated.
+    unsafe fn read(self) -> Result<CompileOptions, &'static str> {
+        let mut opts = CompileOptions::default();
+        match self {
+            Options::Default => {}
+            Options::Json(p) if p.is_null() => {}
+            Options::Json(p) => {
+                let defaults = sieve_json_options::from_core(&JsonOptions::default());
+                // SAFETY: 1. non-NULL; readable for its `struct_size` bytes (caller contract);
+                // every field is a plain integer.
+                opts.json =
+                    match unsafe { read_versioned(p, defaults) }.map(sieve_json_options::to_core) {
+                        Some(Some(o)) => o,
+                        Some(None) => return Err("unknown whitespace or property order"),
+                        None => return Err("options->struct_size is too small"),
+                    };
+            }
+            Options::Gbnf(p) if p.is_null() => {}
+            Options::Gbnf(p) => {
+                let defaults = sieve_gbnf_options {
+                    struct_size: size_of::<sieve_gbnf_options>(),
+                    root: std::ptr::null(),
+                    allow_left_recursion: false,
+                };
+                // SAFETY: 1. non-NULL; readable for its `struct_size` bytes (caller contract);
+                // a pointer and a bool read as the caller wrote them.
+                let Some(o) = (unsafe { read_versioned(p, defaults) }) else {
+                    return Err("options->struct_size is too small");
+                };
+                // SAFETY: 1. `root` is NULL or NUL-terminated (caller contract).
+                opts.gbnf = unsafe { o.to_core() }.ok_or("options->root is not UTF-8")?;
+            }
+        }
+        Ok(opts)
     }
 }
 
@@ -444,7 +574,7 @@ fn compile(
     kind: sieve_grammar_kind,
     text: *const u8,
     len: usize,
-    options: Option<*const sieve_json_options>,
+    options: Options,
     limits: *const sieve_limits,
     out: *mut *const sieve_grammar,
     error_out: *mut *mut sieve_error,
@@ -469,28 +599,11 @@ fn compile(
             "limits->struct_size is too small",
         );
     };
-    let options = match options {
-        Some(p) if !p.is_null() => {
-            let defaults = sieve_json_options::from_core(&JsonOptions::default());
-            // SAFETY: 1. non-NULL; readable for its `struct_size` bytes (caller contract);
-            // every field is a plain integer.
-            match unsafe { read_versioned(p, defaults) }.map(sieve_json_options::to_core) {
-                Some(Some(o)) => o,
-                Some(None) => {
-                    return fail(
-                        sieve_status::InvalidArgument,
-                        "unknown whitespace or property order",
-                    );
-                }
-                None => {
-                    return fail(
-                        sieve_status::InvalidArgument,
-                        "options->struct_size is too small",
-                    );
-                }
-            }
-        }
-        _ => JsonOptions::default(),
+    // SAFETY: 1. NULL or readable for its `struct_size` bytes; a GBNF `root` NULL or
+    // NUL-terminated (caller contract).
+    let options = match unsafe { options.read() } {
+        Ok(o) => o,
+        Err(msg) => return fail(sieve_status::InvalidArgument, msg),
     };
     let text = match std::str::from_utf8(text) {
         Ok(t) => t,
@@ -500,17 +613,7 @@ fn compile(
         }
     };
     let vocab = tok.vocab();
-    let result = match kind {
-        sieve_grammar_kind::Lark => Grammar::from_lark(text, vocab, &limits).map(|g| (g, None)),
-        sieve_grammar_kind::Regex => Grammar::from_regex(text, vocab, &limits).map(|g| (g, None)),
-        sieve_grammar_kind::JsonSchema => {
-            Grammar::from_json_schema_str(text, &options, vocab, &limits).map(|(g, r)| (g, Some(r)))
-        }
-        sieve_grammar_kind::StructuralTag => {
-            Grammar::from_structural_tag(text, &options, vocab, &limits).map(|g| (g, None))
-        }
-    };
-    match result {
+    match Grammar::compile(kind.syntax(), text, &options, vocab, &limits) {
         Ok((grammar, report)) => {
             let handle = arc_into_handle(Arc::new(CompiledGrammar::new(grammar, report)));
             // SAFETY: 1. `out` checked non-NULL.
@@ -518,12 +621,8 @@ fn compile(
             sieve_status::Ok
         }
         Err(e) => {
-            let json = matches!(
-                kind,
-                sieve_grammar_kind::JsonSchema | sieve_grammar_kind::StructuralTag
-            );
             // SAFETY: 1. `error_out` is NULL or writable (caller contract).
-            unsafe { ErrorInfo::grammar(&e, json).report(error_out) }
+            unsafe { ErrorInfo::grammar(&e).report(error_out) }
         }
     }
 }

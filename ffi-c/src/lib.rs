@@ -7,8 +7,9 @@
 //! # Key types
 //! - `sieve_tokenizer`: a vocabulary (shared `Arc`, immutable, thread-safe), from a token
 //!   byte table or from `tokenizer.json` text.
-//! - `sieve_grammar`: a compiled Lark, regex or JSON Schema grammar (shared `Arc`,
-//!   thread-safe) with its JSON Schema coverage report.
+//! - `sieve_grammar`: a compiled grammar of any `sieve_grammar_kind` (Lark, regex, JSON
+//!   Schema, structural tag, GBNF; shared `Arc`, thread-safe) with its JSON Schema coverage
+//!   report.
 //! - `sieve_matcher`: per-sequence state (exclusive `Box`, one thread at a time).
 //! - `sieve_error`: an owned rich error (status, message, line, column, JSON pointer).
 //! - [`sieve_status`]: stable status numbers.

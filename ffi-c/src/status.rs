@@ -26,7 +26,7 @@ pub enum sieve_status {
     InvalidArgument = 3,
     /// An output buffer is too small; where documented, the needed size was written.
     InsufficientSize = 4,
-    /// The grammar (Lark, regex or JSON Schema) does not compile; see the `sieve_error`.
+    /// The grammar (any `sieve_grammar_kind`) does not compile; see the `sieve_error`.
     GrammarError = 5,
     /// The token is not allowed at this point (the matcher is now in error).
     TokenRejected = 6,

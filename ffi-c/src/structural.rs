@@ -75,7 +75,7 @@ pub extern "C" fn sieve_structural_tag_preset(
         let tools = match sieve_core::grammar::json::parse_schema(tools) {
             Ok(v) => v,
             // SAFETY: 1. `error_out` is NULL or writable (caller contract).
-            Err(e) => return unsafe { ErrorInfo::grammar(&e, true).report(error_out) },
+            Err(e) => return unsafe { ErrorInfo::grammar(&e).report(error_out) },
         };
         let opts = PresetOptions {
             tool_choice: choice,
@@ -85,7 +85,7 @@ pub extern "C" fn sieve_structural_tag_preset(
         let text = match presets::preset(family, &tools, &opts) {
             Ok(v) => v.to_string(),
             // SAFETY: 1. `error_out` is NULL or writable (caller contract).
-            Err(e) => return unsafe { ErrorInfo::grammar(&e, true).report(error_out) },
+            Err(e) => return unsafe { ErrorInfo::grammar(&e).report(error_out) },
         };
         // SAFETY: 1. `len` checked non-NULL.
         unsafe { write_out(len, text.len()) };

@@ -3,7 +3,8 @@
 // that prints the generated text. Then the error model: a rejected token (sticky until
 // reset) and a grammar that does not compile, both as rust::Error exceptions. Last, a stop
 // controller: text held back while it may begin the stop string "END", the match never
-// shown, a clone branching the sequence, and a stop regex that is rejected.
+// shown, a clone branching the sequence, and a stop regex that is rejected. Also the same
+// kind of grammar in GBNF (llama.cpp's format), by syntax name and through grammar_from_gbnf.
 //
 // Built by build.rs with cxx_build; `sieve_cxx_demo_main` is the program (examples/demo.rs
 // only calls it). Prints "demo ok" and returns 0 on success.
@@ -209,6 +210,29 @@ void tools_demo(const sieve::Tokenizer &tok) {
     std::cout << "stop strings: shown=[" << shown << "] stopped=" << stopped << "\n";
 }
 
+// GBNF: by syntax name (any syntax works the same way: "lark", "json_schema", "regex", ...)
+// and with its options (start rule, left recursion).
+void gbnf_demo(const sieve::Tokenizer &tok) {
+    try {
+        rust::Box<sieve::Grammar> g =
+            sieve::grammar_new(tok, "gbnf", "root ::= \"<f>\" [0-9]+\n");
+        rust::Box<sieve::Matcher> m = sieve::matcher_new(*g);
+        for (char c : std::string("<f>42")) {
+            m->consume_token(static_cast<uint32_t>(c - 0x20));
+        }
+        rust::Box<sieve::Grammar> list =
+            sieve::grammar_from_gbnf(tok, "list ::= list \",\" [0-9] | [0-9]\n", "list", true);
+        rust::Box<sieve::Matcher> l = sieve::matcher_new(*list);
+        for (char c : std::string("1,2")) {
+            l->consume_token(static_cast<uint32_t>(c - 0x20));
+        }
+        std::cout << "gbnf: accepting=" << m->is_accepting() << " left-recursive=" << l->is_accepting()
+                  << "\n";
+    } catch (const rust::Error &e) {
+        std::cout << "gbnf: " << e.what() << "\n";
+    }
+}
+
 int run() {
     std::cout << "version: " << std::string(sieve::version()) << "\n";
     rust::Box<sieve::Tokenizer> tok = small_tokenizer();
@@ -245,6 +269,7 @@ int run() {
     stop_controller_demo(*tok);
     budget_demo(*tok, *grammar);
     tools_demo(*tok);
+    gbnf_demo(*tok);
     std::cout << "demo ok\n";
     return 0;
 }

@@ -4,8 +4,10 @@
 //! Three opaque Rust types, owned from C++ through `rust::Box`:
 //! - `sieve::Tokenizer`: a vocabulary, from a `tokenizer.json` text
 //!   ([`tokenizer_from_json`]) or from a byte table ([`tokenizer_from_byte_table`]).
-//! - `sieve::Grammar`: a compiled grammar (Lark, regex or JSON Schema) for one tokenizer;
-//!   it does not borrow the tokenizer.
+//! - `sieve::Grammar`: a compiled grammar for one tokenizer, in any syntax
+//!   ([`grammar_new`] takes its name: `lark`, `gbnf`, `json_schema`, `regex`,
+//!   `structural_tag`, `llguidance`; [`grammar_from_lark`], [`grammar_from_gbnf`] and the
+//!   like name one); it does not borrow the tokenizer.
 //! - `sieve::Matcher`: per-sequence state made from a grammar ([`matcher_new`]); it does not
 //!   borrow the grammar. Used from one thread at a time.
 //! - `sieve::StopController`: stop tokens and a stop regex over the decoded text
@@ -38,7 +40,8 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use sieve_core::grammar::json::JsonOptions;
+use sieve_core::grammar::gbnf::GbnfOptions;
+use sieve_core::grammar::{CompileOptions, GrammarSyntax};
 use sieve_core::{GrammarErrorKind, Limits, MatcherError, StopError, Vocabulary};
 
 pub use ffi::ErrorCode;
@@ -113,7 +116,14 @@ pub mod ffi {
         fn eos_tokens(self: &Tokenizer) -> Vec<u32>;
         fn token_text(self: &Tokenizer, id: u32) -> Result<Vec<u8>>;
 
+        fn grammar_new(tokenizer: &Tokenizer, syntax: &str, text: &str) -> Result<Box<Grammar>>;
         fn grammar_from_lark(tokenizer: &Tokenizer, text: &str) -> Result<Box<Grammar>>;
+        fn grammar_from_gbnf(
+            tokenizer: &Tokenizer,
+            text: &str,
+            root: &str,
+            allow_left_recursion: bool,
+        ) -> Result<Box<Grammar>>;
         fn grammar_from_regex(tokenizer: &Tokenizer, pattern: &str) -> Result<Box<Grammar>>;
         fn grammar_from_json_schema(tokenizer: &Tokenizer, schema: &str) -> Result<Box<Grammar>>;
         fn grammar_from_structural_tag(tokenizer: &Tokenizer, tag: &str) -> Result<Box<Grammar>>;
@@ -413,17 +423,80 @@ fn grammar_error(e: &sieve_core::GrammarError) -> Error {
     Error::new(code, e)
 }
 
+/// Compiles `text` in `syntax` with `opts` for `tokenizer` (every `grammar_*` goes here).
+fn compile(
+    tokenizer: &Tokenizer,
+    syntax: GrammarSyntax,
+    text: &str,
+    opts: &CompileOptions,
+) -> Result<Box<Grammar>, Error> {
+    guard(|| {
+        let (grammar, _report) =
+            sieve_core::Grammar::compile(syntax, text, opts, &tokenizer.vocab, &Limits::default())
+                .map_err(|e| grammar_error(&e))?;
+        Ok(Box::new(Grammar { grammar }))
+    })
+}
+
+/// Compiles `text` written in the syntax named `syntax` (`lark`, `gbnf`, `json_schema`,
+/// `regex`, `structural_tag`, `llguidance`, or an alias such as `json`, `ebnf`; see
+/// `GrammarSyntax::from_name`) with the default options for `tokenizer`.
+///
+/// # Errors
+/// [`ErrorCode::InvalidArgument`] for an unknown syntax name; otherwise as
+/// [`grammar_from_lark`].
+pub fn grammar_new(tokenizer: &Tokenizer, syntax: &str, text: &str) -> Result<Box<Grammar>, Error> {
+    let Some(syntax) = GrammarSyntax::from_name(syntax) else {
+        let names: Vec<_> = GrammarSyntax::ALL.iter().map(|s| s.name()).collect();
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            format!(
+                "unknown grammar syntax {syntax:?} (one of {})",
+                names.join(", ")
+            ),
+        ));
+    };
+    compile(tokenizer, syntax, text, &CompileOptions::default())
+}
+
 /// Compiles a Lark grammar for `tokenizer`.
 ///
 /// # Errors
 /// [`ErrorCode::GrammarError`] (message with line and column) or
 /// [`ErrorCode::LimitExceeded`].
 pub fn grammar_from_lark(tokenizer: &Tokenizer, text: &str) -> Result<Box<Grammar>, Error> {
-    guard(|| {
-        let grammar = sieve_core::Grammar::from_lark(text, &tokenizer.vocab, &Limits::default())
-            .map_err(|e| grammar_error(&e))?;
-        Ok(Box::new(Grammar { grammar }))
-    })
+    compile(
+        tokenizer,
+        GrammarSyntax::Lark,
+        text,
+        &CompileOptions::default(),
+    )
+}
+
+/// Compiles a GBNF grammar (llama.cpp's format) for `tokenizer`, starting at rule `root`
+/// (empty: `root`); `allow_left_recursion` accepts left-recursive rules, which llama.cpp
+/// refuses.
+///
+/// # Errors
+/// As [`grammar_from_lark`].
+pub fn grammar_from_gbnf(
+    tokenizer: &Tokenizer,
+    text: &str,
+    root: &str,
+    allow_left_recursion: bool,
+) -> Result<Box<Grammar>, Error> {
+    let mut gbnf = GbnfOptions {
+        allow_left_recursion,
+        ..GbnfOptions::default()
+    };
+    if !root.is_empty() {
+        gbnf.root = root.to_owned();
+    }
+    let opts = CompileOptions {
+        gbnf,
+        ..CompileOptions::default()
+    };
+    compile(tokenizer, GrammarSyntax::Gbnf, text, &opts)
 }
 
 /// Compiles a regex (the whole output must match it) for `tokenizer`.
@@ -431,12 +504,12 @@ pub fn grammar_from_lark(tokenizer: &Tokenizer, text: &str) -> Result<Box<Gramma
 /// # Errors
 /// As [`grammar_from_lark`].
 pub fn grammar_from_regex(tokenizer: &Tokenizer, pattern: &str) -> Result<Box<Grammar>, Error> {
-    guard(|| {
-        let grammar =
-            sieve_core::Grammar::from_regex(pattern, &tokenizer.vocab, &Limits::default())
-                .map_err(|e| grammar_error(&e))?;
-        Ok(Box::new(Grammar { grammar }))
-    })
+    compile(
+        tokenizer,
+        GrammarSyntax::Regex,
+        pattern,
+        &CompileOptions::default(),
+    )
 }
 
 /// Compiles a JSON Schema (text) for `tokenizer` with the default JSON options.
@@ -447,16 +520,12 @@ pub fn grammar_from_json_schema(
     tokenizer: &Tokenizer,
     schema: &str,
 ) -> Result<Box<Grammar>, Error> {
-    guard(|| {
-        let (grammar, _report) = sieve_core::Grammar::from_json_schema_str(
-            schema,
-            &JsonOptions::default(),
-            &tokenizer.vocab,
-            &Limits::default(),
-        )
-        .map_err(|e| grammar_error(&e))?;
-        Ok(Box::new(Grammar { grammar }))
-    })
+    compile(
+        tokenizer,
+        GrammarSyntax::JsonSchema,
+        schema,
+        &CompileOptions::default(),
+    )
 }
 
 /// Compiles a structural tag (XGrammar's JSON format for tool calls and reasoning; see
@@ -468,16 +537,12 @@ pub fn grammar_from_structural_tag(
     tokenizer: &Tokenizer,
     tag: &str,
 ) -> Result<Box<Grammar>, Error> {
-    guard(|| {
-        let grammar = sieve_core::Grammar::from_structural_tag(
-            tag,
-            &JsonOptions::default(),
-            &tokenizer.vocab,
-            &Limits::default(),
-        )
-        .map_err(|e| grammar_error(&e))?;
-        Ok(Box::new(Grammar { grammar }))
-    })
+    compile(
+        tokenizer,
+        GrammarSyntax::StructuralTag,
+        tag,
+        &CompileOptions::default(),
+    )
 }
 
 /// The structural tag (JSON text) for model family `family` and the OpenAI-style tool list
@@ -854,6 +919,23 @@ mod tests {
         let e = grammar_from_lark(&tok, "start: (").expect_err("bad lark");
         assert_eq!(e.code, ErrorCode::GrammarError);
         assert!(e.to_string().starts_with("GrammarError: "));
+        let e = grammar_new(&tok, "cobol", "x").expect_err("unknown syntax");
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        let g = grammar_new(&tok, "regex", "ab").expect("regex by name");
+        assert_eq!(matcher_new(&g).expect("matcher").mask_words(), 1);
+        let e = grammar_from_gbnf(&tok, "root ::= (", "", false).expect_err("bad gbnf");
+        assert_eq!(e.code, ErrorCode::GrammarError);
+        assert!(e.message.starts_with("1:"), "{e}");
+        let g = grammar_new(&tok, "gbnf", "root ::= \"a\" [bc]").expect("gbnf by name");
+        let mut m = matcher_new(&g).expect("matcher");
+        m.consume_token(0).expect("a");
+        m.consume_token(4).expect("c");
+        assert!(m.is_accepting().expect("accepting"));
+        let g = grammar_from_gbnf(&tok, "x ::= x \"a\" | \"b\"", "x", true).expect("options");
+        let mut m = matcher_new(&g).expect("matcher");
+        m.consume_token(1).expect("b");
+        m.consume_token(0).expect("a");
+        assert!(m.is_accepting().expect("accepting"));
         let e = tokenizer_from_byte_table(b"abc", &[1], &[], &[]).expect_err("bad table");
         assert_eq!(e.code, ErrorCode::InvalidArgument);
     }

@@ -150,3 +150,17 @@ fn c_compat_litert_lm() {
 fn c_compat_batch_and_stop() {
     c_test("compat_batch_stop", false);
 }
+
+/// GBNF through the C ABI (`sieve_grammar_new_gbnf` and its options, the GBNF kind), and
+/// error locations read from the error's fields (line and column, JSON pointer).
+#[test]
+fn c_gbnf_and_error_locations() {
+    c_test("gbnf", false);
+}
+
+/// GBNF through the LLGuidance-compatible layer in llama.cpp's call order: type "lark"
+/// with GBNF text, and the explicit "gbnf" / "ebnf" / "grammar" types.
+#[test]
+fn c_compat_gbnf() {
+    c_test("compat_gbnf", false);
+}

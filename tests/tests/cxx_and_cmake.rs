@@ -82,6 +82,7 @@ fn cxx_demo() {
         "structural: accepting=1",
         "gate: unconstrained before=1 after=0",
         "stop strings: shown=[hi ] stopped=1",
+        "gbnf: accepting=1 left-recursive=1",
         "demo ok",
     ] {
         assert!(stdout.contains(want), "missing {want:?} in:\n{stdout}");

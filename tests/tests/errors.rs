@@ -237,3 +237,60 @@ fn random_garbage_never_panics() {
     // Both outcomes occur, and nothing panicked on the way.
     assert!(ok > 0 && err > 0, "ok {ok}, err {err}");
 }
+
+/// Every syntax compiles through `Grammar::compile`; its errors carry their location in
+/// fields (a span for text, a JSON pointer for JSON) and the message does not repeat it:
+/// `Display` writes `line:col: ` and `at <pointer>: ` in front.
+#[test]
+fn locations_are_fields_not_message_text() {
+    use sieve_core::grammar::{CompileOptions, GrammarSyntax};
+    let vocab = synthetic_vocab();
+    let compile = |syntax: GrammarSyntax, text: &str| {
+        Grammar::compile(
+            syntax,
+            text,
+            &CompileOptions::default(),
+            &vocab,
+            &Limits::default(),
+        )
+        .err()
+        .unwrap_or_else(|| panic!("{syntax}: expected an error for {text}"))
+    };
+    let e = compile(
+        GrammarSyntax::JsonSchema,
+        r#"{"properties": {"a": {"$ref": "https://example.invalid/s.json"}}}"#,
+    );
+    assert_eq!(e.pointer(), Some("/properties/a"), "{e}");
+    assert!(e.span.is_none() && !e.message.starts_with("at "), "{e}");
+    assert_eq!(e.to_string(), format!("at /properties/a: {}", e.message));
+
+    let e = compile(
+        GrammarSyntax::StructuralTag,
+        r#"{"type": "structural_tag", "format": {"type": "sequence", "elements": [{"type": "nope"}]}}"#,
+    );
+    assert_eq!(e.pointer(), Some("/format/elements/0/type"), "{e}");
+    assert!(
+        e.to_string().starts_with("at /format/elements/0/type: "),
+        "{e}"
+    );
+
+    for (syntax, text) in [
+        (GrammarSyntax::Gbnf, "root ::= \"a\" x\nx ::= \"b\" @\n"),
+        (GrammarSyntax::Lark, "start: \"a\" x\nx: \"b\" @\n"),
+    ] {
+        let e = compile(syntax, text);
+        assert_eq!(e.kind, GrammarErrorKind::Syntax, "{syntax}: {e}");
+        assert_eq!(line_col(&e).0, 2, "{syntax}: {e}");
+        assert!(e.pointer().is_none(), "{syntax}: {e}");
+        let (line, col) = line_col(&e);
+        assert_eq!(e.to_string(), format!("{line}:{col}: {}", e.message));
+    }
+
+    // A `%json` schema inside Lark: the span in the grammar and the pointer in the schema.
+    let e = compile(
+        GrammarSyntax::Lark,
+        "start: %json {\"properties\": {\"a\": {\"$ref\": \"https://example.invalid/s.json\"}}}",
+    );
+    assert_eq!(e.pointer(), Some("/properties/a"), "{e}");
+    assert_eq!(line_col(&e).0, 1, "{e}");
+}

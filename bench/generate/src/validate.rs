@@ -8,7 +8,8 @@
 
 use anyhow::{Result, anyhow};
 use serde_json::Value;
-use sieve_core::grammar::json::{CoverageReport, JsonOptions};
+use sieve_core::grammar::json::JsonOptions;
+use sieve_core::grammar::{CompileOptions, GrammarSyntax};
 use sieve_core::{Grammar, Limits, Matcher, Vocabulary};
 use std::sync::Arc;
 
@@ -41,7 +42,8 @@ pub enum Constraint {
 }
 
 impl Constraint {
-    /// Compiles the constraint over `vocab`. JSON Schemas use LLGuidance's spellings
+    /// Compiles the constraint over `vocab` through [`Grammar::compile`]. JSON Schemas (also
+    /// those inside structural tags and Lark `%json`) use LLGuidance's spellings
     /// (`JsonOptions::llguidance_spellings`: canonical keys and numbers, what models write),
     /// which makes declared key names forced text for jump-forward. Returns the coverage
     /// entries of a JSON Schema (keywords not compiled exactly).
@@ -49,39 +51,42 @@ impl Constraint {
     /// # Errors
     /// The grammar, regex or schema does not compile.
     pub fn compile(&self, vocab: &Arc<Vocabulary>) -> Result<(Grammar, Vec<String>)> {
-        let limits = Limits::default();
-        match self {
+        let opts = CompileOptions {
+            json: JsonOptions {
+                llguidance_spellings: true,
+                ..JsonOptions::default()
+            },
+            ..CompileOptions::default()
+        };
+        let schema_text;
+        let (syntax, text, name) = match self {
             Constraint::JsonSchema { schema, name } => {
-                let opts = JsonOptions {
-                    llguidance_spellings: true,
-                    ..JsonOptions::default()
-                };
-                let (g, report): (Grammar, CoverageReport) =
-                    Grammar::from_json_schema(schema, &opts, vocab, &limits)
-                        .map_err(|e| anyhow!("{name}: {e}"))?;
-                Ok((g, report.entries.iter().map(ToString::to_string).collect()))
+                schema_text = schema.to_string();
+                (
+                    GrammarSyntax::JsonSchema,
+                    schema_text.as_str(),
+                    name.clone(),
+                )
             }
-            Constraint::Lark { src, name } => Ok((
-                Grammar::from_lark(src, vocab, &limits).map_err(|e| anyhow!("{name}:{e}"))?,
-                Vec::new(),
-            )),
-            Constraint::Regex(re) => Ok((
-                Grammar::from_regex(re, vocab, &limits)
-                    .map_err(|e| anyhow!("regex {re:?}: {e}"))?,
-                Vec::new(),
-            )),
+            Constraint::Lark { src, name } => (GrammarSyntax::Lark, src.as_str(), name.clone()),
+            Constraint::Regex(re) => (GrammarSyntax::Regex, re.as_str(), format!("regex {re:?}")),
             Constraint::StructuralTag { text, name } => {
-                let opts = JsonOptions {
-                    llguidance_spellings: true,
-                    ..JsonOptions::default()
-                };
-                Ok((
-                    Grammar::from_structural_tag(text, &opts, vocab, &limits)
-                        .map_err(|e| anyhow!("{name}: {e}"))?,
-                    Vec::new(),
-                ))
+                (GrammarSyntax::StructuralTag, text.as_str(), name.clone())
             }
-        }
+        };
+        let (grammar, report) = Grammar::compile(syntax, text, &opts, vocab, &Limits::default())
+            .map_err(|e| {
+                // `name:line:col: message`, or `name: at /pointer: message`.
+                if e.span.is_some() {
+                    anyhow!("{name}:{e}")
+                } else {
+                    anyhow!("{name}: {e}")
+                }
+            })?;
+        let coverage = report.map_or_else(Vec::new, |r| {
+            r.entries.iter().map(ToString::to_string).collect()
+        });
+        Ok((grammar, coverage))
     }
 
     /// The user turn asking for output of this constraint, for runs without `--prompt`.

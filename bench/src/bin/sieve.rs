@@ -17,6 +17,8 @@ use sieve_bench::maskbench::{self, Feed, MaskbenchConfig};
 use sieve_bench::schema_suite::{self, SuiteConfig};
 use sieve_bench::tokenizer::LoadedTokenizer;
 use sieve_core::Limits;
+use sieve_core::grammar::GrammarSyntax;
+use sieve_core::grammar::gbnf::GbnfOptions;
 
 /// Grammar-constrained decoding engine: demos and diagnostics.
 #[derive(Debug, Parser)]
@@ -321,12 +323,25 @@ struct DemoArgs {
 
 #[derive(Debug, Args)]
 #[command(group(
-    clap::ArgGroup::new("source").required(true).args(["grammar", "regex", "schema", "structural_tag", "tools"])
+    clap::ArgGroup::new("source").required(true).args(["grammar", "gbnf", "regex", "schema", "structural_tag", "tools"])
 ))]
 struct MaskArgs {
-    /// A Lark grammar file.
+    /// A grammar file: Lark, or the syntax `--syntax` names.
     #[arg(long)]
     grammar: Option<PathBuf>,
+    /// How `--grammar FILE` is written: lark (the default), gbnf, json_schema, regex,
+    /// structural_tag or llguidance (aliases such as json, ebnf are accepted).
+    #[arg(long, value_name = "NAME")]
+    syntax: Option<String>,
+    /// A GBNF grammar file (llama.cpp's format); same as `--grammar FILE --syntax gbnf`.
+    #[arg(long, value_name = "FILE")]
+    gbnf: Option<PathBuf>,
+    /// GBNF's start rule.
+    #[arg(long, value_name = "RULE", default_value = "root")]
+    gbnf_root: String,
+    /// GBNF: accept left-recursive rules (llama.cpp refuses them).
+    #[arg(long)]
+    allow_left_recursion: bool,
     /// A regex the whole output must match (may start with `-`, e.g. `-?[0-9]+`).
     #[arg(long, allow_hyphen_values = true)]
     regex: Option<String>,
@@ -338,7 +353,8 @@ struct MaskArgs {
     structural_tag: Option<PathBuf>,
     #[command(flatten)]
     preset: PresetArgs,
-    /// With `--schema`: compile in strict mode (every approximation is an error).
+    /// With a JSON Schema (`--schema`, or `--syntax json_schema`): compile in strict mode
+    /// (every approximation is an error).
     #[arg(long)]
     strict: bool,
     /// `o200k_base`, `cl100k_base`, or a path to a Hugging Face tokenizer.json.
@@ -407,59 +423,60 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::from(2))
         }
         Command::Mask(args) => {
-            if args.strict && args.schema.is_none() {
-                anyhow::bail!("--strict applies to --schema only");
+            // clap's `source` group admits one source.
+            if args.syntax.is_some() && args.grammar.is_none() {
+                anyhow::bail!("--syntax applies to --grammar FILE only");
             }
-            let tok = load(&args.tokenizer)?;
-            let (lark, name, schema, tag);
-            let source = match (&args.grammar, &args.regex, &args.schema) {
-                (Some(path), _, _) => {
-                    lark = demo::read_grammar(path)?;
-                    name = path.display().to_string();
-                    GrammarSource::Lark {
-                        name: &name,
-                        src: &lark,
-                    }
+            let file = |syntax: GrammarSyntax, path: &PathBuf| -> Result<_> {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading {}", path.display()))?;
+                Ok((syntax, path.display().to_string(), text))
+            };
+            let (syntax, name, text) = match (&args.grammar, &args.gbnf, &args.regex, &args.schema)
+            {
+                (Some(path), ..) => {
+                    let syntax = match &args.syntax {
+                        None => GrammarSyntax::Lark,
+                        Some(s) => GrammarSyntax::from_name(s).with_context(|| {
+                            let names: Vec<_> =
+                                GrammarSyntax::ALL.iter().map(|s| s.name()).collect();
+                            format!("unknown --syntax {s:?} (one of {})", names.join(", "))
+                        })?,
+                    };
+                    file(syntax, path)?
                 }
-                (None, Some(re), _) => GrammarSource::Regex(re),
-                (None, None, Some(path)) => {
-                    schema = mask_cmd::read_schema(path)?;
-                    name = path.display().to_string();
-                    GrammarSource::JsonSchema {
-                        name: &name,
-                        schema: &schema,
-                        strict: args.strict,
-                    }
-                }
-                (None, None, None) => match &args.structural_tag {
-                    None if args.preset.tools.is_some() => {
-                        tag = args.preset.structural_tag()?.unwrap_or_default();
-                        name = format!("--tool-format {}", args.preset.tool_format);
-                        GrammarSource::StructuralTag {
-                            name: &name,
-                            text: &tag,
-                        }
-                    }
-                    Some(path) => {
-                        tag = std::fs::read_to_string(path)
-                            .with_context(|| format!("reading {}", path.display()))?;
-                        name = path.display().to_string();
-                        GrammarSource::StructuralTag {
-                            name: &name,
-                            text: &tag,
-                        }
-                    }
+                (_, Some(path), ..) => file(GrammarSyntax::Gbnf, path)?,
+                (_, _, Some(re), _) => (GrammarSyntax::Regex, format!("regex {re:?}"), re.clone()),
+                (_, _, _, Some(path)) => file(GrammarSyntax::JsonSchema, path)?,
+                (None, None, None, None) => match &args.structural_tag {
+                    None if args.preset.tools.is_some() => (
+                        GrammarSyntax::StructuralTag,
+                        format!("--tool-format {}", args.preset.tool_format),
+                        args.preset.structural_tag()?.unwrap_or_default(),
+                    ),
+                    Some(path) => file(GrammarSyntax::StructuralTag, path)?,
                     None => anyhow::bail!(
-                        "give --grammar FILE, --regex RE, --schema FILE or --structural-tag FILE"
+                        "give --grammar FILE, --gbnf FILE, --regex RE, --schema FILE or \
+                         --structural-tag FILE"
                     ),
                 },
+            };
+            if args.strict && syntax != GrammarSyntax::JsonSchema {
+                anyhow::bail!("--strict applies to JSON Schemas only");
+            }
+            let tok = load(&args.tokenizer)?;
+            let mut source = GrammarSource::new(syntax, name, &text);
+            source.options.json.strict = args.strict;
+            source.options.gbnf = GbnfOptions {
+                root: args.gbnf_root,
+                allow_left_recursion: args.allow_left_recursion,
             };
             let cfg = MaskConfig {
                 prefix: args.prefix,
                 sample: args.sample,
                 ..MaskConfig::default()
             };
-            let report = mask_cmd::run(&tok, source, &cfg)?;
+            let report = mask_cmd::run(&tok, &source, &cfg)?;
             report.print(&tok, &mut out).context("writing the report")?;
             out.flush().context("writing the report")?;
             Ok(ExitCode::SUCCESS)

@@ -45,7 +45,8 @@ use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use sieve_core::grammar::json::{JsonOptions, serde_json};
+use sieve_core::grammar::json::JsonOptions;
+use sieve_core::grammar::{CompileOptions, GrammarSyntax};
 use sieve_core::{Grammar, Limits, Matcher, Vocabulary};
 
 mod constraint;
@@ -143,34 +144,54 @@ fn json_options() -> JsonOptions {
 ///
 /// Types: `regex`; `json` / `json_schema`; `json_object`; `lark`; `llguidance` / `guidance`
 /// (LLGuidance's JSON grammar list, or Lark text when it does not start with `{`: see
-/// `sieve_core::grammar::llguidance`).
+/// `sieve_core::grammar::llguidance`); and, beyond LLGuidance, `gbnf` / `ebnf` / `grammar`
+/// (llama.cpp's GBNF, start rule `root`). `lark` text that is GBNF ([`is_gbnf`]) compiles
+/// as GBNF. Each type names a [`GrammarSyntax`]; [`Grammar::compile`] does the rest.
 pub(crate) fn compile(
     vocab: &Arc<Vocabulary>,
     kind: &str,
     data: &str,
     limits: &Limits,
 ) -> Result<Grammar, String> {
-    let opts = json_options();
-    let err = |e: sieve_core::GrammarError| e.to_string();
-    match kind {
-        "regex" => Grammar::from_regex(data, vocab, limits).map_err(err),
-        "json" | "json_schema" => Grammar::from_json_schema_str(data, &opts, vocab, limits)
-            .map(|(g, _)| g)
-            .map_err(err),
-        "json_object" => {
-            let schema = serde_json::json!({"type": "object"});
-            Grammar::from_json_schema(&schema, &opts, vocab, limits)
-                .map(|(g, _)| g)
-                .map_err(err)
+    let (syntax, text) = match kind {
+        "json_object" => (Some(GrammarSyntax::JsonSchema), r#"{"type": "object"}"#),
+        "lark" if is_gbnf(data) => (Some(GrammarSyntax::Gbnf), data),
+        "regex" | "json" | "json_schema" | "lark" | "llguidance" | "guidance" | "gbnf" | "ebnf"
+        | "grammar" => (GrammarSyntax::from_name(kind), data),
+        _ => (None, data),
+    };
+    let Some(syntax) = syntax else {
+        return Err(format!(
+            "unknown constraint type {kind:?} (expected regex, json, json_schema, json_object, lark, llguidance, gbnf)"
+        ));
+    };
+    let opts = CompileOptions {
+        json: json_options(),
+        ..CompileOptions::default()
+    };
+    Grammar::compile(syntax, text, &opts, vocab, limits)
+        .map(|(g, _)| g)
+        .map_err(|e| e.to_string())
+}
+
+/// Whether `lark` grammar text is GBNF: llama.cpp hands LLGuidance its grammars as type
+/// `lark`, and a host routing every grammar to this library passes GBNF there too. The
+/// test is conservative: no `%llguidance` header, and the first line that is not blank, a
+/// `#` comment (GBNF) or a `//` comment (Lark) defines a rule with `::=` (`name ::= ...`),
+/// which is never valid Lark (Lark writes `name: ...`).
+pub(crate) fn is_gbnf(text: &str) -> bool {
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with("//") {
+            continue;
         }
-        "lark" => Grammar::from_lark_with(data, &opts, vocab, limits).map_err(err),
-        "llguidance" | "guidance" => {
-            Grammar::from_llguidance(data, &opts, vocab, limits).map_err(err)
-        }
-        other => Err(format!(
-            "unknown constraint type {other:?} (expected regex, json, json_schema, json_object, lark, llguidance)"
-        )),
+        let name_len = line
+            .bytes()
+            .take_while(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+            .count();
+        return name_len > 0 && line[name_len..].trim_start().starts_with("::=");
     }
+    false
 }
 
 #[cfg(test)]
@@ -207,6 +228,30 @@ mod tests {
             r#"{"grammars":[{"lark_grammar":"start: @c"},{"name":"b","json_schema":{}}]}"#;
         assert!(err("llguidance", missing).contains("no grammar named"));
         assert!(err("nope", "x").contains("unknown constraint type"));
+    }
+
+    /// `lark` text is GBNF only when its first definition uses `::=`.
+    #[test]
+    fn gbnf_detection_is_conservative() {
+        assert!(is_gbnf("root ::= \"a\""));
+        assert!(is_gbnf("# a comment\n\n  root-rule ::= [a-z]+\n"));
+        assert!(is_gbnf("root::=x"));
+        assert!(!is_gbnf("%llguidance {}\nstart: \"a\"\nx ::= y"));
+        assert!(!is_gbnf("start: \"a\""));
+        assert!(!is_gbnf("// start ::= a\nstart: \"::=\""));
+        assert!(!is_gbnf("start: a\na ::= \"b\""));
+        assert!(!is_gbnf(""));
+        assert!(!is_gbnf("::= a"));
+        // Named explicitly, or detected, GBNF goes to the GBNF front end (whose error says so
+        // while it is a stub).
+        let v = vocab();
+        let l = Limits::default();
+        for kind in ["gbnf", "ebnf", "grammar", "lark"] {
+            match compile(&v, kind, "root ::= \"a\"", &l) {
+                Ok(_) => {}
+                Err(e) => assert!(e.contains("GBNF"), "{kind}: {e}"),
+            }
+        }
     }
 
     /// Through this layer JSON Schemas get LLGuidance's defaults: declared property order,

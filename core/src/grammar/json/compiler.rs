@@ -911,12 +911,12 @@ impl<'a> Compiler<'a> {
 
     fn error(&self, kind: GrammarErrorKind, ptr: &str, msg: &str) -> GrammarError {
         let ptr = if ptr.is_empty() { "#" } else { ptr };
-        GrammarError::new(kind, format!("at {ptr}: {msg}"))
+        GrammarError::at_pointer(kind, ptr, msg)
     }
 
     fn limit_error(&self, kind: LimitKind, ptr: &str) -> GrammarError {
         let ptr = if ptr.is_empty() { "#" } else { ptr };
-        GrammarError::new(GrammarErrorKind::Limit(kind), format!("at {ptr}: {kind}"))
+        GrammarError::limit(kind).with_pointer(ptr)
     }
 
     fn note(&mut self, ptr: &str, keyword: &str, status: CoverageStatus) -> R<()> {
@@ -925,14 +925,10 @@ impl<'a> Compiler<'a> {
             CoverageStatus::Unknown | CoverageStatus::Spelling { .. }
         );
         if self.opts.strict && !strict_ok {
-            let entry = CoverageEntry {
-                pointer: ptr.to_string(),
-                keyword: keyword.to_string(),
-                status,
-            };
-            return Err(GrammarError::new(
+            return Err(GrammarError::at_pointer(
                 GrammarErrorKind::Unsupported,
-                format!("{entry} (strict mode)"),
+                format!("{ptr}/{keyword}"),
+                format!("{status} (strict mode)"),
             ));
         }
         // A keyword may err both ways (a dropped divisor, spellings kept out): one entry each.

@@ -292,18 +292,18 @@ impl JsonOptions {
     ///
     /// # Errors
     /// [`GrammarErrorKind::Unsupported`] for an unknown key or a value of the wrong type,
-    /// with a message starting `at /x-guidance`.
+    /// with its pointer below `/x-guidance`.
     pub fn apply_x_guidance(&mut self, schema: &Value) -> Result<(), GrammarError> {
         let Some(x) = schema.get("x-guidance") else {
             return Ok(());
         };
         let bad = |key: &str, why: &str| {
             let at = if key.is_empty() {
-                String::from("at /x-guidance")
+                String::from("/x-guidance")
             } else {
-                alloc::format!("at /x-guidance/{key}")
+                alloc::format!("/x-guidance/{key}")
             };
-            GrammarError::new(GrammarErrorKind::Unsupported, alloc::format!("{at}: {why}"))
+            GrammarError::at_pointer(GrammarErrorKind::Unsupported, at, why)
         };
         let Value::Object(x) = x else {
             return Err(bad("", "must be an object"));
@@ -445,8 +445,13 @@ impl CoverageReport {
 
 impl fmt::Display for CoverageEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at {}/{}: ", self.pointer, self.keyword)?;
-        match &self.status {
+        write!(f, "at {}/{}: {}", self.pointer, self.keyword, self.status)
+    }
+}
+
+impl fmt::Display for CoverageStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             CoverageStatus::Approximated { direction, why } => {
                 let d = match direction {
                     Direction::Superset => "superset",

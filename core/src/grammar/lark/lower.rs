@@ -927,8 +927,14 @@ impl Lowerer<'_, '_> {
             return Ok(id);
         }
         let located = |lw: &Self, e: GrammarError| {
-            let kind = e.kind;
-            lw.err(kind, span, format!("in grammar @{name}: {}", e.message))
+            let mut out = lw.err(
+                e.kind.clone(),
+                span,
+                format!("in grammar @{name}: {}", e.message),
+            );
+            // A JSON grammar's error keeps its pointer (into that grammar).
+            out.pointer = e.pointer;
+            out
         };
         let sub = match self.grammars.lower(name, self.limits, self.acct.budget()) {
             None => {

@@ -59,19 +59,14 @@ pub(super) fn locate(
     err: GrammarError,
 ) -> GrammarError {
     let src = lines.text(text.0, text.1);
-    let (start, end) = pointer_in_message(&err.message)
+    let (start, end) = err
+        .pointer()
         .map(|p| value_range(src, p))
         .map_or(text, |(s, e)| (text.0 + s, text.0 + e));
     let mut out = GrammarError::new(err.kind, format!("in `%json` schema: {}", err.message));
     out.span = Some(lines.span(start, end));
+    out.pointer = err.pointer;
     out
-}
-
-/// The pointer of a compiler message `at <pointer>: ...`.
-fn pointer_in_message(msg: &str) -> Option<&str> {
-    let rest = msg.strip_prefix("at ")?;
-    let (ptr, _) = rest.split_once(": ")?;
-    (ptr == "#" || ptr.is_empty() || ptr.starts_with('/') || ptr.starts_with("#/")).then_some(ptr)
 }
 
 /// The byte range, in `src` (a valid JSON text), of the value `pointer` names, or of the

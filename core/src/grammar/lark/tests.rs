@@ -1201,7 +1201,8 @@ fn inline_json_compile_errors_point_into_the_schema() {
         &src[span.start.offset..span.end.offset],
         "{\"$ref\": \"https://example.com/s.json\"}"
     );
-    assert!(e.message.contains("/properties/x"), "{e}");
+    assert_eq!(e.pointer(), Some("/properties/x"), "{e}");
+    assert!(e.message.starts_with("in `%json` schema: "), "{e}");
     // Limits keep their kind.
     let src = "start: a\na: %json {\"type\": \"string\", \"minLength\": 100000000}";
     let e = err(src);

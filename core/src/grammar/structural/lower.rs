@@ -63,8 +63,8 @@ pub fn lower(
 
 /// An error of the legacy form, pointing into its `structures` instead of the equivalent
 /// `triggered_tags` format's `tags`.
-fn legacy_pointer(mut e: GrammarError) -> GrammarError {
-    let Some(rest) = e.message.strip_prefix("at /tags/") else {
+fn legacy_pointer(e: GrammarError) -> GrammarError {
+    let Some(rest) = e.pointer().and_then(|p| p.strip_prefix("/tags/")) else {
         return e;
     };
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
@@ -76,8 +76,8 @@ fn legacy_pointer(mut e: GrammarError) -> GrammarError {
     } else {
         tail.to_string()
     };
-    e.message = format!("at /structures/{index}{tail}");
-    e
+    let pointer = format!("/structures/{index}{tail}");
+    e.with_pointer(pointer)
 }
 
 /// The format of a top-level value and its JSON pointer; the legacy form becomes an equal
@@ -129,7 +129,7 @@ fn top_format(root: &mut Value) -> Result<(Value, String), GrammarError> {
 
 fn err(kind: GrammarErrorKind, ptr: &str, msg: &str) -> GrammarError {
     let at = if ptr.is_empty() { "/" } else { ptr };
-    GrammarError::new(kind, format!("at {at}: {msg}"))
+    GrammarError::at_pointer(kind, at, msg)
 }
 
 fn err_syntax(ptr: &str, msg: &str) -> GrammarError {
@@ -819,8 +819,11 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         let parsed;
         let schema = match raw {
             Value::String(s) => {
-                parsed = json::parse_schema_within(s, self.budget)
-                    .map_err(|e| err(e.kind, &sptr, &e.message))?;
+                parsed = json::parse_schema_within(s, self.budget).map_err(|mut e| {
+                    // A span in the schema string, not in the tag: the pointer says where.
+                    e.span = None;
+                    e.with_pointer(&sptr)
+                })?;
                 &parsed
             }
             Value::Bool(_) | Value::Object(_) => raw,
@@ -861,11 +864,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             })?;
             opts.whitespace = Whitespace::Flexible { max };
         }
-        let located = |e: GrammarError| {
-            let mut e2 = err(e.kind, &sptr, &e.message);
-            e2.span = e.span;
-            e2
-        };
+        let located = |e: GrammarError| e.nested_at(&sptr);
         let sub = match style {
             None => {
                 json::compile(schema, &opts, self.limits, self.budget)

@@ -127,7 +127,7 @@ struct Tool {
 }
 
 fn error(ptr: &str, msg: &str) -> GrammarError {
-    GrammarError::new(GrammarErrorKind::Unsupported, format!("at {ptr}: {msg}"))
+    GrammarError::at_pointer(GrammarErrorKind::Unsupported, ptr, msg)
 }
 
 fn parse_tools(tools: &Value) -> Result<Vec<Tool>, GrammarError> {
@@ -403,6 +403,8 @@ impl Build {
 
 #[cfg(test)]
 mod tests {
+    use alloc::string::ToString;
+
     use super::*;
 
     fn tools() -> Value {
@@ -515,18 +517,22 @@ mod tests {
     #[test]
     fn errors_have_pointers() {
         let e = preset("gpt2", &tools(), &PresetOptions::default()).unwrap_err();
-        assert!(e.message.starts_with("at #/family:"), "{}", e.message);
+        assert!(e.to_string().starts_with("at #/family:"), "{}", e.message);
         let bad = json!([{"type": "function", "function": {"parameters": {}}}]);
         let e = preset("qwen3", &bad, &PresetOptions::default()).unwrap_err();
         assert!(
-            e.message.starts_with("at /0/function/name:"),
+            e.to_string().starts_with("at /0/function/name:"),
             "{}",
             e.message
         );
         let e = preset("qwen3", &json!({}), &PresetOptions::default()).unwrap_err();
-        assert!(e.message.starts_with("at #:"), "{}", e.message);
+        assert!(e.to_string().starts_with("at #:"), "{}", e.message);
         let e = preset("qwen3", &tools(), &opts(Some("nope"), false, false)).unwrap_err();
-        assert!(e.message.starts_with("at #/tool_choice:"), "{}", e.message);
+        assert!(
+            e.to_string().starts_with("at #/tool_choice:"),
+            "{}",
+            e.message
+        );
         let e = preset("qwen3", &json!([]), &opts(Some("required"), false, false)).unwrap_err();
         assert_eq!(e.kind, GrammarErrorKind::Unsupported);
     }

@@ -211,7 +211,7 @@ fn pointer(base: &str, segment: &str) -> String {
 
 fn unsupported(ptr: &str, msg: &str) -> GrammarError {
     let ptr = if ptr.is_empty() { "#" } else { ptr };
-    GrammarError::new(GrammarErrorKind::Unsupported, format!("at {ptr}: {msg}"))
+    GrammarError::at_pointer(GrammarErrorKind::Unsupported, ptr, msg)
 }
 
 /// Every byte but `0xFF` (text never matches special-token encodings).
@@ -919,13 +919,12 @@ impl<'a> Lowering<'a> {
             }
         }
         let (sub, _report) =
-            json::compile(&doc, self.json, self.limits, self.budget).map_err(|mut e| {
-                if let Some(rest) = e.message.strip_prefix("at #") {
-                    e.message = format!("at {ptr}{rest}");
-                } else if let Some(rest) = e.message.strip_prefix("at /") {
-                    e.message = format!("at {ptr}/{rest}");
+            json::compile(&doc, self.json, self.limits, self.budget).map_err(|e| {
+                if e.pointer.is_some() {
+                    e.nested_at(ptr)
+                } else {
+                    e
                 }
-                e
             })?;
         Ok(self.ir.embed(sub))
     }
@@ -1135,6 +1134,7 @@ fn elements_names(props: &Map<String, Value>, required: &[&str]) -> Vec<RegexAst
 mod tests {
     use super::*;
     use crate::{Grammar, Matcher};
+    use alloc::string::ToString;
     use alloc::sync::Arc;
     use serde_json::json;
 
@@ -1565,7 +1565,7 @@ mod tests {
         .err()
         .unwrap();
         assert_eq!(e.kind, GrammarErrorKind::Unsupported);
-        assert!(e.message.starts_with("at /type:"), "{}", e.message);
+        assert!(e.to_string().starts_with("at /type:"), "{}", e.message);
         let e = compile_with(
             json!({"type": "object", "properties": {"a/b": {"type": "array", "uniqueItems": true}}}),
             XmlStyle::Qwen,
@@ -1575,7 +1575,7 @@ mod tests {
         .err()
         .unwrap();
         assert!(
-            e.message.starts_with("at /properties/a~1b"),
+            e.to_string().starts_with("at /properties/a~1b"),
             "{}",
             e.message
         );
