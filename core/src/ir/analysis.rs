@@ -110,6 +110,10 @@ pub struct RuleInfo {
     pub shortest: Option<Shortest>,
     /// Where it is defined.
     pub span: Option<Span>,
+    /// It has no productions left because the regular-rule pass
+    /// ([`crate::ir::regular::lexify`]) made it part of a lexeme (GBNF): it is regular, and
+    /// its uses are that lexeme's (its other facts are not reported).
+    pub in_lexeme: bool,
 }
 
 /// A lexeme conflict, named ([`crate::ir::regular::LexemeConflict`]).
@@ -224,6 +228,23 @@ pub fn analyze(
         }
         let shortest = short.get(i).cloned().flatten();
         budget.charge(nt.name.len() + why.len() + shortest.as_ref().map_or(0, |s| s.text.len()))?;
+        // Every front end gives each nonterminal a production; none left means the
+        // regular-rule pass folded it into a lexeme.
+        if g.productions(i).is_empty() {
+            rules.push(RuleInfo {
+                name: nt.name.clone(),
+                class: GrammarClass::Regular,
+                why: String::from("folded into a lexeme by the regular-rule pass"),
+                syntactically_linear: true,
+                nullable: false,
+                productive: true,
+                reachable: false,
+                shortest: None,
+                span: nt.span,
+                in_lexeme: true,
+            });
+            continue;
+        }
         rules.push(RuleInfo {
             name: nt.name.clone(),
             class,
@@ -234,6 +255,7 @@ pub fn analyze(
             reachable: reachable.get(i).copied().unwrap_or(false),
             shortest,
             span: nt.span,
+            in_lexeme: false,
         });
     }
     let (class, why, syntactically_linear, start) = match rules.get(ir.start as usize) {
@@ -1041,6 +1063,7 @@ impl GrammarInfo {
                     "shortest_len": r.shortest.as_ref().map(|s| s.len),
                     "shortest_exact": r.shortest.as_ref().map(|s| s.exact),
                     "span": span_json(r.span),
+                    "in_lexeme": r.in_lexeme,
                 })
             })
             .collect();
@@ -1106,6 +1129,10 @@ impl GrammarInfo {
                 .span
                 .map(|sp| format!(" (line {}, column {})", sp.start.line, sp.start.column))
                 .unwrap_or_default();
+            if r.in_lexeme {
+                let _ = writeln!(s, "  {}{at}: regular, folded into a lexeme", r.name);
+                continue;
+            }
             let _ = write!(s, "  {}{at}: {}", r.name, r.class);
             if !flags.is_empty() {
                 let _ = write!(s, ", {}", flags.join(", "));
