@@ -362,7 +362,8 @@ fn json_report_format() {
             "shortest",
             "shortest_len",
             "shortest_exact",
-            "span"
+            "span",
+            "in_lexeme"
         ]
     );
     assert_eq!(start["shortest"], "c");
