@@ -358,11 +358,20 @@ case("grammar/lark_in_tag",
             "</calc>")),
      ["<calc>1+2</calc>", "<calc>10+20</calc>"],
      ["<calc>1+</calc>", "<calc>1-2</calc>", "1+2"])
-case("grammar/ebnf_unsupported", st({"type": "grammar", "grammar": 'root ::= "yes"'}),
-     error="at /format")
-case("grammar/ebnf_unsupported_pointer",
+case("grammar/ebnf", st({"type": "grammar", "grammar": 'root ::= "yes"'}),
+     ["yes"],
+     ["no", "", "yess", "ye"])
+case("grammar/ebnf_in_sequence",
      st(seq(cs("a"), {"type": "grammar", "grammar": 'root ::= "yes" | "no"'})),
-     error="/format/elements/1")
+     ["ayes", "ano"],
+     ["a", "yes", "amaybe", "anoo"])
+case("grammar/ebnf_classes_and_repeats",
+     st(seq({"type": "grammar", "grammar": 'root ::= [a-c]{2,3} d\nd ::= "-" [0-9]+'},
+            cs("!"))),
+     ["ab-1!", "abc-42!"],
+     ["a-1!", "abcd-1!", "ab-!", "ab-1"])
+case("grammar/ebnf_syntax_error", st({"type": "grammar", "grammar": 'root ::= "yes'}),
+     error="/format/grammar")
 case("regex/code", st(regex("[A-Z]{3}-[0-9]{4}")),
      ["ABC-1234", "ZZZ-0000"],
      ["ABC-123", "abc-1234", "ABC-12345", "XABC-1234", ""])

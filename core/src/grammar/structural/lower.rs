@@ -658,22 +658,26 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             }
             "grammar" => {
                 let src = Self::str_field(v, "grammar", ptr)?;
-                if src.contains("::=") {
-                    return Err(err_unsupported(
-                        &child(ptr, "grammar"),
-                        "EBNF/GBNF grammars: not yet (issue 19); write the grammar in Lark syntax",
-                    ));
-                }
-                let ctx = lark::Context {
-                    specials: self.vocab,
-                    json: self.json,
-                    grammars: &lark::NoSubGrammars,
-                };
-                let sub = lark::parse_in(src, &ctx, self.limits, self.budget).map_err(|e| {
-                    let mut e2 = err(e.kind.clone(), &child(ptr, "grammar"), &e.to_string());
+                let located = |e: GrammarError| {
+                    let mut e2 = err(e.kind.clone(), &child(ptr, "grammar"), &e.message);
                     e2.span = e.span;
                     e2
-                })?;
+                };
+                // XGrammar's EBNF is GBNF (`root ::= ...`): its one-code-point lexemes are
+                // kept (the regular-rule pass decides lexemes for a whole grammar, and what
+                // follows the embedded one is not in it).
+                let sub = if src.contains("::=") {
+                    let opts = crate::grammar::gbnf::GbnfOptions::default();
+                    crate::grammar::gbnf::lower(src, &opts, self.vocab, self.limits, self.budget)
+                        .map_err(located)?
+                } else {
+                    let ctx = lark::Context {
+                        specials: self.vocab,
+                        json: self.json,
+                        grammars: &lark::NoSubGrammars,
+                    };
+                    lark::parse_in(src, &ctx, self.limits, self.budget).map_err(located)?
+                };
                 if sub.lexemes.iter().any(|l| l.ignore) {
                     return Err(err_unsupported(
                         &child(ptr, "grammar"),

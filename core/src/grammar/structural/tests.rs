@@ -271,12 +271,22 @@ fn regex_and_grammar_and_json() {
         &["<f>1</f>", "<f>-20</f>"],
         &["<f></f>", "<f>1.5</f>"],
     );
+    // GBNF (XGrammar's EBNF) next to text.
+    check(
+        json!({"type": "sequence", "elements": [
+            text("<g>"),
+            {"type": "grammar", "grammar": "root ::= \"a\" [0-9]{1,2}"},
+            text("</g>")]}),
+        &["<g>a1</g>", "<g>a42</g>"],
+        &["<g>a</g>", "<g>a123</g>", "<g>b1</g>"],
+    );
     let e = error(
-        json!({"type": "grammar", "grammar": "root ::= \"a\""}),
+        json!({"type": "grammar", "grammar": "root ::= \"a"}),
         &plain(),
     );
-    assert_eq!(e.kind, GrammarErrorKind::Unsupported);
-    assert!(e.message.contains("issue 19"), "{e}");
+    assert_eq!(e.kind, GrammarErrorKind::Syntax);
+    assert_eq!(e.pointer(), Some("/grammar"), "{e}");
+    assert!(e.span.is_some(), "{e}");
 }
 
 #[test]
