@@ -261,18 +261,6 @@ fn drop_unused_lexemes(mut ir: GrammarIr) -> GrammarIr {
     ir
 }
 
-/// Compile `ir` the way GBNF is compiled: [`lexify`], then build, a nullable lexeme (a
-/// rule such as `ws ::= [ ]?` made a lexeme) becoming an optional non-empty one.
-pub fn compile(
-    ir: GrammarIr,
-    vocab: &Arc<crate::Vocabulary>,
-    limits: &Limits,
-) -> Result<crate::Grammar, GrammarError> {
-    let mut budget = CompileBudget::new(limits);
-    let ir = lexify(ir, limits, &mut budget)?;
-    crate::Grammar::build(&ir, vocab, limits, true, &mut budget)
-}
-
 /// How two lexemes the parser may allow at the same point get in each other's way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ConflictKind {
