@@ -47,6 +47,7 @@ use crate::grammar::Grammar;
 use crate::slicer::Slice;
 use crate::toktrie::Recognizer;
 use crate::vocab::Vocabulary;
+use sieve_kernels as kernels;
 
 mod gated;
 
@@ -331,10 +332,10 @@ impl Matcher {
         }
         let vocab = self.grammar.vocab().clone();
         let (mask, rest) = mask.split_at_mut(needed);
-        rest.fill(0);
+        kernels::fill(rest, 0);
         if self.stopped {
-            mask.fill(0);
-            set_bits(mask, vocab.eos_tokens());
+            kernels::fill(mask, 0);
+            kernels::set_bits(mask, vocab.eos_tokens());
             return Ok(());
         }
         if self.gated() {
@@ -343,23 +344,23 @@ impl Matcher {
         self.stats.masks += 1;
         let key = self.parser.state_key();
         if self.cached_key == Some(key) && self.cached_mask.len() == needed {
-            mask.copy_from_slice(&self.cached_mask);
+            kernels::copy_into(mask, &self.cached_mask);
             self.stats.cached += 1;
             return Ok(());
         }
         if let Err(kind) = self.reserve_mask_copy(needed) {
-            mask.fill(0);
+            kernels::fill(mask, 0);
             return self.fail(MatcherError::Limit(kind));
         }
         if let Err(kind) = self.with_rebuild(|m| {
             m.reserve_output(0)?;
             m.mask_attempt(&vocab, mask)
         }) {
-            mask.fill(0);
+            kernels::fill(mask, 0);
             return self.fail(MatcherError::Limit(kind));
         }
         if self.parser.is_accepting() {
-            set_bits(mask, vocab.eos_tokens());
+            kernels::set_bits(mask, vocab.eos_tokens());
         }
         self.cached_mask.clear();
         self.cached_mask.extend_from_slice(mask);
@@ -506,12 +507,12 @@ impl Matcher {
     fn walk(&mut self, vocab: &Vocabulary, slice: Option<&Slice>, mask: &mut [u32]) {
         match slice {
             Some(slice) => {
-                mask.copy_from_slice(slice.mask());
+                kernels::copy_into(mask, slice.mask());
                 slice.rest().walk_stepper(&mut self.parser, mask);
                 self.stats.sliced += 1;
             }
             None => {
-                mask.fill(0);
+                kernels::fill(mask, 0);
                 vocab.trie().walk_stepper(&mut self.parser, mask)
             }
         }
@@ -1002,22 +1003,20 @@ impl Matcher {
             return Ok(());
         }
         let vocab = self.grammar.vocab().clone();
-        let words = self.mask_words();
         let mut kept = Vec::new();
         let r = self.with_rebuild(|m| m.narrow(&vocab, &mut kept, remaining));
         self.charge_outside();
         match r {
             Ok(true) => {
                 vocab.trie().or_duplicates(&mut kept);
-                set_bits(&mut kept, vocab.eos_tokens());
-                for (w, k) in mask.iter_mut().take(words).zip(&kept) {
-                    *w &= k;
-                }
+                kernels::set_bits(&mut kept, vocab.eos_tokens());
+                // `kept` is `mask_words` long; the words of `mask` past it are zero already.
+                kernels::and_into(mask, &kept);
                 Ok(())
             }
             Ok(false) => Ok(()),
             Err(kind) => {
-                mask.fill(0);
+                kernels::fill(mask, 0);
                 self.search_failed(kind)
             }
         }
@@ -1138,8 +1137,8 @@ impl Matcher {
                 n.is_some_and(|n| n <= limit)
             };
             let ok = on_plan || within;
-            if ok && let Some(w) = kept.get_mut(t as usize / 32) {
-                *w |= 1 << (t % 32);
+            if ok {
+                kernels::set_bit(kept, t);
             }
             true
         });
@@ -1250,14 +1249,6 @@ impl Drop for Matcher {
             self.parser.reset_to_start();
             self.parser.output_room = (self.bytes.capacity(), self.consumed.capacity());
             core::mem::swap(&mut *warm, &mut self.parser);
-        }
-    }
-}
-
-fn set_bits(mask: &mut [u32], tokens: &[u32]) {
-    for &t in tokens {
-        if let Some(w) = mask.get_mut(t as usize / 32) {
-            *w |= 1 << (t % 32);
         }
     }
 }

@@ -85,7 +85,7 @@ pub(crate) fn build(tokens: &[&[u8]], patterns: &[String]) -> Result<Vec<Slice>,
         for (id, &bytes) in tokens.iter().enumerate() {
             let inside = !bytes.is_empty() && exprs.matches(e, bytes).unwrap_or(false);
             if inside {
-                mask[id / 32] |= 1 << (id % 32);
+                sieve_kernels::set_bit(&mut mask, id as u32);
                 count += 1;
                 rest.push(&[]);
             } else {

@@ -89,51 +89,58 @@ extern crate std;
 /// Generates the safe methods of an ISA token, each calling the module's `#[target_feature]`
 /// function of the same name. Expanded inside the ISA modules (the only places that allow
 /// `unsafe`), so the one `unsafe` call per kernel sits next to the token's constructors.
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+///
+/// `token_methods!(Token, unsafe)` for `#[target_feature]` functions; `token_methods!(Token)`
+/// for a module of safe functions (the 32-bit ARM module, which needs no `#[target_feature]`).
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "aarch64", any(target_feature = "neon", feature = "std")),
+    all(target_arch = "arm", sieve_arm_neon),
+))]
 macro_rules! token_methods {
-    ($token:ident) => {
+    ($token:ident $(, $unsafe:tt)?) => {
         impl $token {
             /// See [`crate::or_into`].
             #[inline]
             pub fn or_into(self, dst: &mut [u32], src: &[u32]) {
                 // SAFETY: (1) the target feature must be supported by the CPU: `self`
                 // exists only if the constructor checked it or its caller promised it.
-                unsafe { or_into(dst, src) }
+                $($unsafe)? { or_into(dst, src) }
             }
 
             /// See [`crate::and_into`].
             #[inline]
             pub fn and_into(self, dst: &mut [u32], src: &[u32]) {
                 // SAFETY: (1) as in `or_into`: `self` proves the target feature.
-                unsafe { and_into(dst, src) }
+                $($unsafe)? { and_into(dst, src) }
             }
 
             /// See [`crate::andnot_into`].
             #[inline]
             pub fn andnot_into(self, dst: &mut [u32], src: &[u32]) {
                 // SAFETY: (1) as in `or_into`: `self` proves the target feature.
-                unsafe { andnot_into(dst, src) }
+                $($unsafe)? { andnot_into(dst, src) }
             }
 
             /// See [`crate::popcount`].
             #[inline]
             pub fn popcount(self, words: &[u32]) -> u64 {
                 // SAFETY: (1) as in `or_into`: `self` proves the target feature.
-                unsafe { popcount(words) }
+                $($unsafe)? { popcount(words) }
             }
 
             /// See [`crate::single_set_bit`].
             #[inline]
             pub fn single_set_bit(self, words: &[u32]) -> Option<usize> {
                 // SAFETY: (1) as in `or_into`: `self` proves the target feature.
-                unsafe { single_set_bit(words) }
+                $($unsafe)? { single_set_bit(words) }
             }
 
             /// See [`crate::apply_mask_f32`].
             #[inline]
             pub fn apply_mask_f32(self, logits: &mut [f32], mask: &[u32]) {
                 // SAFETY: (1) as in `or_into`: `self` proves the target feature.
-                unsafe { apply_mask_f32(logits, mask) }
+                $($unsafe)? { apply_mask_f32(logits, mask) }
             }
 
             /// See [`crate::apply_mask_f32_batch`].
@@ -146,21 +153,21 @@ macro_rules! token_methods {
                 mask_words: usize,
             ) {
                 // SAFETY: (1) as in `or_into`: `self` proves the target feature.
-                unsafe { apply_mask_f32_batch(logits, row_len, masks, mask_words) }
+                $($unsafe)? { apply_mask_f32_batch(logits, row_len, masks, mask_words) }
             }
 
             /// See [`crate::apply_mask_f16`].
             #[inline]
             pub fn apply_mask_f16(self, logits: &mut [u16], mask: &[u32]) {
                 // SAFETY: (1) as in `or_into`: `self` proves the target feature.
-                unsafe { apply_mask_f16(logits, mask) }
+                $($unsafe)? { apply_mask_f16(logits, mask) }
             }
 
             /// See [`crate::apply_mask_bf16`].
             #[inline]
             pub fn apply_mask_bf16(self, logits: &mut [u16], mask: &[u32]) {
                 // SAFETY: (1) as in `or_into`: `self` proves the target feature.
-                unsafe { apply_mask_bf16(logits, mask) }
+                $($unsafe)? { apply_mask_bf16(logits, mask) }
             }
 
             /// See [`crate::apply_mask_sparse_f32`].
@@ -172,7 +179,7 @@ macro_rules! token_methods {
                 mask: &[u32],
             ) {
                 // SAFETY: (1) as in `or_into`: `self` proves the target feature.
-                unsafe { apply_mask_sparse_f32(logits, candidate_ids, mask) }
+                $($unsafe)? { apply_mask_sparse_f32(logits, candidate_ids, mask) }
             }
         }
     };
@@ -180,8 +187,10 @@ macro_rules! token_methods {
 
 pub mod scalar;
 
-#[cfg(target_arch = "aarch64")]
+#[cfg(all(target_arch = "aarch64", any(target_feature = "neon", feature = "std")))]
 pub mod aarch64;
+#[cfg(all(target_arch = "arm", sieve_arm_neon))]
+pub mod arm;
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
 
@@ -202,7 +211,7 @@ pub enum Kernel {
     Scalar,
     /// 256-bit AVX2 kernels (x86_64 only).
     Avx2,
-    /// 128-bit NEON kernels (aarch64 only).
+    /// 128-bit NEON kernels (aarch64, and 32-bit ARM builds with NEON enabled).
     Neon,
 }
 
@@ -212,8 +221,10 @@ enum Resolved {
     Scalar,
     #[cfg(target_arch = "x86_64")]
     Avx2(x86_64::avx2::Avx2),
-    #[cfg(target_arch = "aarch64")]
+    #[cfg(all(target_arch = "aarch64", any(target_feature = "neon", feature = "std")))]
     Neon(aarch64::neon::Neon),
+    #[cfg(all(target_arch = "arm", sieve_arm_neon))]
+    Neon(arm::neon::Neon),
 }
 
 /// The dispatch site: `dispatch!(kernel, f(args))` calls `f` of the resolved level.
@@ -223,7 +234,10 @@ macro_rules! dispatch {
             Resolved::Scalar => scalar::$f($($arg),*),
             #[cfg(target_arch = "x86_64")]
             Resolved::Avx2(token) => token.$f($($arg),*),
-            #[cfg(target_arch = "aarch64")]
+            #[cfg(any(
+                all(target_arch = "aarch64", any(target_feature = "neon", feature = "std")),
+                all(target_arch = "arm", sieve_arm_neon),
+            ))]
             Resolved::Neon(token) => token.$f($($arg),*),
         }
     };
@@ -275,8 +289,12 @@ impl Kernel {
                 Resolved::Scalar
             }
             Kernel::Neon => {
-                #[cfg(target_arch = "aarch64")]
+                #[cfg(all(target_arch = "aarch64", any(target_feature = "neon", feature = "std")))]
                 if let Some(token) = aarch64::neon::Neon::new() {
+                    return Resolved::Neon(token);
+                }
+                #[cfg(all(target_arch = "arm", sieve_arm_neon))]
+                if let Some(token) = arm::neon::Neon::new() {
                     return Resolved::Neon(token);
                 }
                 Resolved::Scalar
@@ -352,6 +370,57 @@ impl Kernel {
     pub fn apply_mask_sparse_f32(self, logits: &mut [f32], candidate_ids: &[u32], mask: &[u32]) {
         dispatch!(self, apply_mask_sparse_f32(logits, candidate_ids, mask))
     }
+}
+
+/// `dst[i] = src[i]` over the shorter slice (a slice mask or a remembered mask copied into
+/// the caller's buffer). Level-independent: `memcpy` already uses the CPU's widest vectors.
+#[inline]
+pub fn copy_into(dst: &mut [u32], src: &[u32]) {
+    scalar::copy_into(dst, src);
+}
+
+/// Every word of `dst` becomes `word` (0 clears a mask). Level-independent (`memset`).
+#[inline]
+pub fn fill(dst: &mut [u32], word: u32) {
+    scalar::fill(dst, word);
+}
+
+/// Sets bits `0..n_bits` of `dst` and clears the rest: the mask allowing every token of an
+/// `n_bits`-token vocabulary. Level-independent (`memset` twice and one word).
+#[inline]
+pub fn fill_prefix(dst: &mut [u32], n_bits: usize) {
+    scalar::fill_prefix(dst, n_bits);
+}
+
+/// Sets bit `id` (token `id` allowed); an id beyond the mask is ignored.
+#[inline]
+pub fn set_bit(mask: &mut [u32], id: u32) {
+    scalar::set_bit(mask, id);
+}
+
+/// Clears bit `id`; an id beyond the mask is ignored.
+#[inline]
+pub fn clear_bit(mask: &mut [u32], id: u32) {
+    scalar::clear_bit(mask, id);
+}
+
+/// Whether bit `id` is set; bits beyond the mask read as clear.
+#[inline]
+pub fn test_bit(mask: &[u32], id: u32) -> bool {
+    scalar::test_bit(mask, id)
+}
+
+/// Sets the bit of every id in `ids` (the EOS tokens, a gate's end tokens); ids beyond the
+/// mask are ignored. Level-independent: one scattered store per id.
+#[inline]
+pub fn set_bits(mask: &mut [u32], ids: &[u32]) {
+    scalar::set_bits(mask, ids);
+}
+
+/// Clears the bit of every id in `ids`; ids beyond the mask are ignored.
+#[inline]
+pub fn clear_bits(mask: &mut [u32], ids: &[u32]) {
+    scalar::clear_bits(mask, ids);
 }
 
 /// `dst[i] |= src[i]` over the shorter slice.

@@ -5,6 +5,77 @@
 //! logits) at a time with fast paths for all-allowed and all-disallowed words, so a mostly
 //! empty mask over a 128k vocabulary costs about one store per disallowed logit.
 
+/// `dst[i] = src[i]` for `i < min(dst.len(), src.len())`: a `memcpy`, which the C library
+/// already runs with the widest vectors the CPU has, so every level uses this one.
+#[inline]
+pub fn copy_into(dst: &mut [u32], src: &[u32]) {
+    let n = dst.len().min(src.len());
+    dst[..n].copy_from_slice(&src[..n]);
+}
+
+/// Every word of `dst` becomes `word`: a `memset` for 0 and `u32::MAX` (LLVM's own vector
+/// loop otherwise), so every level uses this one.
+#[inline]
+pub fn fill(dst: &mut [u32], word: u32) {
+    dst.fill(word);
+}
+
+/// Sets bits `0..n_bits` and clears the others (a mask allowing the first `n_bits` tokens);
+/// bits beyond `32 * dst.len()` are dropped.
+#[inline]
+pub fn fill_prefix(dst: &mut [u32], n_bits: usize) {
+    let full = (n_bits / 32).min(dst.len());
+    let (ones, rest) = dst.split_at_mut(full);
+    ones.fill(u32::MAX);
+    rest.fill(0);
+    if let Some(w) = rest.first_mut()
+        && !n_bits.is_multiple_of(32)
+    {
+        *w = (1u32 << (n_bits % 32)) - 1;
+    }
+}
+
+/// Sets bit `id`; an id beyond the mask is ignored.
+#[inline]
+pub fn set_bit(mask: &mut [u32], id: u32) {
+    if let Some(w) = mask.get_mut((id / 32) as usize) {
+        *w |= 1 << (id % 32);
+    }
+}
+
+/// Clears bit `id`; an id beyond the mask is ignored.
+#[inline]
+pub fn clear_bit(mask: &mut [u32], id: u32) {
+    if let Some(w) = mask.get_mut((id / 32) as usize) {
+        *w &= !(1 << (id % 32));
+    }
+}
+
+/// Whether bit `id` is set; bits beyond the mask are clear.
+#[inline]
+pub fn test_bit(mask: &[u32], id: u32) -> bool {
+    match mask.get((id / 32) as usize) {
+        Some(w) => w & (1 << (id % 32)) != 0,
+        None => false,
+    }
+}
+
+/// [`set_bit`] for each id of `ids` (EOS and other token lists).
+#[inline]
+pub fn set_bits(mask: &mut [u32], ids: &[u32]) {
+    for &id in ids {
+        set_bit(mask, id);
+    }
+}
+
+/// [`clear_bit`] for each id of `ids`.
+#[inline]
+pub fn clear_bits(mask: &mut [u32], ids: &[u32]) {
+    for &id in ids {
+        clear_bit(mask, id);
+    }
+}
+
 /// `dst[i] |= src[i]` for `i < min(dst.len(), src.len())`.
 #[inline]
 pub fn or_into(dst: &mut [u32], src: &[u32]) {
@@ -141,18 +212,9 @@ pub fn apply_mask_sparse_f32(logits: &mut [f32], candidate_ids: &[u32], mask: &[
     let n = logits.len().min(candidate_ids.len());
     let (with_id, without_id) = logits.split_at_mut(n);
     for (logit, &id) in with_id.iter_mut().zip(candidate_ids) {
-        if !is_set(mask, id) {
+        if !test_bit(mask, id) {
             *logit = f32::NEG_INFINITY;
         }
     }
     without_id.fill(f32::NEG_INFINITY);
-}
-
-/// Whether bit `id` is set; bits beyond the mask are clear.
-#[inline]
-fn is_set(mask: &[u32], id: u32) -> bool {
-    match mask.get((id / 32) as usize) {
-        Some(w) => w & (1 << (id % 32)) != 0,
-        None => false,
-    }
 }

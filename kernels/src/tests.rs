@@ -229,6 +229,54 @@ proptest! {
 }
 
 proptest! {
+    /// The level-independent word kernels against bit-by-bit loops.
+    #[test]
+    fn word_kernels_match_naive(
+        (dst, doff) in words_at_offset(),
+        (src, soff) in words_at_offset(),
+        ids in prop::collection::vec(0u32..7000, 0..40),
+        n_bits in 0usize..7000,
+        word in word(),
+    ) {
+        let (d0, s) = (&dst[doff..], &src[soff..]);
+        let mut d = dst.clone();
+        crate::copy_into(&mut d[doff..], s);
+        let n = d0.len().min(s.len());
+        prop_assert_eq!(&d[doff..doff + n], &s[..n]);
+        prop_assert_eq!(&d[doff + n..], &d0[n..]);
+        prop_assert_eq!(&d[..doff], &dst[..doff]);
+
+        let mut d = dst.clone();
+        crate::fill(&mut d[doff..], word);
+        prop_assert!(d[doff..].iter().all(|&w| w == word));
+        prop_assert_eq!(&d[..doff], &dst[..doff]);
+
+        let mut d = dst.clone();
+        crate::fill_prefix(&mut d[doff..], n_bits);
+        for i in 0..d0.len() * 32 {
+            prop_assert_eq!(bit(&d[doff..], i), i < n_bits, "bit {}", i);
+        }
+
+        let mut set = d0.to_vec();
+        crate::set_bits(&mut set, &ids);
+        let mut cleared = d0.to_vec();
+        crate::clear_bits(&mut cleared, &ids);
+        for i in 0..d0.len() * 32 {
+            let listed = ids.contains(&(i as u32));
+            prop_assert_eq!(bit(&set, i), bit(d0, i) || listed);
+            prop_assert_eq!(bit(&cleared, i), bit(d0, i) && !listed);
+            prop_assert_eq!(crate::test_bit(d0, i as u32), bit(d0, i));
+        }
+        prop_assert!(!crate::test_bit(d0, (d0.len() * 32) as u32));
+        prop_assert!(!crate::test_bit(d0, u32::MAX));
+        let mut one = d0.to_vec();
+        crate::set_bit(&mut one, u32::MAX);
+        crate::clear_bit(&mut one, u32::MAX);
+        prop_assert_eq!(&one[..], d0);
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
 
     /// OR/AND/AND-NOT: every length 0..=MAX_WORDS at every offset, with `src` shorter, equal
@@ -493,7 +541,19 @@ fn expected_levels_are_available() {
     }
     #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
     assert!(Kernel::Neon.is_available());
-    #[cfg(not(target_arch = "aarch64"))]
+    #[cfg(all(
+        target_arch = "aarch64",
+        not(target_feature = "neon"),
+        feature = "std",
+        not(miri)
+    ))]
+    assert_eq!(
+        Kernel::Neon.is_available(),
+        std::arch::is_aarch64_feature_detected!("neon")
+    );
+    #[cfg(all(target_arch = "arm", sieve_arm_neon, not(miri)))]
+    assert!(Kernel::Neon.is_available());
+    #[cfg(not(any(target_arch = "aarch64", all(target_arch = "arm", sieve_arm_neon))))]
     assert!(!Kernel::Neon.is_available());
     #[cfg(not(target_arch = "x86_64"))]
     assert!(!Kernel::Avx2.is_available());
@@ -507,7 +567,7 @@ fn selected_is_the_best_available() {
     assert_eq!(Some(k), Kernel::ALL.into_iter().find(|k| k.is_available()));
     let expected = if cfg!(miri) {
         "scalar"
-    } else if cfg!(target_arch = "aarch64") {
+    } else if Kernel::Neon.is_available() {
         "neon"
     } else if Kernel::Avx2.is_available() {
         "avx2"

@@ -36,6 +36,7 @@ use crate::error::LimitKind;
 use crate::lexer::{Lexer, SLOW_BIT, StateId};
 use crate::toktrie::{Split, Splitter, Stepper, StopWalk, TokTrie};
 use crate::vocab::Vocabulary;
+use sieve_kernels as kernels;
 
 /// Default bound on the bytes of remembered state masks per parser.
 pub const MAX_STATE_MASK_BYTES: usize = 8 << 20;
@@ -264,19 +265,18 @@ impl Parser {
         let trie = match sm.slice.map(|k| vocab.slices().get(k)) {
             Some(Some(s)) => s.rest(),
             Some(None) => {
-                mask.fill(0);
+                kernels::fill(mask, 0);
                 return;
             }
             None => vocab.trie(),
         };
-        let Some(dst) = mask.get_mut(..sm.within.len()) else {
-            mask.fill(0);
+        if mask.len() < sm.within.len() {
+            kernels::fill(mask, 0);
             return;
-        };
-        dst.copy_from_slice(&sm.within);
-        if let Some(rest) = mask.get_mut(sm.within.len()..) {
-            rest.fill(0);
         }
+        let (dst, rest) = mask.split_at_mut(sm.within.len());
+        kernels::copy_into(dst, &sm.within);
+        kernels::fill(rest, 0);
         let mut stack = self.take_stack();
         if stack.is_empty() {
             return;

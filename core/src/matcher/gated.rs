@@ -17,6 +17,7 @@ use super::{Consumed, Matcher};
 use crate::error::{LimitKind, MatcherError};
 use crate::gate::{Gate, GatePos, MAX_TRIGGER_BYTES};
 use crate::grammar::Grammar;
+use sieve_kernels as kernels;
 
 /// Where a gated matcher is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -296,23 +297,14 @@ impl Matcher {
             return Ok(());
         };
         if g.exhausted() {
-            mask.fill(0);
-            super::set_bits(mask, g.gate.end_tokens());
+            kernels::fill(mask, 0);
+            kernels::set_bits(mask, g.gate.end_tokens());
             return Ok(());
         }
-        mask.fill(u32::MAX);
-        let n = vocab.vocab_size();
-        if !n.is_multiple_of(32)
-            && let Some(w) = mask.last_mut()
-        {
-            *w = (1u32 << (n % 32)) - 1;
-        }
+        kernels::fill_prefix(mask, vocab.vocab_size());
         if g.phase == GatePhase::Waiting {
-            for &t in g.rejected.iter().chain(&g.token_rejected) {
-                if let Some(w) = mask.get_mut(t as usize / 32) {
-                    *w &= !(1 << (t % 32));
-                }
-            }
+            kernels::clear_bits(mask, &g.rejected);
+            kernels::clear_bits(mask, &g.token_rejected);
         }
         Ok(())
     }

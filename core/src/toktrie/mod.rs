@@ -509,24 +509,21 @@ fn close_subtree(nodes: &mut [Node], idx: u32) {
 }
 
 /// Sets bit `id` if it exists in `mask` and `id` names a token.
+#[inline]
 fn set_bit_checked(mask: &mut [u32], id: u32) {
-    if id == Node::NO_TOKEN {
-        return;
-    }
-    if let Some(w) = mask.get_mut((id / 32) as usize) {
-        *w |= 1 << (id % 32);
+    if id != Node::NO_TOKEN {
+        sieve_kernels::set_bit(mask, id);
     }
 }
 
 /// Whether bit `id` is set; bits beyond `mask` are clear.
+#[inline]
 fn bit_is_set(mask: &[u32], id: u32) -> bool {
-    mask.get((id / 32) as usize)
-        .is_some_and(|w| w & (1 << (id % 32)) != 0)
+    sieve_kernels::test_bit(mask, id)
 }
 
 /// Clears bit `id` if it exists in `mask`.
+#[inline]
 fn clear_bit(mask: &mut [u32], id: u32) {
-    if let Some(w) = mask.get_mut((id / 32) as usize) {
-        *w &= !(1 << (id % 32));
-    }
+    sieve_kernels::clear_bit(mask, id);
 }

@@ -253,16 +253,12 @@ impl Vocabulary {
             names.extend_from_slice(tok);
             name_ends.push(u32::try_from(names.len()).map_err(|_| TrieError::TooManyBytes)?);
             *tok = Vocabulary::special_encoding(id);
-            if let Some(w) = special_bits.get_mut((id / 32) as usize) {
-                *w |= 1 << (id % 32);
-            }
+            sieve_kernels::set_bit(&mut special_bits, id);
         }
         // Text containing the marker byte can never be allowed: park it under `0xFF 0xFF`,
         // where every walk and push is rejected (see the module docs).
         for (id, tok) in tokens.iter_mut().enumerate() {
-            let special = special_bits
-                .get(id / 32)
-                .is_some_and(|w| w & (1 << (id % 32)) != 0);
+            let special = sieve_kernels::test_bit(&special_bits, id as u32);
             if !special && tok.contains(&Vocabulary::SPECIAL_PREFIX) {
                 tok.splice(0..0, Vocabulary::MARKED_TEXT);
             }
@@ -318,9 +314,7 @@ impl Vocabulary {
 
     /// Whether `id` is a special token (`false` when out of range).
     pub fn is_special(&self, id: u32) -> bool {
-        self.special_bits
-            .get((id / 32) as usize)
-            .is_some_and(|w| w & (1 << (id % 32)) != 0)
+        sieve_kernels::test_bit(&self.special_bits, id)
     }
 
     /// The special-token ids, sorted.

@@ -1,7 +1,11 @@
 //! NEON kernels: 128-bit vectors, `W` = 4 mask words (or 4 `f32` / 8 `u16` logits).
 //!
-//! NEON is part of the default aarch64 targets, so the level is chosen at compile time
-//! (`cfg(target_feature = "neon")`; never under Miri). Kernels are safe
+//! NEON is part of the default aarch64 targets (Linux, macOS, `aarch64-unknown-none`), so the
+//! level is usually chosen at compile time (`cfg(target_feature = "neon")`). A build without
+//! it but with `std` (`-C target-feature=-neon` on Linux) asks the OS at run time
+//! (`is_aarch64_feature_detected!`, cached by `std`); bare metal without it
+//! (`aarch64-unknown-none-softfloat`) does not compile this module at all, since enabling
+//! NEON there would change the float ABI. Never under Miri. Kernels are safe
 //! `#[target_feature(enable = "neon")]` functions reached through a [`Neon`] token. The only
 //! other `unsafe` is loads and stores of fixed-size arrays, each behind a small helper with
 //! its own `SAFETY` comment; the element-sized alignment that `vld1q`/`vst1q` need is the
@@ -28,10 +32,17 @@ pub struct Neon {
 
 impl Neon {
     /// Whether NEON can be used: the build's target features (on by default for aarch64),
-    /// and `false` under Miri.
+    /// else run-time detection with `std`, and `false` under Miri.
     #[inline]
     pub fn is_available() -> bool {
-        cfg!(all(target_feature = "neon", not(miri)))
+        if cfg!(miri) {
+            return false;
+        }
+        #[cfg(all(not(target_feature = "neon"), feature = "std", not(miri)))]
+        if std::arch::is_aarch64_feature_detected!("neon") {
+            return true;
+        }
+        cfg!(target_feature = "neon")
     }
 
     /// A token if [`Neon::is_available`].
@@ -57,7 +68,7 @@ impl Neon {
     }
 }
 
-token_methods!(Neon);
+token_methods!(Neon, unsafe);
 
 // ---- loads and stores: the only pointer operations ----
 

@@ -61,7 +61,7 @@ impl Avx2 {
     }
 }
 
-token_methods!(Avx2);
+token_methods!(Avx2, unsafe);
 
 #[cfg(all(feature = "std", not(miri)))]
 mod detect {
