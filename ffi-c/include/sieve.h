@@ -907,6 +907,42 @@ sieve_status sieve_apply_mask_bf16(uint16_t *logits,
                                    size_t mask_words);
 
 /**
+ * Sparse masking, for logits already cut to a candidate list (after top-k, say):
+ * `logits[i]` is the logit of token `candidate_ids[i]` and becomes `-inf` unless that token's
+ * bit is set in `mask` (`mask_words` words; ids past `32 * mask_words` are disallowed).
+ * Logits without a candidate id (`i >= n_candidates`) become `-inf`; extra ids are ignored.
+ * AVX2 gathers where the CPU has them. Thread-safe on distinct buffers.
+ *
+ * Returns `SIEVE_STATUS_NULL_ARGUMENT` for a NULL buffer with a non-zero length (nothing is
+ * written then).
+ */
+SIEVE_NODISCARD
+sieve_status sieve_apply_mask_sparse_f32(float *logits,
+                                         size_t n_logits,
+                                         const uint32_t *candidate_ids,
+                                         size_t n_candidates,
+                                         const uint32_t *mask,
+                                         size_t mask_words);
+
+/**
+ * `sieve_apply_mask_f32` over a batch of `n_rows` rows: row `i` is
+ * `logits[i * row_len ..< (i + 1) * row_len]` and its mask is
+ * `masks[i * mask_words ..< (i + 1) * mask_words]` (the layout `sieve_compute_masks`
+ * writes). `mask_words == 0` makes every logit `-inf`; `row_len == 0` or `n_rows == 0` does
+ * nothing. Thread-safe on distinct buffers.
+ *
+ * Returns `SIEVE_STATUS_NULL_ARGUMENT` for a NULL buffer with a non-zero size and
+ * `SIEVE_STATUS_INVALID_ARGUMENT` when `n_rows * row_len` or `n_rows * mask_words` overflows
+ * `size_t` (nothing is written then).
+ */
+SIEVE_NODISCARD
+sieve_status sieve_apply_mask_f32_batch(float *logits,
+                                        size_t n_rows,
+                                        size_t row_len,
+                                        const uint32_t *masks,
+                                        size_t mask_words);
+
+/**
  * Creates a matcher at the start of `grammar`. `*out` receives a handle to free with
  * `sieve_matcher_free`. The matcher keeps the grammar alive.
  */

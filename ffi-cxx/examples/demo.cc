@@ -5,10 +5,13 @@
 // controller: text held back while it may begin the stop string "END", the match never
 // shown, a clone branching the sequence, and a stop regex that is rejected. Also the same
 // kind of grammar in GBNF (llama.cpp's format), by syntax name and through grammar_from_gbnf.
+// Last, the mask kernels: a mask applied to a batch of logit rows and to a sparse candidate
+// list, checked against the mask bits.
 //
 // Built by build.rs with cxx_build; `sieve_cxx_demo_main` is the program (examples/demo.rs
 // only calls it). Prints "demo ok" and returns 0 on success.
 
+#include <cmath>
 #include <cstdint>
 #include <exception>
 #include <iostream>
@@ -233,6 +236,47 @@ void gbnf_demo(const sieve::Tokenizer &tok) {
     }
 }
 
+// The mask kernels on a real mask: a batch of two rows (the mask and an all-allowed row),
+// and a sparse candidate list with one id past the vocabulary; every logit is checked.
+bool kernels_demo(const sieve::Tokenizer &tok, const sieve::Grammar &grammar) {
+    rust::Box<sieve::Matcher> m = sieve::matcher_new(grammar);
+    const size_t words = m->mask_words();
+    const size_t n = tok.vocab_size();
+    std::vector<uint32_t> masks(2 * words, 0xFFFFFFFFu);
+    m->compute_mask(rust::Slice<uint32_t>(masks.data(), words));
+    std::vector<float> logits(2 * n, 0.5f);
+    sieve::apply_mask_f32_batch(rust::Slice<float>(logits.data(), logits.size()), n,
+                                rust::Slice<const uint32_t>(masks.data(), masks.size()), words);
+    size_t allowed_n = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const bool ok = allowed(masks, static_cast<uint32_t>(i));
+        if (logits[i] != (ok ? 0.5f : -INFINITY) || logits[n + i] != 0.5f) {
+            std::cout << "error: batch row mismatch at token " << i << "\n";
+            return false;
+        }
+        allowed_n += ok;
+    }
+    std::vector<uint32_t> ids;
+    for (uint32_t id = 0; id < n; id += 3) {
+        ids.push_back(id);
+    }
+    ids.push_back(static_cast<uint32_t>(n + 100));
+    std::vector<float> sparse(ids.size() + 1, 1.0f);
+    sieve::apply_mask_sparse_f32(rust::Slice<float>(sparse.data(), sparse.size()),
+                                 rust::Slice<const uint32_t>(ids.data(), ids.size()),
+                                 rust::Slice<const uint32_t>(masks.data(), words));
+    for (size_t i = 0; i < sparse.size(); ++i) {
+        const bool ok = i < ids.size() && ids[i] < n && allowed(masks, ids[i]);
+        if (sparse[i] != (ok ? 1.0f : -INFINITY)) {
+            std::cout << "error: sparse mismatch at candidate " << i << "\n";
+            return false;
+        }
+    }
+    std::cout << "kernels: " << std::string(sieve::kernel_name()) << " batch and sparse ok ("
+              << allowed_n << " allowed)\n";
+    return true;
+}
+
 int run() {
     std::cout << "version: " << std::string(sieve::version()) << "\n";
     rust::Box<sieve::Tokenizer> tok = small_tokenizer();
@@ -270,6 +314,9 @@ int run() {
     budget_demo(*tok, *grammar);
     tools_demo(*tok);
     gbnf_demo(*tok);
+    if (!kernels_demo(*tok, *grammar)) {
+        return 1;
+    }
     std::cout << "demo ok\n";
     return 0;
 }

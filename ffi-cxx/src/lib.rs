@@ -15,6 +15,11 @@
 //!   returns a `sieve::StopCommit` with the text safe to show and the stop flag; `clone()`
 //!   branches it. Used from one thread at a time.
 //!
+//! Mask kernels (the `sieve-kernels` crate, AVX2 or NEON where the CPU has it) are free
+//! functions on `rust::Slice`s: [`apply_mask_f32`] (and `_f16` / `_bf16` on raw bit
+//! patterns), [`apply_mask_sparse_f32`] for a candidate list, [`apply_mask_f32_batch`] for the
+//! rows `compute_mask` filled; [`kernel_name`] names the level in use.
+//!
 //! # Usage pattern
 //! compile (`grammar_from_lark`) → `matcher_new` → `compute_mask` into a
 //! `rust::Slice<uint32_t>` of `mask_words()` words (bit `i` = token `i`) → sample →
@@ -181,6 +186,18 @@ pub mod ffi {
         fn is_stopped(self: &StopController) -> bool;
         #[cxx_name = "clone"]
         fn clone_box(self: &StopController) -> Box<StopController>;
+
+        fn kernel_name() -> &'static str;
+        fn apply_mask_f32(logits: &mut [f32], mask: &[u32]);
+        fn apply_mask_f16(logits: &mut [u16], mask: &[u32]);
+        fn apply_mask_bf16(logits: &mut [u16], mask: &[u32]);
+        fn apply_mask_sparse_f32(logits: &mut [f32], candidate_ids: &[u32], mask: &[u32]);
+        fn apply_mask_f32_batch(
+            logits: &mut [f32],
+            row_len: usize,
+            masks: &[u32],
+            mask_words: usize,
+        );
     }
 }
 
@@ -878,6 +895,44 @@ impl StopController {
     pub fn clone_box(&self) -> Box<StopController> {
         Box::new(self.clone())
     }
+}
+
+/// The kernel level the mask functions use on this CPU: `"avx2"`, `"neon"` or `"scalar"`.
+pub fn kernel_name() -> &'static str {
+    guard_or("scalar", || sieve_kernels::Kernel::selected().name())
+}
+
+/// Sets `logits[i]` to `-inf` unless bit `i` of `mask` is set; logits past `32 * mask.len()`
+/// become `-inf` too ([`sieve_kernels::apply_mask_f32`]).
+pub fn apply_mask_f32(logits: &mut [f32], mask: &[u32]) {
+    guard_or((), || sieve_kernels::apply_mask_f32(logits, mask));
+}
+
+/// [`apply_mask_f32`] on IEEE binary16 bit patterns (`-inf` = `0xFC00`).
+pub fn apply_mask_f16(logits: &mut [u16], mask: &[u32]) {
+    guard_or((), || sieve_kernels::apply_mask_f16(logits, mask));
+}
+
+/// [`apply_mask_f32`] on bfloat16 bit patterns (`-inf` = `0xFF80`).
+pub fn apply_mask_bf16(logits: &mut [u16], mask: &[u32]) {
+    guard_or((), || sieve_kernels::apply_mask_bf16(logits, mask));
+}
+
+/// Sparse masking: `logits[i]` is the logit of token `candidate_ids[i]` and becomes `-inf`
+/// unless that token's bit is set; logits without a candidate id become `-inf`
+/// ([`sieve_kernels::apply_mask_sparse_f32`]).
+pub fn apply_mask_sparse_f32(logits: &mut [f32], candidate_ids: &[u32], mask: &[u32]) {
+    guard_or((), || {
+        sieve_kernels::apply_mask_sparse_f32(logits, candidate_ids, mask);
+    });
+}
+
+/// [`apply_mask_f32`] per row of a batch: row `i` is `logits[i * row_len..][..row_len]`, its
+/// mask `masks[i * mask_words..][..mask_words]` ([`sieve_kernels::apply_mask_f32_batch`]).
+pub fn apply_mask_f32_batch(logits: &mut [f32], row_len: usize, masks: &[u32], mask_words: usize) {
+    guard_or((), || {
+        sieve_kernels::apply_mask_f32_batch(logits, row_len, masks, mask_words);
+    });
 }
 
 #[cfg(test)]

@@ -30,7 +30,15 @@
 //! | --- | --- | --- |
 //! | [`Kernel::Scalar`] | everywhere | 1 word |
 //! | [`Kernel::Avx2`] | x86_64: detected at run time with `std`, `cfg(target_feature = "avx2")` without | 8 words (256 bits) |
-//! | [`Kernel::Neon`] | aarch64 with `cfg(target_feature = "neon")` (the default) | 4 words (128 bits) |
+//! | [`Kernel::Neon`] | aarch64: `cfg(target_feature = "neon")` (the default), else detected at run time with `std`; 32-bit ARM: builds with `+neon` (`cfg(sieve_arm_neon)`, set by `build.rs`) | 4 words (128 bits) |
+//!
+//! NEON code is compiled only where it can run: an aarch64 build without NEON and without
+//! `std` (`aarch64-unknown-none-softfloat`, where enabling NEON would change the float ABI)
+//! has only the scalar level, and builds warning-free. On 32-bit ARM, stable Rust (1.95) has
+//! no NEON intrinsics, no `#[target_feature(enable = "neon")]` and no
+//! `cfg(target_feature = "neon")`, so that level is portable branch-free code that LLVM
+//! vectorizes to NEON (`arm/neon.rs` says why and how), chosen when the build's rustflags
+//! or target name enable NEON.
 //!
 //! Every free function calls [`Kernel::selected`], the best available level, and every
 //! [`Kernel`] method is the one dispatch site: it turns the level into an ISA token (`None`
@@ -40,6 +48,14 @@
 //! bitwise selects, never by float arithmetic, so NaN payloads, `-0.0` and infinities pass
 //! through unchanged. `apply_mask_sparse_f32` uses AVX2 gathers on x86_64 and is scalar on
 //! NEON (no gather instruction).
+//!
+//! # Level-independent kernels
+//! [`copy_into`], [`fill`], [`fill_prefix`], [`set_bit`], [`clear_bit`], [`test_bit`],
+//! [`set_bits`] and [`clear_bits`] have one implementation for every level: copies and fills
+//! are `memcpy`/`memset`, which the C library already runs with the CPU's widest vectors,
+//! and the bit kernels touch one word per id. They exist so that `sieve-core` does all its
+//! word-level mask work through this crate (slice and state-mask copies, clearing, EOS bits);
+//! a vector level can take them over without touching the engine.
 //!
 //! # Performance
 //! `cargo bench -p sieve-bench --bench kernels` (criterion medians, 0.5 s warm-up, 1 s

@@ -103,6 +103,13 @@ fn c_bad_input() {
     c_test("bad_input", false);
 }
 
+/// The sparse and batch mask kernels (`sieve_apply_mask_sparse_f32`,
+/// `sieve_apply_mask_f32_batch`) on masks from `sieve_compute_masks`, and their bad arguments.
+#[test]
+fn c_kernels_sparse_and_batch() {
+    c_test("kernels", false);
+}
+
 /// LLGuidance's own declarations (struct layouts, the 46 function types, the decode flags)
 /// compiled against `ffi-c/include/llguidance.h` (`tests/c/compat_abi.c`): a drift is a
 /// build failure. The program then calls a few functions through those types.

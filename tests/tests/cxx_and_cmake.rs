@@ -83,6 +83,7 @@ fn cxx_demo() {
         "gate: unconstrained before=1 after=0",
         "stop strings: shown=[hi ] stopped=1",
         "gbnf: accepting=1 left-recursive=1",
+        " batch and sparse ok (",
         "demo ok",
     ] {
         assert!(stdout.contains(want), "missing {want:?} in:\n{stdout}");
