@@ -89,8 +89,13 @@
 //!
 //! # Crate features
 //! - `std` (default): run-time AVX2 detection on x86_64 (`is_x86_feature_detected!`, cached
-//!   in an `AtomicU8`). Without it, AVX2 is used only when the build enables it
-//!   (`-C target-feature=+avx2`). The crate is `#![no_std]` either way and never allocates.
+//!   in an `AtomicU8`), and run-time NEON detection on aarch64 builds that do not enable NEON
+//!   (`is_aarch64_feature_detected!`). Without it, AVX2 and NEON are used only when the build
+//!   enables them (`-C target-feature=+avx2`; NEON is on by default for aarch64). The crate
+//!   is `#![no_std]` either way and never allocates.
+//!
+//! `build.rs` only sets `cfg(sieve_arm_neon)` for 32-bit ARM builds with NEON (see the level
+//! table above).
 //!
 //! # Panics & limits
 //! No function panics or allocates. Binary operations work over the shorter slice; logits
