@@ -107,12 +107,12 @@
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
-/// Generates the safe methods of an ISA token, each calling the module's `#[target_feature]`
-/// function of the same name. Expanded inside the ISA modules (the only places that allow
-/// `unsafe`), so the one `unsafe` call per kernel sits next to the token's constructors.
-///
-/// `token_methods!(Token, unsafe)` for `#[target_feature]` functions; `token_methods!(Token)`
-/// for a module of safe functions (the 32-bit ARM module, which needs no `#[target_feature]`).
+/// Generates the safe methods of an ISA token, each calling the module's function of the
+/// same name. `token_methods!(Token, unsafe)` is for `#[target_feature]` functions (x86_64,
+/// aarch64): expanded inside the ISA modules (the only places that allow `unsafe`), so the
+/// one `unsafe` call per kernel sits next to the token's constructors, and the `SAFETY`
+/// comments apply. `token_methods!(Token)` is for a module of plain safe functions (32-bit
+/// ARM, which has no `#[target_feature]` on stable): the calls are plain blocks there.
 #[cfg(any(
     target_arch = "x86_64",
     all(target_arch = "aarch64", any(target_feature = "neon", feature = "std")),

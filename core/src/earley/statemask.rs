@@ -270,11 +270,10 @@ impl Parser {
             }
             None => vocab.trie(),
         };
-        if mask.len() < sm.within.len() {
+        let Some((dst, rest)) = mask.split_at_mut_checked(sm.within.len()) else {
             kernels::fill(mask, 0);
             return;
-        }
-        let (dst, rest) = mask.split_at_mut(sm.within.len());
+        };
         kernels::copy_into(dst, &sm.within);
         kernels::fill(rest, 0);
         let mut stack = self.take_stack();
