@@ -224,13 +224,9 @@ impl Constraint {
         res?;
         // Only EOS left (or nothing): the grammar can only end here.
         let mut rest = self.mask.clone();
-        for &t in &eos {
-            if let Some(w) = rest.get_mut((t / 32) as usize) {
-                *w &= !(1u32 << (t % 32));
-            }
-        }
-        let only_eos = rest.iter().all(|&w| w == 0);
-        if only_eos && self.mask.iter().all(|&w| w == 0) {
+        sieve_kernels::clear_bits(&mut rest, &eos);
+        let only_eos = sieve_kernels::popcount(&rest) == 0;
+        if only_eos && sieve_kernels::popcount(&self.mask) == 0 {
             return Err("no token is allowed (the grammar is at a dead end)".to_owned());
         }
         Ok(only_eos)
@@ -255,7 +251,7 @@ impl Constraint {
     /// primary EOS bit when the grammar can only end; all zero on an error (recorded, sticky).
     /// A row shorter than the vocabulary's mask is an error, a longer one is zero-padded.
     pub(crate) fn fill_mask(&mut self, dest: &mut [u32]) {
-        dest.fill(0);
+        sieve_kernels::fill(dest, 0);
         let Some(need) = self.matcher.as_ref().map(Matcher::mask_words) else {
             self.fail("llg_par_compute_mask: the constraint has no grammar");
             return;
@@ -271,18 +267,15 @@ impl Constraint {
         }
         match self.step() {
             Some(false) => {
-                let n = need.min(self.mask.len());
-                dest[..n].copy_from_slice(&self.mask[..n]);
+                sieve_kernels::copy_into(&mut dest[..need], &self.mask);
             }
             Some(true) => {
                 let eos = self
                     .matcher
                     .as_ref()
                     .and_then(|m| m.grammar().vocab().eos_tokens().first().copied());
-                if let Some(eos) = eos
-                    && let Some(word) = dest.get_mut(eos as usize / 32)
-                {
-                    *word |= 1 << (eos % 32);
+                if let Some(eos) = eos {
+                    sieve_kernels::set_bit(dest, eos);
                 }
             }
             None => {}

@@ -112,10 +112,8 @@ pub(crate) fn llg_mask(
         return Ok(());
     }
     if let Some(&t) = ff_tokens(m, tokenizer)?.first() {
-        mask.fill(0);
-        if let Some(w) = mask.get_mut(t as usize / 32) {
-            *w = 1 << (t % 32);
-        }
+        sieve_kernels::fill(mask, 0);
+        sieve_kernels::set_bit(mask, t);
     }
     Ok(())
 }
