@@ -54,6 +54,7 @@ pub mod regex;
 mod roomy;
 pub mod slicer;
 pub mod stop;
+pub mod sync;
 pub mod toktrie;
 pub mod vocab;
 

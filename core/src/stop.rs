@@ -21,7 +21,7 @@
 
 use alloc::format;
 use alloc::string::String;
-use alloc::sync::Arc;
+use crate::sync::Arc;
 use alloc::vec::Vec;
 
 use crate::error::StopError;

@@ -29,7 +29,7 @@ pub use complete::Completion;
 pub use rules::{END, Rules, TERMINAL};
 
 use alloc::boxed::Box;
-use alloc::sync::Arc;
+use crate::sync::Arc;
 use alloc::vec::Vec;
 use hashbrown::HashSet;
 

@@ -28,7 +28,7 @@
 //! are walked as before.
 
 use alloc::boxed::Box;
-use alloc::sync::Arc;
+use crate::sync::Arc;
 use alloc::vec::Vec;
 
 use super::{Entry, Parser};

@@ -18,7 +18,7 @@ pub mod structural;
 pub use crate::ir;
 
 use alloc::string::String;
-use alloc::sync::Arc;
+use crate::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -47,10 +47,10 @@ pub(crate) struct GrammarInner {
     /// A parser at the start of input without tables ([`Parser::take_tables`]) whose
     /// Earley buffers have room: matchers copy it, and a dropped matcher hands its own
     /// back when it has more room (a swap: dropping a matcher never allocates).
-    pub(crate) warm: spin::Mutex<Parser>,
+    pub(crate) warm: crate::sync::Mutex<Parser>,
     /// The lexer and state-mask tables every matcher of this grammar reads and extends (see
     /// [`crate::matcher`]): a matcher takes them into its parser for the length of one call.
-    pub(crate) shared: spin::Mutex<SharedTables>,
+    pub(crate) shared: crate::sync::Mutex<SharedTables>,
     pub(crate) lexeme_names: Vec<String>,
     /// The longest token's byte length: a trie walk pushes at most this many bytes.
     pub(crate) max_token_len: usize,
@@ -364,8 +364,8 @@ impl Grammar {
                 vocab: Arc::clone(vocab),
                 limits: limits.clone(),
                 pristine: initial,
-                warm: spin::Mutex::new(warm),
-                shared: spin::Mutex::new(SharedTables {
+                warm: crate::sync::Mutex::new(warm),
+                shared: crate::sync::Mutex::new(SharedTables {
                     tables,
                     generation: 0,
                 }),

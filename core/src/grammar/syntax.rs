@@ -1,7 +1,7 @@
 //! One name for each grammar syntax, and one entry point that compiles any of them: every
 //! shell (C ABI, LLGuidance layer, C++, CLI) dispatches through [`Grammar::compile`].
 
-use alloc::sync::Arc;
+use crate::sync::Arc;
 
 use super::gbnf::GbnfOptions;
 use super::json::{CoverageReport, JsonOptions};

@@ -20,7 +20,7 @@
 //! the compile budget. On exhaustion the grammar is returned unchanged.
 
 use alloc::string::String;
-use alloc::sync::Arc;
+use crate::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 

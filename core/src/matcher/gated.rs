@@ -531,7 +531,7 @@ mod tests {
     use crate::gate::{GateConfig, Reasoning, Triggers};
     use crate::{GrammarErrorKind, Limits, Vocabulary};
     use alloc::string::String;
-    use alloc::sync::Arc;
+    use crate::sync::Arc;
     use alloc::vec;
     use proptest::prelude::*;
 

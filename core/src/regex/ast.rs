@@ -2,7 +2,7 @@
 
 use alloc::boxed::Box;
 use alloc::string::String;
-use alloc::sync::Arc;
+use crate::sync::Arc;
 use alloc::vec::Vec;
 
 /// Flags for a textual pattern (Python-`re`/Lark style).

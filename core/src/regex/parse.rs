@@ -9,7 +9,7 @@
 //! it spells out non-ASCII bytes itself.
 
 use alloc::string::{String, ToString};
-use alloc::sync::Arc;
+use crate::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 

@@ -2,7 +2,7 @@
 //! synthetic vocabulary (the same semantics as token masks).
 
 use alloc::string::{String, ToString};
-use alloc::sync::Arc;
+use crate::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 

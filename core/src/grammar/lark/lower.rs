@@ -19,7 +19,7 @@ use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
-use alloc::sync::Arc;
+use crate::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::Range;
 

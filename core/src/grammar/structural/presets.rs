@@ -541,7 +541,7 @@ mod tests {
 
     use crate::grammar::json::JsonOptions;
     use crate::{Grammar, Limits, Matcher, Vocabulary};
-    use alloc::sync::Arc;
+    use crate::sync::Arc;
 
     /// Every single byte but `0xFF` plus an EOS special.
     fn vocab() -> Arc<Vocabulary> {

@@ -6,7 +6,7 @@
 
 use alloc::format;
 use alloc::string::{String, ToString};
-use alloc::sync::Arc;
+use crate::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 

@@ -1135,7 +1135,7 @@ mod tests {
     use super::*;
     use crate::{Grammar, Matcher};
     use alloc::string::ToString;
-    use alloc::sync::Arc;
+    use crate::sync::Arc;
     use serde_json::json;
 
     /// Every single byte but `0xFF`, then the specials of kimi_k3 and an EOS.
