@@ -10,7 +10,9 @@ pub mod lark;
 mod syntax;
 
 pub use syntax::{CompileOptions, GrammarSyntax, lower_ir};
+#[cfg(feature = "llguidance")]
 pub mod llguidance;
+#[cfg(feature = "structural")]
 pub mod structural;
 
 /// The IR moved to [`crate::ir`] (the contract between front ends and the engine); this
@@ -29,6 +31,15 @@ use crate::lexer::{LexemeInfo, Lexer};
 use crate::limits::{CompileBudget, Limits};
 use crate::regex::{ExprId, ExprSet, RegexAst, RegexCompileError, RegexCompileErrorKind};
 use crate::vocab::Vocabulary;
+
+/// The error of a front end left out by a cargo feature of sieve-core: `Unsupported`, naming
+/// the feature that brings it back.
+pub(crate) fn not_compiled_in(feature: &str, what: &str) -> GrammarError {
+    GrammarError::new(
+        GrammarErrorKind::Unsupported,
+        alloc::format!("{what} are not compiled in: enable sieve-core's cargo feature `{feature}`"),
+    )
+}
 
 /// A compiled grammar: immutable, `Send + Sync`, cheap to clone (an `Arc`). Create
 /// matchers from it with [`crate::Matcher::new`].
@@ -127,9 +138,17 @@ impl Grammar {
         vocab: &Arc<Vocabulary>,
         limits: &Limits,
     ) -> Result<Grammar, GrammarError> {
-        let mut budget = CompileBudget::new(limits);
-        let lowered = llguidance::lower(data, json, vocab, limits, &mut budget)?;
-        Grammar::build(&lowered.ir, vocab, limits, lowered.lark, &mut budget)
+        #[cfg(not(feature = "llguidance"))]
+        {
+            let _ = (data, json, vocab, limits);
+            Err(not_compiled_in("llguidance", "LLGuidance requests"))
+        }
+        #[cfg(feature = "llguidance")]
+        {
+            let mut budget = CompileBudget::new(limits);
+            let lowered = llguidance::lower(data, json, vocab, limits, &mut budget)?;
+            Grammar::build(&lowered.ir, vocab, limits, lowered.lark, &mut budget)
+        }
     }
 
     /// Compile a structural tag (XGrammar's JSON format for tool calls and reasoning; see
@@ -141,10 +160,18 @@ impl Grammar {
         vocab: &Arc<Vocabulary>,
         limits: &Limits,
     ) -> Result<Grammar, GrammarError> {
-        let mut budget = CompileBudget::new(limits);
-        let ir = structural::lower(text, json, vocab, limits, &mut budget)?;
-        // Free text (`any_text`) may be empty where the format allows it.
-        Grammar::build(&ir, vocab, limits, true, &mut budget)
+        #[cfg(not(feature = "structural"))]
+        {
+            let _ = (text, json, vocab, limits);
+            Err(not_compiled_in("structural", "structural tags"))
+        }
+        #[cfg(feature = "structural")]
+        {
+            let mut budget = CompileBudget::new(limits);
+            let ir = structural::lower(text, json, vocab, limits, &mut budget)?;
+            // Free text (`any_text`) may be empty where the format allows it.
+            Grammar::build(&ir, vocab, limits, true, &mut budget)
+        }
     }
 
     /// Compile a regex: the output must match `pattern` in full (`regex-syntax` syntax).

@@ -5,7 +5,7 @@ use crate::sync::Arc;
 
 use super::gbnf::GbnfOptions;
 use super::json::{CoverageReport, JsonOptions};
-use super::{Grammar, gbnf, json, lark, llguidance, structural};
+use super::{Grammar, gbnf, json, lark};
 use crate::error::GrammarError;
 use crate::ir::GrammarIr;
 use crate::limits::{CompileBudget, Limits};
@@ -162,9 +162,19 @@ pub fn lower_ir(
             json::compile(&value, &opts.json, limits, budget).map(|(ir, _)| ir)
         }
         GrammarSyntax::Regex => Ok(super::regex_ir(text)),
-        GrammarSyntax::StructuralTag => structural::lower(text, &opts.json, vocab, limits, budget),
+        #[cfg(feature = "structural")]
+        GrammarSyntax::StructuralTag => {
+            super::structural::lower(text, &opts.json, vocab, limits, budget)
+        }
+        #[cfg(not(feature = "structural"))]
+        GrammarSyntax::StructuralTag => Err(super::not_compiled_in("structural", "structural tags")),
+        #[cfg(feature = "llguidance")]
         GrammarSyntax::LlGuidance => {
-            llguidance::lower(text, &opts.json, vocab, limits, budget).map(|l| l.ir)
+            super::llguidance::lower(text, &opts.json, vocab, limits, budget).map(|l| l.ir)
+        }
+        #[cfg(not(feature = "llguidance"))]
+        GrammarSyntax::LlGuidance => {
+            Err(super::not_compiled_in("llguidance", "LLGuidance requests"))
         }
     }
 }
