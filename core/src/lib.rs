@@ -53,6 +53,8 @@ pub mod matcher;
 pub mod regex;
 mod roomy;
 pub mod slicer;
+#[cfg(all(test, feature = "json-schema"))]
+mod stack_tests;
 pub mod stop;
 pub mod sync;
 pub mod toktrie;

@@ -34,6 +34,7 @@ use crate::vocab::Vocabulary;
 
 /// The error of a front end left out by a cargo feature of sieve-core: `Unsupported`, naming
 /// the feature that brings it back.
+#[cfg(not(all(feature = "json-schema", feature = "structural", feature = "llguidance")))]
 pub(crate) fn not_compiled_in(feature: &str, what: &str) -> GrammarError {
     GrammarError::new(
         GrammarErrorKind::Unsupported,
