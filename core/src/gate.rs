@@ -14,8 +14,8 @@
 //! state. A matcher's waiting state is one `GatePos`: detecting a trigger costs two table
 //! reads per byte of the token.
 
-use alloc::string::String;
 use crate::sync::Arc;
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use hashbrown::HashMap;

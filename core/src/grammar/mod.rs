@@ -19,8 +19,8 @@ pub mod structural;
 /// path is kept for code written against it.
 pub use crate::ir;
 
-use alloc::string::String;
 use crate::sync::Arc;
+use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -34,7 +34,11 @@ use crate::vocab::Vocabulary;
 
 /// The error of a front end left out by a cargo feature of sieve-core: `Unsupported`, naming
 /// the feature that brings it back.
-#[cfg(not(all(feature = "json-schema", feature = "structural", feature = "llguidance")))]
+#[cfg(not(all(
+    feature = "json-schema",
+    feature = "structural",
+    feature = "llguidance"
+)))]
 pub(crate) fn not_compiled_in(feature: &str, what: &str) -> GrammarError {
     GrammarError::new(
         GrammarErrorKind::Unsupported,

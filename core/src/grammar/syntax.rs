@@ -167,7 +167,9 @@ pub fn lower_ir(
             super::structural::lower(text, &opts.json, vocab, limits, budget)
         }
         #[cfg(not(feature = "structural"))]
-        GrammarSyntax::StructuralTag => Err(super::not_compiled_in("structural", "structural tags")),
+        GrammarSyntax::StructuralTag => {
+            Err(super::not_compiled_in("structural", "structural tags"))
+        }
         #[cfg(feature = "llguidance")]
         GrammarSyntax::LlGuidance => {
             super::llguidance::lower(text, &opts.json, vocab, limits, budget).map(|l| l.ir)

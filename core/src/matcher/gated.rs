@@ -529,9 +529,9 @@ impl Matcher {
 mod tests {
     use super::*;
     use crate::gate::{GateConfig, Reasoning, Triggers};
+    use crate::sync::Arc;
     use crate::{GrammarErrorKind, Limits, Vocabulary};
     use alloc::string::String;
-    use crate::sync::Arc;
     use alloc::vec;
     use proptest::prelude::*;
 

@@ -15,11 +15,11 @@
 //! `T_i: T_{i-1} T_{i-1}` doubling chain fails with `GrammarSize` when used, in
 //! microseconds and kilobytes.
 
+use crate::sync::Arc;
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
-use crate::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::Range;
 
