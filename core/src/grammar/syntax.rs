@@ -25,7 +25,7 @@ pub enum GrammarSyntax {
     Regex,
     /// An XGrammar structural tag (`core/docs/structural.md`).
     StructuralTag,
-    /// An LLGuidance request: Lark text, or a JSON list of grammars (see [`llguidance`]).
+    /// An LLGuidance request: Lark text, or a JSON list of grammars (see [`llguidance`](super::llguidance)).
     LlGuidance,
 }
 
