@@ -14,8 +14,8 @@
 //! state. A matcher's waiting state is one `GatePos`: detecting a trigger costs two table
 //! reads per byte of the token.
 
+use crate::sync::Arc;
 use alloc::string::String;
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use hashbrown::HashMap;
@@ -140,7 +140,7 @@ struct GateInner {
     lit_out: Vec<u32>,
     patterns: Option<Patterns>,
     /// Tokens completing a trigger, per state (filled lazily, shared by every matcher).
-    cache: spin::Mutex<HashMap<u64, Arc<[Completing]>>>,
+    cache: crate::sync::Mutex<HashMap<u64, Arc<[Completing]>>>,
     /// Most bytes the cache may hold.
     max_cache_bytes: usize,
 }
@@ -472,7 +472,7 @@ impl Gate {
                 lit,
                 lit_out,
                 patterns,
-                cache: spin::Mutex::new(HashMap::new()),
+                cache: crate::sync::Mutex::new(HashMap::new()),
                 max_cache_bytes: (limits.max_memory_bytes / 4).saturating_sub(used),
             }),
         })

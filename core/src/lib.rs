@@ -53,7 +53,10 @@ pub mod matcher;
 pub mod regex;
 mod roomy;
 pub mod slicer;
+#[cfg(all(test, feature = "json-schema"))]
+mod stack_tests;
 pub mod stop;
+pub mod sync;
 pub mod toktrie;
 pub mod vocab;
 

@@ -19,9 +19,9 @@
 //! is dropped after [`MAX_STOP_BYTES`] bytes, so longer matches are not detected and no more
 //! than that many bytes (plus an incomplete UTF-8 character) are held back.
 
+use crate::sync::Arc;
 use alloc::format;
 use alloc::string::String;
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use crate::error::StopError;

@@ -28,8 +28,8 @@ pub use complete::Completion;
 
 pub use rules::{END, Rules, TERMINAL};
 
+use crate::sync::Arc;
 use alloc::boxed::Box;
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 use hashbrown::HashSet;
 

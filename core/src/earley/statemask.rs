@@ -27,8 +27,8 @@
 //! bounded by [`MAX_STATE_MASK_BYTES`] (and an eighth of `max_memory_bytes`); past it, masks
 //! are walked as before.
 
+use crate::sync::Arc;
 use alloc::boxed::Box;
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use super::{Entry, Parser};

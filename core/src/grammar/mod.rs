@@ -10,15 +10,17 @@ pub mod lark;
 mod syntax;
 
 pub use syntax::{CompileOptions, GrammarSyntax, lower_ir};
+#[cfg(feature = "llguidance")]
 pub mod llguidance;
+#[cfg(feature = "structural")]
 pub mod structural;
 
 /// The IR moved to [`crate::ir`] (the contract between front ends and the engine); this
 /// path is kept for code written against it.
 pub use crate::ir;
 
+use crate::sync::Arc;
 use alloc::string::String;
-use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -29,6 +31,20 @@ use crate::lexer::{LexemeInfo, Lexer};
 use crate::limits::{CompileBudget, Limits};
 use crate::regex::{ExprId, ExprSet, RegexAst, RegexCompileError, RegexCompileErrorKind};
 use crate::vocab::Vocabulary;
+
+/// The error of a front end left out by a cargo feature of sieve-core: `Unsupported`, naming
+/// the feature that brings it back.
+#[cfg(not(all(
+    feature = "json-schema",
+    feature = "structural",
+    feature = "llguidance"
+)))]
+pub(crate) fn not_compiled_in(feature: &str, what: &str) -> GrammarError {
+    GrammarError::new(
+        GrammarErrorKind::Unsupported,
+        alloc::format!("{what} are not compiled in: enable sieve-core's cargo feature `{feature}`"),
+    )
+}
 
 /// A compiled grammar: immutable, `Send + Sync`, cheap to clone (an `Arc`). Create
 /// matchers from it with [`crate::Matcher::new`].
@@ -47,10 +63,10 @@ pub(crate) struct GrammarInner {
     /// A parser at the start of input without tables ([`Parser::take_tables`]) whose
     /// Earley buffers have room: matchers copy it, and a dropped matcher hands its own
     /// back when it has more room (a swap: dropping a matcher never allocates).
-    pub(crate) warm: spin::Mutex<Parser>,
+    pub(crate) warm: crate::sync::Mutex<Parser>,
     /// The lexer and state-mask tables every matcher of this grammar reads and extends (see
     /// [`crate::matcher`]): a matcher takes them into its parser for the length of one call.
-    pub(crate) shared: spin::Mutex<SharedTables>,
+    pub(crate) shared: crate::sync::Mutex<SharedTables>,
     pub(crate) lexeme_names: Vec<String>,
     /// The longest token's byte length: a trie walk pushes at most this many bytes.
     pub(crate) max_token_len: usize,
@@ -127,9 +143,17 @@ impl Grammar {
         vocab: &Arc<Vocabulary>,
         limits: &Limits,
     ) -> Result<Grammar, GrammarError> {
-        let mut budget = CompileBudget::new(limits);
-        let lowered = llguidance::lower(data, json, vocab, limits, &mut budget)?;
-        Grammar::build(&lowered.ir, vocab, limits, lowered.lark, &mut budget)
+        #[cfg(not(feature = "llguidance"))]
+        {
+            let _ = (data, json, vocab, limits);
+            Err(not_compiled_in("llguidance", "LLGuidance requests"))
+        }
+        #[cfg(feature = "llguidance")]
+        {
+            let mut budget = CompileBudget::new(limits);
+            let lowered = llguidance::lower(data, json, vocab, limits, &mut budget)?;
+            Grammar::build(&lowered.ir, vocab, limits, lowered.lark, &mut budget)
+        }
     }
 
     /// Compile a structural tag (XGrammar's JSON format for tool calls and reasoning; see
@@ -141,10 +165,18 @@ impl Grammar {
         vocab: &Arc<Vocabulary>,
         limits: &Limits,
     ) -> Result<Grammar, GrammarError> {
-        let mut budget = CompileBudget::new(limits);
-        let ir = structural::lower(text, json, vocab, limits, &mut budget)?;
-        // Free text (`any_text`) may be empty where the format allows it.
-        Grammar::build(&ir, vocab, limits, true, &mut budget)
+        #[cfg(not(feature = "structural"))]
+        {
+            let _ = (text, json, vocab, limits);
+            Err(not_compiled_in("structural", "structural tags"))
+        }
+        #[cfg(feature = "structural")]
+        {
+            let mut budget = CompileBudget::new(limits);
+            let ir = structural::lower(text, json, vocab, limits, &mut budget)?;
+            // Free text (`any_text`) may be empty where the format allows it.
+            Grammar::build(&ir, vocab, limits, true, &mut budget)
+        }
     }
 
     /// Compile a regex: the output must match `pattern` in full (`regex-syntax` syntax).
@@ -364,8 +396,8 @@ impl Grammar {
                 vocab: Arc::clone(vocab),
                 limits: limits.clone(),
                 pristine: initial,
-                warm: spin::Mutex::new(warm),
-                shared: spin::Mutex::new(SharedTables {
+                warm: crate::sync::Mutex::new(warm),
+                shared: crate::sync::Mutex::new(SharedTables {
                     tables,
                     generation: 0,
                 }),

@@ -1,11 +1,11 @@
 //! One name for each grammar syntax, and one entry point that compiles any of them: every
 //! shell (C ABI, LLGuidance layer, C++, CLI) dispatches through [`Grammar::compile`].
 
-use alloc::sync::Arc;
+use crate::sync::Arc;
 
 use super::gbnf::GbnfOptions;
 use super::json::{CoverageReport, JsonOptions};
-use super::{Grammar, gbnf, json, lark, llguidance, structural};
+use super::{Grammar, gbnf, json, lark};
 use crate::error::GrammarError;
 use crate::ir::GrammarIr;
 use crate::limits::{CompileBudget, Limits};
@@ -25,7 +25,7 @@ pub enum GrammarSyntax {
     Regex,
     /// An XGrammar structural tag (`core/docs/structural.md`).
     StructuralTag,
-    /// An LLGuidance request: Lark text, or a JSON list of grammars (see [`llguidance`]).
+    /// An LLGuidance request: Lark text, or a JSON list of grammars (see [`llguidance`](super::llguidance)).
     LlGuidance,
 }
 
@@ -162,9 +162,21 @@ pub fn lower_ir(
             json::compile(&value, &opts.json, limits, budget).map(|(ir, _)| ir)
         }
         GrammarSyntax::Regex => Ok(super::regex_ir(text)),
-        GrammarSyntax::StructuralTag => structural::lower(text, &opts.json, vocab, limits, budget),
+        #[cfg(feature = "structural")]
+        GrammarSyntax::StructuralTag => {
+            super::structural::lower(text, &opts.json, vocab, limits, budget)
+        }
+        #[cfg(not(feature = "structural"))]
+        GrammarSyntax::StructuralTag => {
+            Err(super::not_compiled_in("structural", "structural tags"))
+        }
+        #[cfg(feature = "llguidance")]
         GrammarSyntax::LlGuidance => {
-            llguidance::lower(text, &opts.json, vocab, limits, budget).map(|l| l.ir)
+            super::llguidance::lower(text, &opts.json, vocab, limits, budget).map(|l| l.ir)
+        }
+        #[cfg(not(feature = "llguidance"))]
+        GrammarSyntax::LlGuidance => {
+            Err(super::not_compiled_in("llguidance", "LLGuidance requests"))
         }
     }
 }

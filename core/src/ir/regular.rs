@@ -19,8 +19,8 @@
 //! pairs per checked lexeme pair (capped; a capped pair counts as a conflict), paid from
 //! the compile budget. On exhaustion the grammar is returned unchanged.
 
+use crate::sync::Arc;
 use alloc::string::String;
-use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 

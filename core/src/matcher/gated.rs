@@ -521,9 +521,9 @@ impl Matcher {
 mod tests {
     use super::*;
     use crate::gate::{GateConfig, Reasoning, Triggers};
+    use crate::sync::Arc;
     use crate::{GrammarErrorKind, Limits, Vocabulary};
     use alloc::string::String;
-    use alloc::sync::Arc;
     use alloc::vec;
     use proptest::prelude::*;
 

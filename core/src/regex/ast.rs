@@ -1,8 +1,8 @@
 //! The un-interned regex tree that front ends build and [`super::ExprSet::compile`] interns.
 
+use crate::sync::Arc;
 use alloc::boxed::Box;
 use alloc::string::String;
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 /// Flags for a textual pattern (Python-`re`/Lark style).

@@ -8,8 +8,8 @@
 //! automata (a prefix trie of [`Utf8Sequences`]), so no pattern matches invalid UTF-8 unless
 //! it spells out non-ASCII bytes itself.
 
+use crate::sync::Arc;
 use alloc::string::{String, ToString};
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 

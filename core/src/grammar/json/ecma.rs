@@ -642,7 +642,7 @@ pub(crate) fn quoted_spellings(s: &str) -> Option<RegexAst> {
 /// ([`RegexAst::Shared`]); chains of single-child trie nodes become flat concatenations.
 /// Built bottom-up on arrays, without recursion.
 pub(crate) fn quoted_set_spellings(strings: &[&str]) -> RegexAst {
-    use alloc::sync::Arc;
+    use crate::sync::Arc;
     use hashbrown::HashMap;
     struct TrieNode {
         /// Children by character, sorted when emitted.

@@ -117,12 +117,16 @@
 //! (boundedly), required keys beyond 10, and keys matched only by
 //! `additionalProperties`/`patternProperties`.
 
+#[cfg(feature = "json-schema")]
 mod compiler;
+#[cfg(feature = "json-schema")]
 pub(crate) mod ecma;
+#[cfg(feature = "json-schema")]
 mod formats;
+#[cfg(feature = "json-schema")]
 mod numeric;
 pub mod pydumps;
-#[cfg(test)]
+#[cfg(all(test, feature = "json-schema"))]
 mod tests;
 
 use alloc::string::String;
@@ -479,12 +483,20 @@ pub fn compile(
     limits: &Limits,
     budget: &mut CompileBudget,
 ) -> Result<(GrammarIr, CoverageReport), GrammarError> {
-    if schema.get("x-guidance").is_some() {
-        let mut own = opts.clone();
-        own.apply_x_guidance(schema)?;
-        return compiler::Compiler::new(schema, &own, limits, budget).run();
+    #[cfg(not(feature = "json-schema"))]
+    {
+        let _ = (schema, opts, limits, budget);
+        Err(super::not_compiled_in("json-schema", "JSON Schemas"))
     }
-    compiler::Compiler::new(schema, opts, limits, budget).run()
+    #[cfg(feature = "json-schema")]
+    {
+        if schema.get("x-guidance").is_some() {
+            let mut own = opts.clone();
+            own.apply_x_guidance(schema)?;
+            return compiler::Compiler::new(schema, &own, limits, budget).run();
+        }
+        compiler::Compiler::new(schema, opts, limits, budget).run()
+    }
 }
 
 /// At most 64 nested arrays and objects in schema text. serde_json's `Value` clones, drops,

@@ -147,6 +147,7 @@ pub(crate) fn write_string(out: &mut String, s: &str) {
 }
 
 /// A string's `json.dumps` spelling, quotes included.
+#[cfg(feature = "json-schema")]
 pub(crate) fn string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     write_string(&mut out, s);
@@ -154,6 +155,7 @@ pub(crate) fn string(s: &str) -> String {
 }
 
 /// A number's `json.dumps` spelling.
+#[cfg(feature = "json-schema")]
 pub(crate) fn number(n: &serde_json::Number) -> String {
     let mut out = String::new();
     write_number(&mut out, n);

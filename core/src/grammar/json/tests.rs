@@ -1,8 +1,8 @@
 //! Accept/reject tests per keyword family, checked byte by byte with a matcher over a small
 //! synthetic vocabulary (the same semantics as token masks).
 
+use crate::sync::Arc;
 use alloc::string::{String, ToString};
-use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 

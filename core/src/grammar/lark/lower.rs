@@ -15,11 +15,11 @@
 //! `T_i: T_{i-1} T_{i-1}` doubling chain fails with `GrammarSize` when used, in
 //! microseconds and kilobytes.
 
+use crate::sync::Arc;
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::Range;
 
@@ -30,7 +30,9 @@ use super::span::LineIndex;
 use super::{Context, SpecialTokens, SubGrammars};
 use crate::Limits;
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind, Span};
-use crate::grammar::json::{self, JsonOptions};
+#[cfg(feature = "json-schema")]
+use crate::grammar::json;
+use crate::grammar::json::JsonOptions;
 use crate::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
 use crate::regex::{PatternFlags, RegexAst};
 
@@ -898,7 +900,25 @@ impl Lowerer<'_, '_> {
     }
 
     /// The nonterminal of an inline `%json` schema (compiled and embedded on first use).
+    /// Without the `json-schema` feature the parser already refuses `%json`; this stays an
+    /// `Unsupported` error so that the compiler (and serde_json's printer) is left out.
     fn json(&mut self, lit: &JsonLit, span: (usize, usize), rule: &str) -> LResult<u32> {
+        #[cfg(not(feature = "json-schema"))]
+        {
+            let _ = (&lit.value, lit.text, self.json_options, rule);
+            Err(self.err(
+                GrammarErrorKind::Unsupported,
+                span,
+                "`%json` schemas are not compiled in: enable sieve-core's cargo feature `json-schema`"
+                    .into(),
+            ))
+        }
+        #[cfg(feature = "json-schema")]
+        self.json_compiled(lit, span, rule)
+    }
+
+    #[cfg(feature = "json-schema")]
+    fn json_compiled(&mut self, lit: &JsonLit, span: (usize, usize), rule: &str) -> LResult<u32> {
         let key = lit.value.to_string();
         if let Some(&id) = self.json_cache.get(&key) {
             return Ok(id);

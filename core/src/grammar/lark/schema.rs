@@ -8,16 +8,33 @@
 //! the deepest part of the pointer that exists there, or else the whole object. The lookup
 //! scans the text with loops (no recursion) and costs one pass over the object.
 
-use alloc::format;
-use alloc::string::String;
+#[cfg(feature = "json-schema")]
+use alloc::{format, string::String};
 
 use serde_json::Value;
 
 use super::span::LineIndex;
 use crate::error::{GrammarError, GrammarErrorKind};
 
-/// Parse the object at source bytes `text.0..text.1`.
+/// Parse the object at source bytes `text.0..text.1`. Without the `json-schema` feature a
+/// `%json` schema could not be compiled anyway: it is `Unsupported` here, before serde_json's
+/// parser is reached (which keeps that parser out of a minimal firmware).
 pub(super) fn parse(lines: &LineIndex<'_>, text: (usize, usize)) -> Result<Value, GrammarError> {
+    #[cfg(not(feature = "json-schema"))]
+    {
+        Err(lines.error(
+            GrammarErrorKind::Unsupported,
+            text.0,
+            text.1,
+            "`%json` schemas are not compiled in: enable sieve-core's cargo feature `json-schema`",
+        ))
+    }
+    #[cfg(feature = "json-schema")]
+    parse_json(lines, text)
+}
+
+#[cfg(feature = "json-schema")]
+fn parse_json(lines: &LineIndex<'_>, text: (usize, usize)) -> Result<Value, GrammarError> {
     let src = lines.text(text.0, text.1);
     serde_json::from_str(src).map_err(|e| {
         let at = text.0 + offset_of(src, e.line(), e.column()).min(src.len());
@@ -34,6 +51,7 @@ pub(super) fn parse(lines: &LineIndex<'_>, text: (usize, usize)) -> Result<Value
 
 /// The byte offset of serde_json's 1-based `line` and byte `column` (the column of the
 /// byte just consumed; 0 when that byte is the line break before `line`).
+#[cfg(feature = "json-schema")]
 fn offset_of(src: &str, line: usize, column: usize) -> usize {
     let mut line_start = 0;
     let mut seen = 1;
@@ -53,6 +71,7 @@ fn offset_of(src: &str, line: usize, column: usize) -> usize {
 }
 
 /// Locate a compile error of the schema at source bytes `text.0..text.1`.
+#[cfg(feature = "json-schema")]
 pub(super) fn locate(
     lines: &LineIndex<'_>,
     text: (usize, usize),
@@ -71,6 +90,7 @@ pub(super) fn locate(
 
 /// The byte range, in `src` (a valid JSON text), of the value `pointer` names, or of the
 /// deepest value on its path that exists.
+#[cfg(feature = "json-schema")]
 pub(super) fn value_range(src: &str, pointer: &str) -> (usize, usize) {
     let b = src.as_bytes();
     let mut at = skip_ws(b, 0);
@@ -89,6 +109,7 @@ pub(super) fn value_range(src: &str, pointer: &str) -> (usize, usize) {
 
 /// The start of member `token` of the object or array starting at `at`. For duplicate
 /// keys the last one wins, as in the parsed value.
+#[cfg(feature = "json-schema")]
 fn child(src: &str, at: usize, token: &str) -> Option<usize> {
     let b = src.as_bytes();
     let open = *b.get(at)?;
@@ -129,6 +150,7 @@ fn child(src: &str, at: usize, token: &str) -> Option<usize> {
     found
 }
 
+#[cfg(feature = "json-schema")]
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while matches!(b.get(i), Some(b' ' | b'\t' | b'\r' | b'\n')) {
         i += 1;
@@ -137,6 +159,7 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 }
 
 /// One past the end of the value (or key string) starting at `i`.
+#[cfg(feature = "json-schema")]
 fn skip_value(b: &[u8], mut i: usize) -> usize {
     let mut depth = 0usize;
     let mut in_string = false;

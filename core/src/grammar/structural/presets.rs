@@ -540,8 +540,8 @@ mod tests {
     // ---- End to end through `Grammar::from_structural_tag` ------------------------------
 
     use crate::grammar::json::JsonOptions;
+    use crate::sync::Arc;
     use crate::{Grammar, Limits, Matcher, Vocabulary};
-    use alloc::sync::Arc;
 
     /// Every single byte but `0xFF` plus an EOS special.
     fn vocab() -> Arc<Vocabulary> {

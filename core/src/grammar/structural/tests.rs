@@ -4,9 +4,9 @@
 //! In test strings, `«name»` is the special token `name` (its encoding); everything else is
 //! text.
 
+use crate::sync::Arc;
 use alloc::format;
 use alloc::string::{String, ToString};
-use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 

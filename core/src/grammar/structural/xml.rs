@@ -1133,9 +1133,9 @@ fn elements_names(props: &Map<String, Value>, required: &[&str]) -> Vec<RegexAst
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sync::Arc;
     use crate::{Grammar, Matcher};
     use alloc::string::ToString;
-    use alloc::sync::Arc;
     use serde_json::json;
 
     /// Every single byte but `0xFF`, then the specials of kimi_k3 and an EOS.
