@@ -32,12 +32,25 @@
 //!
 //! # Panics & limits
 //! No exported function unwinds into C. Every budget is a field of `sieve_limits`.
+#![cfg_attr(not(feature = "std"), no_std)]
 #![deny(missing_docs)]
 #![allow(non_camel_case_types)]
 // The exported functions take raw pointers by design (a C ABI); each one checks them for NULL
 // and documents the validity the caller must guarantee. They are not `unsafe fn` because C
 // has no such notion and Rust callers use the core crate directly.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
+
+extern crate alloc;
+
+/// The `alloc` items of the std prelude, imported by every module so that the `no_std` build
+/// (which lacks them) and the `std` build (where they are the same items) read alike.
+mod prelude {
+    pub(crate) use alloc::borrow::ToOwned;
+    pub(crate) use alloc::boxed::Box;
+    pub(crate) use alloc::string::{String, ToString};
+    pub(crate) use alloc::vec::Vec;
+    pub(crate) use alloc::{format, vec};
+}
 
 pub mod batch;
 mod boundary;
@@ -48,6 +61,9 @@ pub mod gate;
 pub mod grammar;
 pub mod kernels;
 pub mod matcher;
+/// cbindgen:ignore
+#[cfg(not(feature = "std"))]
+mod platform;
 pub mod status;
 pub mod structural;
 pub mod tokenizer;
@@ -58,7 +74,7 @@ pub use status::sieve_status;
 
 /// The library version, e.g. `"sieve 0.1.0"`: a static NUL-terminated string (never free it).
 #[unsafe(no_mangle)]
-pub extern "C" fn sieve_version() -> *const std::ffi::c_char {
+pub extern "C" fn sieve_version() -> *const core::ffi::c_char {
     boundary::ffi_boundary! {
         concat!("sieve ", env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
     }

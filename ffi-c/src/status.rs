@@ -1,7 +1,7 @@
 //! Status codes: every fallible function returns a [`sieve_status`]. The numbers are part of
 //! the ABI and never change; new codes are only ever appended.
 
-use std::ffi::c_char;
+use core::ffi::c_char;
 
 use sieve_core::{GrammarErrorKind, MatcherError};
 
