@@ -110,7 +110,8 @@ enum sieve_status
     SIEVE_STATUS_MATCHER_ERROR = 10,
     /**
      * The library panicked (a bug); the call had no effect on its outputs. The handle
-     * involved should be freed.
+     * involved should be freed. Never returned by a build without `std`, where a panic
+     * aborts.
      */
     SIEVE_STATUS_PANIC = 11,
     /**

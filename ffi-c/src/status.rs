@@ -40,7 +40,8 @@ pub enum sieve_status {
     /// `sieve_matcher_reset`); `sieve_matcher_error_message` says which.
     MatcherError = 10,
     /// The library panicked (a bug); the call had no effect on its outputs. The handle
-    /// involved should be freed.
+    /// involved should be freed. Never returned by a build without `std`, where a panic
+    /// aborts.
     Panic = 11,
     /// The tokenizer could not be built (bad byte table, bad `tokenizer.json`).
     TokenizerError = 12,
