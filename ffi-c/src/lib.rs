@@ -116,7 +116,7 @@ pub mod grammar;
 pub mod kernels;
 pub mod matcher;
 /// cbindgen:ignore
-#[cfg(not(feature = "std"))]
+#[cfg(any(not(feature = "std"), test))]
 mod platform;
 pub mod status;
 pub mod structural;

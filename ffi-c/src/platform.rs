@@ -3,14 +3,15 @@
 //!
 //! Both are opt-in so that a Rust program linking the rlib keeps its own; a C host linking
 //! `libsieve.a` built without `std` needs both (or the link fails: no `#[panic_handler]`, no
-//! `__rust_alloc`). Neither is compiled with `std`, which brings its own.
+//! `__rust_alloc`). Neither is installed with `std`, which brings its own; the allocator is
+//! still compiled for the unit tests, which run it on the host's `malloc`.
 
 /// A panic calls the C library's `abort()` and never returns: no unwinding, no message.
 ///
 /// Every panic in sieve is a bug (inputs are checked and budgets bound the work), so the
 /// firmware's `abort()` (newlib: `_exit(1)`; with semihosting, an exit the debugger or qemu
 /// reports) is the place to reset or halt.
-#[cfg(feature = "panic-handler")]
+#[cfg(all(not(feature = "std"), feature = "panic-handler"))]
 #[panic_handler]
 fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
     unsafe extern "C" {
@@ -20,7 +21,7 @@ fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
     unsafe { abort() }
 }
 
-#[cfg(feature = "c-alloc")]
+#[cfg(any(feature = "c-alloc", test))]
 mod c_alloc {
     use core::alloc::{GlobalAlloc, Layout};
     use core::ffi::c_void;
@@ -121,6 +122,50 @@ mod c_alloc {
         }
     }
 
+    #[cfg(not(feature = "std"))]
     #[global_allocator]
     static ALLOCATOR: CAlloc = CAlloc;
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        /// Every alignment up to 4 KiB, small and odd sizes, grown then shrunk: each block
+        /// is aligned, keeps its bytes through `realloc`, and is freed through the right
+        /// pointer (glibc aborts on a bad `free`).
+        #[test]
+        fn blocks_are_aligned_and_keep_their_bytes() {
+            for align in (0..13).map(|k| 1usize << k) {
+                for size in [1usize, 3, 8, 17, 100, 4097] {
+                    let mut layout = Layout::from_size_align(size, align).unwrap();
+                    // SAFETY: 1. a non-zero size.
+                    let mut p = unsafe { CAlloc.alloc(layout) };
+                    assert!(
+                        !p.is_null() && (p as usize).is_multiple_of(align),
+                        "{size} {align}"
+                    );
+                    // SAFETY: 1. `p` is a live block of `size` bytes.
+                    let bytes = unsafe { core::slice::from_raw_parts_mut(p, size) };
+                    bytes.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
+                    let mut kept = size;
+                    for new_size in [size * 3 + 1, size.div_ceil(2)] {
+                        // SAFETY: 1. `p` is live and was allocated with `layout`; 2. a non-zero
+                        // size.
+                        p = unsafe { CAlloc.realloc(p, layout, new_size) };
+                        assert!(
+                            !p.is_null() && (p as usize).is_multiple_of(align),
+                            "{size} {align}"
+                        );
+                        layout = Layout::from_size_align(new_size, align).unwrap();
+                        kept = kept.min(new_size);
+                        // SAFETY: 1. `p` is a live block of `new_size >= kept` bytes.
+                        let bytes = unsafe { core::slice::from_raw_parts(p, kept) };
+                        assert!(bytes.iter().enumerate().all(|(i, &b)| b == i as u8));
+                    }
+                    // SAFETY: 1. `p` is live and was allocated with `layout`.
+                    unsafe { CAlloc.dealloc(p, layout) };
+                }
+            }
+        }
+    }
 }

@@ -29,6 +29,13 @@ void Reset_Handler(void) {
     exit(main());
 }
 
+/* crti.o's hooks, which -nostartfiles leaves out and newlib's exit path may reference
+ * (__libc_fini_array calls _fini). Nothing to run. */
+void _init(void);
+void _fini(void);
+void _init(void) {}
+void _fini(void) {}
+
 /* Any fault ends the run with a distinct exit status (semihosting SYS_EXIT). */
 void Fault_Handler(void) {
     _Exit(3);
