@@ -110,7 +110,8 @@ enum sieve_status
     SIEVE_STATUS_MATCHER_ERROR = 10,
     /**
      * The library panicked (a bug); the call had no effect on its outputs. The handle
-     * involved should be freed.
+     * involved should be freed. Never returned by a build without `std`, where a panic
+     * aborts.
      */
     SIEVE_STATUS_PANIC = 11,
     /**
@@ -623,7 +624,8 @@ const char *sieve_version(void);
  * Computes the masks of `n` distinct matchers: row `i` of `masks` (words
  * `i * mask_words ..< (i + 1) * mask_words`) receives matcher `i`'s mask and `statuses[i]`
  * its `sieve_status`. Work is spread over up to `available_parallelism` threads that the
- * library starts for this call (and joins before returning).
+ * library starts for this call (and joins before returning); a build without the `std`
+ * feature computes the masks one after the other on the calling thread.
  *
  * Returns the first failing item's status (or `SIEVE_STATUS_OK`); a failed item's row is all
  * zero. Argument errors (a NULL or repeated matcher, NULL buffers, an overflowing size)

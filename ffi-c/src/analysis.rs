@@ -12,6 +12,7 @@ use crate::boundary::{
 };
 use crate::error::{ErrorInfo, sieve_error};
 use crate::grammar::{read_limits, sieve_limits};
+use crate::prelude::*;
 use crate::status::sieve_status;
 use crate::tokenizer::sieve_tokenizer;
 
@@ -69,11 +70,11 @@ pub extern "C" fn sieve_grammar_info_json(
         let Some(limits) = (unsafe { read_limits(limits) }) else {
             return fail(sieve_status::InvalidArgument, "limits->struct_size is too small");
         };
-        let Some(syntax) = std::str::from_utf8(syntax).ok().and_then(GrammarSyntax::from_name)
+        let Some(syntax) = core::str::from_utf8(syntax).ok().and_then(GrammarSyntax::from_name)
         else {
             return fail(sieve_status::InvalidArgument, "unknown grammar syntax");
         };
-        let text = match std::str::from_utf8(text) {
+        let text = match core::str::from_utf8(text) {
             Ok(t) => t,
             Err(e) => {
                 let msg = format!("grammar text is not UTF-8 (byte {})", e.valid_up_to());

@@ -7,14 +7,13 @@
 //! claim flag per item), and an item an executor never ran reports
 //! `SIEVE_STATUS_CALLBACK_ERROR` with a zeroed row.
 
-use std::ffi::c_void;
-use std::num::NonZero;
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use alloc::vec::Vec;
+use core::ffi::c_void;
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use sieve_core::Matcher;
 
-use crate::boundary::{ffi_boundary, input_slice, output_slice};
+use crate::boundary::{catch_panic, ffi_boundary, input_slice, output_slice};
 use crate::matcher::{compute_mask_into, sieve_matcher};
 use crate::status::sieve_status;
 
@@ -60,21 +59,21 @@ impl Job {
         if claim.swap(true, Ordering::AcqRel) {
             return;
         }
-        let result = catch_unwind(AssertUnwindSafe(|| {
+        let result = catch_panic(|| {
             // SAFETY: 1. `m` is a live, non-NULL matcher handle (checked) that only this
             // claimed item touches; 2. row `i` lies inside the `n * mask_words` words the
             // caller provided and no other item writes it.
             let (m, row) = unsafe {
                 (
                     &mut *m,
-                    std::slice::from_raw_parts_mut(
+                    core::slice::from_raw_parts_mut(
                         self.masks.add(i * self.mask_words),
                         self.mask_words,
                     ),
                 )
             };
             compute_mask_into(m, row)
-        }));
+        });
         let s = result.unwrap_or(sieve_status::Panic);
         status.store(s as u32, Ordering::Release);
     }
@@ -87,7 +86,7 @@ impl Job {
                 // SAFETY: 1. row `i` lies inside the caller's buffer; 2. all runs have
                 // returned, so nothing else accesses it.
                 unsafe {
-                    std::ptr::write_bytes(self.masks.add(i * self.mask_words), 0, self.mask_words)
+                    core::ptr::write_bytes(self.masks.add(i * self.mask_words), 0, self.mask_words)
                 };
             }
             let s =
@@ -144,7 +143,8 @@ fn prepare<'a>(
 /// Computes the masks of `n` distinct matchers: row `i` of `masks` (words
 /// `i * mask_words ..< (i + 1) * mask_words`) receives matcher `i`'s mask and `statuses[i]`
 /// its `sieve_status`. Work is spread over up to `available_parallelism` threads that the
-/// library starts for this call (and joins before returning).
+/// library starts for this call (and joins before returning); a build without the `std`
+/// feature computes the masks one after the other on the calling thread.
 ///
 /// Returns the first failing item's status (or `SIEVE_STATUS_OK`); a failed item's row is all
 /// zero. Argument errors (a NULL or repeated matcher, NULL buffers, an overflowing size)
@@ -164,25 +164,45 @@ pub extern "C" fn sieve_compute_masks(
             Ok(x) => x,
             Err(s) => return s,
         };
-        let threads = std::thread::available_parallelism().map_or(1, NonZero::get).min(n);
-        let next = AtomicUsize::new(0);
-        let work = || {
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    break;
-                }
-                job.run(i);
-            }
-        };
-        std::thread::scope(|scope| {
-            for _ in 1..threads {
-                // A thread that cannot be started leaves its share to the others.
-                let _ = std::thread::Builder::new().spawn_scoped(scope, work);
-            }
-            work();
-        });
+        run_all(&job, n);
         job.finish(statuses)
+    }
+}
+
+/// Runs items `0..n` of `job` on up to `available_parallelism` threads (this one included).
+#[cfg(feature = "std")]
+fn run_all(job: &Job, n: usize) {
+    use core::num::NonZero;
+    use core::sync::atomic::AtomicUsize;
+
+    let threads = std::thread::available_parallelism()
+        .map_or(1, NonZero::get)
+        .min(n);
+    let next = AtomicUsize::new(0);
+    let work = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= n {
+                break;
+            }
+            job.run(i);
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            // A thread that cannot be started leaves its share to the others.
+            let _ = std::thread::Builder::new().spawn_scoped(scope, work);
+        }
+        work();
+    });
+}
+
+/// Runs items `0..n` of `job` one after the other on the calling thread (no `std`, no
+/// threads; a host with cores to spare uses `sieve_compute_masks_with_executor`).
+#[cfg(not(feature = "std"))]
+fn run_all(job: &Job, n: usize) {
+    for i in 0..n {
+        job.run(i);
     }
 }
 
@@ -199,7 +219,7 @@ unsafe extern "C" fn run_item(job: *mut c_void, i: usize) {
     let job = unsafe { &*job.cast::<Job>() };
     // `Job::run` catches panics of the computation; nothing else here can panic, but an
     // unwind must never reach the host's frames.
-    let _ = catch_unwind(AssertUnwindSafe(|| job.run(i)));
+    let _ = catch_panic(|| job.run(i));
 }
 
 /// Like `sieve_compute_masks`, but the work items run on the host's executor: `executor(ctx,

@@ -10,11 +10,15 @@
 //! lost" as it did an `Arc::into_raw` pointer into the middle of the `Arc`'s block. Reading a
 //! handle is a pointer cast (and one load for a shared one): no allocation, no lookup, so
 //! the boundary costs a NULL check and a `catch_unwind` frame per call.
+//!
+//! Without the `std` feature there is no `catch_unwind`: a panic calls the panic handler,
+//! which aborts (see the crate docs, "no_std"), so still no unwind crosses into C.
 
-use std::ffi::c_char;
-use std::marker::PhantomData;
-use std::sync::Arc;
+use alloc::sync::Arc;
+use core::ffi::c_char;
+use core::marker::PhantomData;
 
+use crate::prelude::*;
 use crate::status::sieve_status;
 
 /// The value an exported function returns when its body panicked.
@@ -53,20 +57,38 @@ impl PanicOrDefault for () {
 
 impl PanicOrDefault for *const c_char {
     fn panic_value() -> Self {
-        std::ptr::null()
+        core::ptr::null()
     }
 }
 
-/// Runs the body in `catch_unwind`; a panic becomes [`PanicOrDefault::panic_value`]. A
-/// `return` in the body returns from the exported function.
+/// Runs `body`: `None` if it panicked (with `std`, through `catch_unwind`).
+///
+/// Without `std` there is no unwinding: a panic runs the panic handler, which never returns
+/// (the `panic-handler` feature's calls the C library's `abort()`), so this is always `Some`.
+#[cfg(feature = "std")]
+#[inline]
+pub(crate) fn catch_panic<T>(body: impl FnOnce() -> T) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).ok()
+}
+
+/// Runs `body`: `None` if it panicked (with `std`, through `catch_unwind`).
+///
+/// Without `std` there is no unwinding: a panic runs the panic handler, which never returns
+/// (the `panic-handler` feature's calls the C library's `abort()`), so this is always `Some`.
+#[cfg(not(feature = "std"))]
+#[inline]
+pub(crate) fn catch_panic<T>(body: impl FnOnce() -> T) -> Option<T> {
+    Some(body())
+}
+
+/// Runs the body through [`catch_panic`]; a panic becomes [`PanicOrDefault::panic_value`]
+/// (without `std`, a panic aborts instead). A `return` in the body returns from the exported
+/// function.
 macro_rules! ffi_boundary {
     ($($body:tt)*) => {{
-        let result = ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(
-            || { $($body)* },
-        ));
-        match result {
-            Ok(value) => value,
-            Err(_) => $crate::boundary::PanicOrDefault::panic_value(),
+        match $crate::boundary::catch_panic(|| { $($body)* }) {
+            Some(value) => value,
+            None => $crate::boundary::PanicOrDefault::panic_value(),
         }
     }};
 }
@@ -212,7 +234,7 @@ pub(crate) unsafe fn input_slice<'a, T>(ptr: *const T, len: usize) -> Option<&'a
         return (len == 0).then_some(&[]);
     }
     // SAFETY: 1. non-NULL, aligned and readable for `len` elements by the caller's contract.
-    Some(unsafe { std::slice::from_raw_parts(ptr, len) })
+    Some(unsafe { core::slice::from_raw_parts(ptr, len) })
 }
 
 /// A mutable C buffer: `ptr` + `len` elements. NULL is accepted only with `len == 0`.
@@ -225,7 +247,7 @@ pub(crate) unsafe fn output_slice<'a, T>(ptr: *mut T, len: usize) -> Option<&'a 
         return (len == 0).then_some(&mut []);
     }
     // SAFETY: 1. non-NULL, aligned, valid and unaliased for `len` elements by contract.
-    Some(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
+    Some(unsafe { core::slice::from_raw_parts_mut(ptr, len) })
 }
 
 /// Reads a struct whose first field is `size_t struct_size`, written by a caller that may
@@ -249,7 +271,7 @@ pub(crate) unsafe fn read_versioned<T: Copy>(ptr: *const T, defaults: T) -> Opti
     // `T` of `size_of::<T>() >= n` bytes; 3. they do not overlap; 4. all field bit patterns
     // are valid per this function's contract.
     unsafe {
-        std::ptr::copy_nonoverlapping(ptr.cast::<u8>(), (&raw mut value).cast::<u8>(), n);
+        core::ptr::copy_nonoverlapping(ptr.cast::<u8>(), (&raw mut value).cast::<u8>(), n);
     }
     Some(value)
 }
@@ -273,7 +295,7 @@ pub(crate) unsafe fn write_versioned<T: Copy>(out: *mut T, value: T) -> bool {
     // SAFETY: 1. `out` is writable for `size >= n` bytes; 2. `value` is a local of
     // `size_of::<T>() >= n` bytes; 3. no overlap; 4. `head <= n`.
     unsafe {
-        std::ptr::copy_nonoverlapping(
+        core::ptr::copy_nonoverlapping(
             (&raw const value).cast::<u8>().add(head),
             out.cast::<u8>().add(head),
             n - head,
@@ -326,7 +348,7 @@ mod tests {
 
     fn boom() -> sieve_status {
         ffi_boundary! {
-            if std::hint::black_box(true) {
+            if core::hint::black_box(true) {
                 panic!("boom");
             }
             sieve_status::Ok

@@ -2,12 +2,14 @@
 //! errors about a JSON value (JSON Schema, structural tag), its JSON pointer. Both come from
 //! the fields of `sieve_core::GrammarError`, never from its message.
 
-use std::ffi::{CString, c_char};
+use alloc::ffi::CString;
+use core::ffi::c_char;
 
 use sieve_core::GrammarError;
 use sieve_core::vocab::VocabError;
 
 use crate::boundary::{Castable, Exclusive, box_free, box_into_handle, ffi_boundary, handle_ref};
+use crate::prelude::*;
 use crate::status::sieve_status;
 
 /// A rich error returned through an optional `sieve_error **error_out` argument.
@@ -141,7 +143,7 @@ pub extern "C" fn sieve_error_json_pointer(error: *const sieve_error) -> *const 
         // SAFETY: 1. NULL or a live error handle (caller contract).
         unsafe { handle_ref(error) }
             .and_then(|e| e.pointer.as_ref())
-            .map_or(std::ptr::null(), |p| p.as_ptr())
+            .map_or(core::ptr::null(), |p| p.as_ptr())
     }
 }
 

@@ -2,8 +2,8 @@
 //! `core/docs/gate.md`), and stop sequences (`sieve_stop_controller`): thin shells over
 //! `sieve_core::Gate`, `Matcher::with_gate` and `sieve_core::StopController`.
 
-use std::ffi::{CStr, c_char};
-use std::sync::Arc;
+use alloc::sync::Arc;
+use core::ffi::{CStr, c_char};
 
 use sieve_core::gate::{Gate, GateConfig, Reasoning, Triggers};
 use sieve_core::{GatePhase, Matcher, StopController, StopError};
@@ -15,6 +15,7 @@ use crate::boundary::{
 use crate::error::{ErrorInfo, sieve_error};
 use crate::grammar::{read_limits, sieve_grammar, sieve_limits};
 use crate::matcher::sieve_matcher;
+use crate::prelude::*;
 use crate::status::sieve_status;
 use crate::tokenizer::sieve_tokenizer;
 
@@ -149,14 +150,14 @@ pub extern "C" fn sieve_gate_new(
         let zero = sieve_gate_config {
             struct_size: 0,
             reasoning: false,
-            reasoning_end_tokens: std::ptr::null(),
+            reasoning_end_tokens: core::ptr::null(),
             n_reasoning_end_tokens: 0,
             reasoning_budget: SIEVE_NO_BUDGET,
-            trigger_strings: std::ptr::null(),
+            trigger_strings: core::ptr::null(),
             n_trigger_strings: 0,
-            trigger_tokens: std::ptr::null(),
+            trigger_tokens: core::ptr::null(),
             n_trigger_tokens: 0,
-            trigger_patterns: std::ptr::null(),
+            trigger_patterns: core::ptr::null(),
             n_trigger_patterns: 0,
             lazy: false,
         };

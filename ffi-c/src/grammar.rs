@@ -2,8 +2,9 @@
 //! coverage report; and the versioned `sieve_limits`, `sieve_json_options` and
 //! `sieve_gbnf_options` structs. Every kind compiles through `Grammar::compile`.
 
-use std::ffi::{CStr, CString, c_char};
-use std::sync::Arc;
+use alloc::ffi::CString;
+use alloc::sync::Arc;
+use core::ffi::{CStr, c_char};
 
 use sieve_core::grammar::gbnf::GbnfOptions;
 use sieve_core::grammar::json::{
@@ -17,6 +18,7 @@ use crate::boundary::{
     read_versioned, write_out, write_versioned,
 };
 use crate::error::{ErrorInfo, c_string, sieve_error};
+use crate::prelude::*;
 use crate::status::sieve_status;
 use crate::tokenizer::sieve_tokenizer;
 
@@ -538,7 +540,7 @@ impl Options {
             Options::Gbnf(p) => {
                 let defaults = sieve_gbnf_options {
                     struct_size: size_of::<sieve_gbnf_options>(),
-                    root: std::ptr::null(),
+                    root: core::ptr::null(),
                     allow_left_recursion: false,
                 };
                 // SAFETY: 1. non-NULL; readable for its `struct_size` bytes (caller contract);
@@ -605,7 +607,7 @@ fn compile(
         Ok(o) => o,
         Err(msg) => return fail(sieve_status::InvalidArgument, msg),
     };
-    let text = match std::str::from_utf8(text) {
+    let text = match core::str::from_utf8(text) {
         Ok(t) => t,
         Err(e) => {
             let msg = format!("grammar text is not UTF-8 (byte {})", e.valid_up_to());

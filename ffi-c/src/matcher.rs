@@ -1,7 +1,7 @@
 //! `sieve_matcher`: per-sequence state (exclusive `Box`), and the mask computation shared by
 //! the single and batch entry points.
 
-use std::ffi::c_char;
+use core::ffi::c_char;
 
 use sieve_core::Matcher;
 
@@ -10,6 +10,7 @@ use crate::boundary::{
     handle_ref, input_slice, output_slice, write_out,
 };
 use crate::grammar::sieve_grammar;
+use crate::prelude::*;
 use crate::status::sieve_status;
 
 /// Per-sequence constraint state: which tokens may come next, given the tokens consumed.

@@ -1,7 +1,7 @@
 //! Status codes: every fallible function returns a [`sieve_status`]. The numbers are part of
 //! the ABI and never change; new codes are only ever appended.
 
-use std::ffi::c_char;
+use core::ffi::c_char;
 
 use sieve_core::{GrammarErrorKind, MatcherError};
 
@@ -40,7 +40,8 @@ pub enum sieve_status {
     /// `sieve_matcher_reset`); `sieve_matcher_error_message` says which.
     MatcherError = 10,
     /// The library panicked (a bug); the call had no effect on its outputs. The handle
-    /// involved should be freed.
+    /// involved should be freed. Never returned by a build without `std`, where a panic
+    /// aborts.
     Panic = 11,
     /// The tokenizer could not be built (bad byte table, bad `tokenizer.json`).
     TokenizerError = 12,

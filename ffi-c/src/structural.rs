@@ -4,6 +4,7 @@
 
 use crate::boundary::{copy_with_nul, ffi_boundary, input_slice, output_slice, write_out};
 use crate::error::{ErrorInfo, sieve_error};
+use crate::prelude::*;
 use crate::status::sieve_status;
 use sieve_core::grammar::structural::presets::{self, PresetOptions};
 
@@ -55,7 +56,7 @@ pub extern "C" fn sieve_structural_tag_preset(
         } else {
             // SAFETY: 1. non-NULL and readable for `tool_choice_len` bytes (caller contract).
             match unsafe { input_slice(tool_choice, tool_choice_len) }
-                .map(std::str::from_utf8)
+                .map(core::str::from_utf8)
             {
                 Some(Ok(c)) => Some(c.to_owned()),
                 _ => return fail(sieve_status::InvalidUtf8, "tool_choice is not UTF-8"),
@@ -68,7 +69,7 @@ pub extern "C" fn sieve_structural_tag_preset(
         if len.is_null() {
             return fail(sieve_status::NullArgument, "len is NULL");
         }
-        let (Ok(family), Ok(tools)) = (std::str::from_utf8(family), std::str::from_utf8(tools))
+        let (Ok(family), Ok(tools)) = (core::str::from_utf8(family), core::str::from_utf8(tools))
         else {
             return fail(sieve_status::InvalidUtf8, "family or tools is not UTF-8");
         };

@@ -1,8 +1,8 @@
 //! `sieve_tokenizer`: a vocabulary (token byte strings, special and EOS ids) plus an optional
 //! host tokenize callback. Shared (`Arc`), immutable, thread-safe.
 
-use std::ffi::c_void;
-use std::sync::Arc;
+use alloc::sync::Arc;
+use core::ffi::c_void;
 
 use sieve_core::Vocabulary;
 use sieve_core::vocab::hf::AddedTokens;
@@ -12,6 +12,7 @@ use crate::boundary::{
     input_slice, output_slice, write_out,
 };
 use crate::error::{ErrorInfo, sieve_error};
+use crate::prelude::*;
 use crate::status::sieve_status;
 
 /// A tokenizer's vocabulary: the exact bytes of every token id, the special tokens and the
@@ -232,7 +233,7 @@ fn from_json(
                 ErrorInfo::new(sieve_status::NullArgument, "text or out is NULL").report(error_out)
             };
         };
-        let text = match std::str::from_utf8(text) {
+        let text = match core::str::from_utf8(text) {
             Ok(t) => t,
             Err(e) => {
                 let msg = format!(

@@ -1,17 +1,18 @@
 //! `LlgConstraint`: LLGuidance's constraint interface (compute mask → sample → commit), used
 //! by onnxruntime-genai, Chromium and LiteRT-LM.
 
-use std::ffi::{CString, c_char};
+use alloc::ffi::CString;
+use alloc::sync::Arc;
+use core::ffi::c_char;
 
 use sieve_core::{Limits, Matcher};
-
-use std::sync::Arc;
 
 use super::tokenizer::{CompatTokenizer, LlgTokenizer, tokenizer_of};
 use super::{c_message, c_str, compile, guard};
 use crate::boundary::{
     Castable, Exclusive, box_free, box_into_handle, handle_mut, handle_ref, write_out,
 };
+use crate::prelude::*;
 
 /// Opaque constraint handle: one sequence, one thread at a time.
 pub struct LlgConstraint {
@@ -209,7 +210,7 @@ impl Constraint {
         if self.stop && self.error.is_none() {
             return Err(COMPUTE_AFTER_STOP.to_owned());
         }
-        let mut mask = std::mem::take(&mut self.mask);
+        let mut mask = core::mem::take(&mut self.mask);
         let tokenizer = self.tokenizer.clone();
         let Some(m) = self.live() else {
             return Err(String::new());
@@ -370,7 +371,7 @@ unsafe fn new_constraint(
     let c = c.unwrap_or_else(|msg| {
         // SAFETY: 1. NULL or readable (caller contract).
         if unsafe { init.as_ref() }.is_some_and(|i| i.log_stderr_level >= 1) {
-            eprintln!("sieve (llg compat): {msg}");
+            super::log_stderr(&msg);
         }
         Constraint::failed(&msg)
     });
@@ -384,7 +385,7 @@ pub extern "C" fn llg_new_constraint(
     llguidance: *const c_char,
 ) -> *mut LlgConstraint {
     // SAFETY: 1. forwarded caller contract.
-    guard(std::ptr::null_mut(), || unsafe {
+    guard(core::ptr::null_mut(), || unsafe {
         new_constraint(init, "llguidance", llguidance)
     })
 }
@@ -396,7 +397,7 @@ pub extern "C" fn llg_new_constraint_regex(
     regex: *const c_char,
 ) -> *mut LlgConstraint {
     // SAFETY: 1. forwarded caller contract.
-    guard(std::ptr::null_mut(), || unsafe {
+    guard(core::ptr::null_mut(), || unsafe {
         new_constraint(init, "regex", regex)
     })
 }
@@ -408,7 +409,7 @@ pub extern "C" fn llg_new_constraint_json(
     json_schema: *const c_char,
 ) -> *mut LlgConstraint {
     // SAFETY: 1. forwarded caller contract.
-    guard(std::ptr::null_mut(), || unsafe {
+    guard(core::ptr::null_mut(), || unsafe {
         new_constraint(init, "json", json_schema)
     })
 }
@@ -420,7 +421,7 @@ pub extern "C" fn llg_new_constraint_lark(
     lark: *const c_char,
 ) -> *mut LlgConstraint {
     // SAFETY: 1. forwarded caller contract.
-    guard(std::ptr::null_mut(), || unsafe {
+    guard(core::ptr::null_mut(), || unsafe {
         new_constraint(init, "lark", lark)
     })
 }
@@ -433,7 +434,7 @@ pub extern "C" fn llg_new_constraint_any(
     constraint_type: *const c_char,
     data: *const c_char,
 ) -> *mut LlgConstraint {
-    guard(std::ptr::null_mut(), || {
+    guard(core::ptr::null_mut(), || {
         // SAFETY: 1. NULL or NUL-terminated (caller contract).
         match unsafe { c_str(constraint_type, "constraint_type") } {
             // SAFETY: 1. forwarded caller contract.
@@ -446,11 +447,11 @@ pub extern "C" fn llg_new_constraint_any(
 /// The error message, or NULL. Once non-NULL, the same pointer until the constraint is freed.
 #[unsafe(no_mangle)]
 pub extern "C" fn llg_get_error(cc: *const LlgConstraint) -> *const c_char {
-    guard(std::ptr::null(), || {
+    guard(core::ptr::null(), || {
         // SAFETY: 1. NULL or a live constraint handle (caller contract).
         unsafe { handle_ref(cc) }
             .and_then(|c| c.error.as_ref())
-            .map_or(std::ptr::null(), |e| e.as_ptr())
+            .map_or(core::ptr::null(), |e| e.as_ptr())
     })
 }
 
@@ -487,7 +488,7 @@ pub extern "C" fn llg_compute_mask(cc: *mut LlgConstraint, res_p: *mut LlgMaskRe
             Some(stop) => {
                 let res = LlgMaskResult {
                     sample_mask: if stop {
-                        std::ptr::null()
+                        core::ptr::null()
                     } else {
                         c.mask.as_ptr()
                     },
@@ -538,11 +539,11 @@ pub extern "C" fn llg_commit_token(
 /// An independent copy of the constraint (state and error); NULL for NULL.
 #[unsafe(no_mangle)]
 pub extern "C" fn llg_clone_constraint(cc: *const LlgConstraint) -> *mut LlgConstraint {
-    guard(std::ptr::null_mut(), || {
+    guard(core::ptr::null_mut(), || {
         // SAFETY: 1. NULL or a live constraint handle (caller contract).
         match unsafe { handle_ref(cc) } {
             Some(c) => box_into_handle::<LlgConstraint>(c.clone()),
-            None => std::ptr::null_mut(),
+            None => core::ptr::null_mut(),
         }
     })
 }

@@ -1,18 +1,19 @@
 //! `LlgMatcher`: LLGuidance's matcher interface (used by llama.cpp's llguidance sampler).
 
-use std::ffi::{CString, c_char};
+use alloc::ffi::CString;
+use alloc::sync::Arc;
+use core::ffi::c_char;
 
 use sieve_core::Matcher;
 
 use super::constraint::LlgConstraintInit;
-use std::sync::Arc;
-
 use super::tokenizer::{CompatTokenizer, tokenizer_of};
 use super::{c_message, c_str, compile, guard};
 use crate::boundary::{
     Castable, Exclusive, box_free, box_into_handle, handle_mut, handle_ref, input_slice,
     output_slice,
 };
+use crate::prelude::*;
 
 /// Opaque matcher handle: one sequence, one thread at a time.
 pub struct LlgMatcher {
@@ -102,7 +103,7 @@ pub extern "C" fn llg_new_matcher(
     constraint_type: *const c_char,
     data: *const c_char,
 ) -> *mut LlgMatcher {
-    guard(std::ptr::null_mut(), || {
+    guard(core::ptr::null_mut(), || {
         let mut mask_words = 0;
         let mut tokenizer = None;
         let built = (|| {
@@ -129,7 +130,7 @@ pub extern "C" fn llg_new_matcher(
             Err(msg) => {
                 // SAFETY: 1. NULL or readable (caller contract).
                 if unsafe { init.as_ref() }.is_some_and(|i| i.log_stderr_level >= 1) {
-                    eprintln!("sieve (llg compat): {msg}");
+                    super::log_stderr(&msg);
                 }
                 (None, Some(c_message(&msg)))
             }
@@ -162,7 +163,7 @@ pub extern "C" fn llg_validate_grammar(
             log_stderr_level: 0,
             ..*i
         });
-        let init = quiet.as_ref().map_or(std::ptr::null(), |i| i as *const _);
+        let init = quiet.as_ref().map_or(core::ptr::null(), |i| i as *const _);
         let m = llg_new_matcher(init, constraint_type, data);
         // SAFETY: 1. `m` was just made by llg_new_matcher (or is NULL after a panic).
         let err = unsafe { handle_ref(m) }.map_or(Some("internal error".to_owned()), |c| {
@@ -182,7 +183,7 @@ pub extern "C" fn llg_matcher_compute_mask(matcher: *mut LlgMatcher) -> i32 {
     guard(-1, || {
         let c = compat_matcher!(matcher, -1);
         c.clear_mask();
-        let mut mask = std::mem::take(&mut c.mask);
+        let mut mask = core::mem::take(&mut c.mask);
         mask.resize(c.mask_words, 0);
         let tokenizer = c.tokenizer.clone();
         let res = c.with(|m| super::llg_mask(m, tokenizer.as_deref(), &mut mask));
@@ -224,12 +225,12 @@ pub extern "C" fn llg_matcher_compute_mask_into(
 /// leaves it as it is).
 #[unsafe(no_mangle)]
 pub extern "C" fn llg_matcher_get_mask(matcher: *mut LlgMatcher) -> *const u32 {
-    guard(std::ptr::null(), || {
-        let c = compat_matcher!(matcher, std::ptr::null());
+    guard(core::ptr::null(), || {
+        let c = compat_matcher!(matcher, core::ptr::null());
         if c.mask_valid {
             c.mask.as_ptr()
         } else {
-            std::ptr::null()
+            core::ptr::null()
         }
     })
 }
@@ -276,11 +277,11 @@ pub extern "C" fn llg_matcher_consume_tokens(
 /// The error message or NULL; once non-NULL, the same pointer until the matcher is freed.
 #[unsafe(no_mangle)]
 pub extern "C" fn llg_matcher_get_error(matcher: *mut LlgMatcher) -> *const c_char {
-    guard(std::ptr::null(), || {
+    guard(core::ptr::null(), || {
         // SAFETY: 1. NULL or a live matcher handle (caller contract).
         unsafe { handle_ref(matcher) }
             .and_then(|c| c.error.as_ref())
-            .map_or(std::ptr::null(), |e| e.as_ptr())
+            .map_or(core::ptr::null(), |e| e.as_ptr())
     })
 }
 
@@ -396,11 +397,11 @@ pub extern "C" fn llg_matcher_compute_ff_tokens(
 /// An independent copy of the matcher (state and error); NULL for NULL.
 #[unsafe(no_mangle)]
 pub extern "C" fn llg_clone_matcher(matcher: *const LlgMatcher) -> *mut LlgMatcher {
-    guard(std::ptr::null_mut(), || {
+    guard(core::ptr::null_mut(), || {
         // SAFETY: 1. NULL or a live matcher handle (caller contract).
         match unsafe { handle_ref(matcher) } {
             Some(c) => box_into_handle::<LlgMatcher>(c.clone()),
-            None => std::ptr::null_mut(),
+            None => core::ptr::null_mut(),
         }
     })
 }

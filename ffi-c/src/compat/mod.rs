@@ -29,7 +29,8 @@
 //!
 //! # Beyond the per-sequence calls
 //! - `llg_par_compute_mask` (`par.rs`): a batch of constraints on library threads, optionally
-//!   asynchronous with a completion callback.
+//!   asynchronous with a completion callback (without `std`: on the calling thread, and the
+//!   callback runs before the call returns).
 //! - The stop controller (`stop.rs`): `LlgStopController` is a handle around
 //!   `sieve_core::StopController` (stop tokens and a stop regex; the algorithm, its
 //!   `MAX_STOP_BYTES` bound and its tests are in `core/src/stop.rs`); the file only converts
@@ -41,13 +42,15 @@
 //!
 //! The module is hidden from cbindgen: `sieve.h` does not declare these functions.
 
-use std::ffi::{CStr, CString, c_char};
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use alloc::ffi::CString;
+use alloc::sync::Arc;
+use core::ffi::{CStr, c_char};
 
 use sieve_core::grammar::json::JsonOptions;
 use sieve_core::grammar::{CompileOptions, GrammarSyntax};
 use sieve_core::{Grammar, Limits, Matcher, Vocabulary};
+
+use crate::prelude::*;
 
 mod constraint;
 mod matcher;
@@ -55,9 +58,19 @@ mod par;
 mod stop;
 mod tokenizer;
 
-/// Runs `body` and turns a panic into `fallback`, so no unwind crosses into C.
+/// Runs `body` and turns a panic into `fallback`, so no unwind crosses into C (without `std`
+/// a panic aborts).
 pub(crate) fn guard<T>(fallback: T, body: impl FnOnce() -> T) -> T {
-    catch_unwind(AssertUnwindSafe(body)).unwrap_or(fallback)
+    crate::boundary::catch_panic(body).unwrap_or(fallback)
+}
+
+/// Prints an error for `log_stderr_level >= 1`: to stderr with `std`; without `std` there is
+/// no stderr and the message is only kept in the handle (`llg_get_error`).
+pub(crate) fn log_stderr(msg: &str) {
+    #[cfg(feature = "std")]
+    std::eprintln!("sieve (llg compat): {msg}");
+    #[cfg(not(feature = "std"))]
+    let _ = msg;
 }
 
 /// Borrows a NUL-terminated C string as UTF-8; `Err` says what is wrong with it.
@@ -93,7 +106,7 @@ pub(crate) unsafe fn write_message(buf: *mut c_char, len: usize, msg: &str) {
     // SAFETY: 1. `buf` is writable for `len > n` bytes; 2. `bytes` is readable for `n`;
     // 3. a caller's buffer cannot overlap our string.
     unsafe {
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), n);
+        core::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), n);
         buf.add(n).write(0);
     }
 }

@@ -1,22 +1,20 @@
 //! `llg_par_compute_mask`: LLGuidance's batch call. Masks of many constraints at once, on
 //! threads the library starts; with a completion callback the call returns at once and the
 //! work (then the callback) runs on a library thread, so the host overlaps it with its
-//! forward pass.
+//! forward pass. Without the `std` feature there are no library threads: the items run one
+//! after the other on the calling thread, and the callback before the call returns.
 //!
 //! Invariants: steps are validated on the calling thread before any work: a constraint listed
 //! twice, or two mask rows that overlap, put the constraints involved in the error state with
 //! zeroed rows (they would race otherwise), so each remaining work item has exclusive use of
 //! its constraint and its row. The step array is copied, so it need not outlive the call.
 
-use std::ffi::c_void;
-use std::num::NonZero;
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use alloc::vec::Vec;
+use core::ffi::c_void;
 
 use super::constraint::{Constraint, LlgConstraint};
 use super::guard;
-use crate::boundary::{HostPtr, input_slice};
+use crate::boundary::{HostPtr, catch_panic, input_slice};
 
 /// One item of `llg_par_compute_mask`: a constraint and the row its mask goes to.
 #[repr(C)]
@@ -124,14 +122,37 @@ impl Batch {
                 // SAFETY: 1. non-NULL, aligned and writable for `mask_byte_len >= 4 * words`
                 // bytes (caller contract); 2. no work has started; overlapping rows are
                 // written one after the other.
-                unsafe { std::ptr::write_bytes(s.mask_dest, 0, words) };
+                unsafe { core::ptr::write_bytes(s.mask_dest, 0, words) };
             }
         }
         Batch { items }
     }
 
+    /// Computes item `i` (nothing if there is none).
+    fn run_item(&self, i: usize) {
+        let Some(item) = self.items.get(i) else {
+            return;
+        };
+        let _ = catch_panic(|| {
+            // SAFETY: 1. the constraint and the row are live and used by this item only
+            // (validated in `Batch::new`; each index is handed out once); 2. the row is
+            // aligned and writable for `words` words.
+            let (c, row) = unsafe {
+                (
+                    &mut *item.constraint,
+                    core::slice::from_raw_parts_mut(item.row, item.words),
+                )
+            };
+            c.fill_mask(row);
+        });
+    }
+
     /// Computes every item on up to `available_parallelism` threads (this one included).
+    #[cfg(feature = "std")]
     fn run(&self) {
+        use core::num::NonZero;
+        use core::sync::atomic::{AtomicUsize, Ordering};
+
         let n = self.items.len();
         let threads = std::thread::available_parallelism()
             .map_or(1, NonZero::get)
@@ -140,21 +161,10 @@ impl Batch {
         let work = || {
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = self.items.get(i) else {
+                if i >= n {
                     break;
-                };
-                let _ = catch_unwind(AssertUnwindSafe(|| {
-                    // SAFETY: 1. the constraint and the row are live and used by this item
-                    // only (validated in `Batch::new`; the counter hands out each index once);
-                    // 2. the row is aligned and writable for `words` words.
-                    let (c, row) = unsafe {
-                        (
-                            &mut *item.constraint,
-                            std::slice::from_raw_parts_mut(item.row, item.words),
-                        )
-                    };
-                    c.fill_mask(row);
-                }));
+                }
+                self.run_item(i);
             }
         };
         std::thread::scope(|scope| {
@@ -164,6 +174,14 @@ impl Batch {
             }
             work();
         });
+    }
+
+    /// Computes every item on the calling thread, one after the other (no `std`).
+    #[cfg(not(feature = "std"))]
+    fn run(&self) {
+        for i in 0..self.items.len() {
+            self.run_item(i);
+        }
     }
 }
 
@@ -180,7 +198,8 @@ impl Batch {
 /// once, the work runs on a library thread, and `done_cb(user_data)` is called exactly once
 /// (on that thread) when all masks are written; until then the host must not touch the
 /// constraints or the rows. `steps` NULL with `n_steps > 0` does no work (and still calls
-/// `done_cb`). The step array is copied: it need not outlive the call.
+/// `done_cb`). The step array is copied: it need not outlive the call. Without the `std`
+/// feature everything (the callback included) runs on the calling thread before the return.
 #[unsafe(no_mangle)]
 pub extern "C" fn llg_par_compute_mask(
     steps: *const LlgConstraintStep,
@@ -212,6 +231,14 @@ pub extern "C" fn llg_par_compute_mask(
         guard((), || batch.run());
         return;
     }
+    run_async(batch, done);
+}
+
+/// Runs `batch` on a new library thread, then `done` there; both here if no thread starts.
+#[cfg(feature = "std")]
+fn run_async(batch: Batch, done: impl FnOnce() + Copy + Send + 'static) {
+    use std::sync::{Arc, Mutex};
+
     // The batch waits in a slot so that it can still run here if no thread can be started.
     let slot = Arc::new(Mutex::new(Some(batch)));
     let task = {
@@ -235,4 +262,12 @@ pub extern "C" fn llg_par_compute_mask(
         }
         done();
     }
+}
+
+/// Without `std` there are no library threads: the batch runs here, then `done`, before
+/// `llg_par_compute_mask` returns.
+#[cfg(not(feature = "std"))]
+fn run_async(batch: Batch, done: impl FnOnce()) {
+    guard((), || batch.run());
+    done();
 }

@@ -4,7 +4,7 @@
 //! NUL-terminated UTF-8 buffer owned by the handle (invalid UTF-8 replaced by U+FFFD), errors
 //! as messages in the caller's buffer.
 
-use std::ffi::c_char;
+use core::ffi::c_char;
 
 use sieve_core::{Limits, StopError};
 
@@ -13,6 +13,7 @@ use super::{c_str, guard, write_message};
 use crate::boundary::{
     Castable, Exclusive, box_free, box_into_handle, handle_mut, handle_ref, input_slice, write_out,
 };
+use crate::prelude::*;
 
 /// Opaque stop-controller handle: one sequence, one thread at a time.
 pub struct LlgStopController {
@@ -54,7 +55,7 @@ pub extern "C" fn llg_new_stop_controller(
     error_string: *mut c_char,
     error_string_len: usize,
 ) -> *mut LlgStopController {
-    guard(std::ptr::null_mut(), || {
+    guard(core::ptr::null_mut(), || {
         let built = (|| {
             // SAFETY: 1. NULL or a live tokenizer handle (caller contract).
             let vocab = unsafe { vocab_of(tokenizer) }.ok_or("tokenizer is NULL")?;
@@ -79,7 +80,7 @@ pub extern "C" fn llg_new_stop_controller(
             Err(msg) => {
                 // SAFETY: 1. NULL or writable for `error_string_len` bytes (caller contract).
                 unsafe { write_message(error_string, error_string_len, &msg) };
-                std::ptr::null_mut()
+                core::ptr::null_mut()
             }
         }
     })
@@ -97,13 +98,13 @@ pub extern "C" fn llg_stop_commit_token(
     output_len_p: *mut usize,
     is_stopped_p: *mut bool,
 ) -> *const c_char {
-    guard(std::ptr::null(), || {
+    guard(core::ptr::null(), || {
         if output_len_p.is_null() || is_stopped_p.is_null() {
-            return std::ptr::null();
+            return core::ptr::null();
         }
         // SAFETY: 1. NULL or a live controller used by one thread (caller contract).
         let Some(c) = (unsafe { handle_mut(stop_ctrl) }) else {
-            return std::ptr::null();
+            return core::ptr::null();
         };
         let (bytes, stopped) = c.inner.commit_token(token);
         c.last.clear();
@@ -126,11 +127,11 @@ pub extern "C" fn llg_stop_commit_token(
 pub extern "C" fn llg_clone_stop_controller(
     stop_ctrl: *const LlgStopController,
 ) -> *mut LlgStopController {
-    guard(std::ptr::null_mut(), || {
+    guard(core::ptr::null_mut(), || {
         // SAFETY: 1. NULL or a live controller handle (caller contract).
         match unsafe { handle_ref(stop_ctrl) } {
             Some(c) => box_into_handle::<LlgStopController>(c.clone()),
-            None => std::ptr::null_mut(),
+            None => core::ptr::null_mut(),
         }
     })
 }

@@ -1,8 +1,8 @@
 //! `LlgTokenizer`: a shared vocabulary built from LLGuidance's `LlgTokenizerInit` (v1) or
 //! `LlgTokenizerInitV2` (with `struct_size` and extra EOS ids).
 
-use std::ffi::{c_char, c_void};
-use std::sync::Arc;
+use alloc::sync::Arc;
+use core::ffi::{c_char, c_void};
 
 use sieve_core::Vocabulary;
 use sieve_core::grammar::json::serde_json;
@@ -13,6 +13,7 @@ use crate::boundary::{
     Castable, HostPtr, Shared, arc_clone, arc_free, arc_into_handle, handle_ref, input_slice,
     output_slice, read_versioned,
 };
+use crate::prelude::*;
 
 /// Opaque tokenizer handle (reference counted, immutable, usable from any thread).
 pub struct LlgTokenizer {
@@ -100,15 +101,15 @@ impl LlgTokenizerInitV2 {
             struct_size: size_of::<Self>(),
             vocab_size: 0,
             tok_eos: 0,
-            token_lens: std::ptr::null(),
-            token_bytes: std::ptr::null(),
-            tokenizer_json: std::ptr::null(),
+            token_lens: core::ptr::null(),
+            token_bytes: core::ptr::null(),
+            tokenizer_json: core::ptr::null(),
             tokenize_assumes_string: false,
             tokenize_fn: None,
             use_approximate_greedy_tokenize_fn: false,
-            tokenize_user_data: std::ptr::null(),
-            slices: std::ptr::null(),
-            tok_eos_extra: std::ptr::null(),
+            tokenize_user_data: core::ptr::null(),
+            slices: core::ptr::null(),
+            tok_eos_extra: core::ptr::null(),
             tok_eos_extra_count: 0,
         }
     }
@@ -321,7 +322,7 @@ unsafe fn new_tokenizer(
         Err(msg) => {
             // SAFETY: 1. forwarded caller contract.
             unsafe { write_message(error_string, error_string_len, &msg) };
-            std::ptr::null_mut()
+            core::ptr::null_mut()
         }
     }
 }
@@ -334,12 +335,12 @@ pub extern "C" fn llg_new_tokenizer(
     error_string: *mut c_char,
     error_string_len: usize,
 ) -> *mut LlgTokenizer {
-    guard(std::ptr::null_mut(), || {
+    guard(core::ptr::null_mut(), || {
         // SAFETY: 1. NULL or a readable, initialised struct (caller contract).
         let Some(v1) = (unsafe { tok_init.as_ref() }) else {
             // SAFETY: 1. NULL or writable for its length (caller contract).
             unsafe { write_message(error_string, error_string_len, "tok_init is NULL") };
-            return std::ptr::null_mut();
+            return core::ptr::null_mut();
         };
         // SAFETY: 1. the struct's pointers follow the documented contract.
         unsafe {
@@ -360,18 +361,18 @@ pub extern "C" fn llg_new_tokenizer_v2(
     error_string: *mut c_char,
     error_string_len: usize,
 ) -> *mut LlgTokenizer {
-    guard(std::ptr::null_mut(), || {
+    guard(core::ptr::null_mut(), || {
         let fail = |msg: &str| {
             // SAFETY: 1. NULL or writable for its length (caller contract).
             unsafe { write_message(error_string, error_string_len, msg) };
-            std::ptr::null_mut()
+            core::ptr::null_mut()
         };
         if tok_init.is_null() {
             return fail("tok_init is NULL");
         }
         // SAFETY: 1. non-NULL; its first field is readable (caller contract).
         let size = unsafe { tok_init.cast::<usize>().read() };
-        if size < std::mem::offset_of!(LlgTokenizerInitV2, token_lens) {
+        if size < core::mem::offset_of!(LlgTokenizerInitV2, token_lens) {
             return fail("tok_init->struct_size is too small");
         }
         let mut defaults = LlgTokenizerInitV2::zeroed();
@@ -388,11 +389,11 @@ pub extern "C" fn llg_new_tokenizer_v2(
 /// Adds a reference to a tokenizer (NULL for NULL).
 #[unsafe(no_mangle)]
 pub extern "C" fn llg_clone_tokenizer(tok: *const LlgTokenizer) -> *mut LlgTokenizer {
-    guard(std::ptr::null_mut(), || {
+    guard(core::ptr::null_mut(), || {
         // SAFETY: 1. NULL or a live tokenizer handle (caller contract).
         match unsafe { arc_clone(tok) } {
             Some(t) => arc_into_handle::<LlgTokenizer>(t).cast_mut(),
-            None => std::ptr::null_mut(),
+            None => core::ptr::null_mut(),
         }
     })
 }
@@ -489,7 +490,7 @@ impl CompatTokenizer {
         if let Some(body) = bytes.strip_prefix(b"[") {
             let digits = body.iter().take_while(|b| b.is_ascii_digit()).count();
             if digits > 0 && body.get(digits) == Some(&b']') {
-                let id: u32 = std::str::from_utf8(&body[..digits]).ok()?.parse().ok()?;
+                let id: u32 = core::str::from_utf8(&body[..digits]).ok()?.parse().ok()?;
                 return ((id as usize) < self.vocab.vocab_size()).then_some((id, digits + 2));
             }
         }
@@ -655,7 +656,7 @@ mod tests {
         let tok = llg_new_tokenizer_v2(init, err.as_mut_ptr(), err.len());
         if tok.is_null() {
             // SAFETY: 1. `write_message` NUL-terminates within the buffer.
-            let msg = unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) };
+            let msg = unsafe { core::ffi::CStr::from_ptr(err.as_ptr()) };
             return Err(msg.to_string_lossy().into_owned());
         }
         llg_free_tokenizer(tok);
