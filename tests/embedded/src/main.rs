@@ -3,7 +3,7 @@
 //! Builds a 27-token vocabulary, compiles a JSON grammar (Lark) and a regex, steps matchers
 //! through fixed token sequences and checks every mask twice: against allowed sets written
 //! by hand (`EXPECTED_*`), and against a brute-force oracle (a copy of the matcher fed each
-//! token's bytes). Then runs the same walks, and two grammars too big for the budget, under
+//! token's bytes). Then runs the same walks, the host's adversarial sources and grammars too big for the budget, under
 //! `max_memory_bytes` = 64 KiB and 256 KiB, measuring the heap peak of each (compile, matcher,
 //! masks) with a counting allocator and the stack high-water mark by painting; each peak must
 //! stay within the budget plus [`SLACK`] (`core/docs/budget.md`, "On a fixed heap"), and the
@@ -35,6 +35,7 @@ use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 
+use sieve_core::grammar::json::JsonOptions;
 use sieve_core::{Grammar, GrammarErrorKind, LimitKind, Limits, Matcher, MatcherError, Vocabulary};
 
 /// The heap a run may use beyond `max_memory_bytes`: what `Limits::max_memory_bytes`
@@ -95,6 +96,15 @@ const JSON_WALK: &[(u32, &[u32])] = &[
 /// After the whole object: EOS or trailing whitespace.
 const JSON_END: &[u32] = &[EOS, 19, 23];
 
+/// The host's JSON Schema case (`tests/tests/memory_budget.rs`).
+const SCHEMA: &str = r#"{"type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": 3000},
+        "tags": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]{1,40}$"}},
+        "n": {"type": "integer", "minimum": -5, "maximum": 100000}
+    },
+    "required": ["name", "tags", "n"]}"#;
+
 const REGEX: &str = "(ab|c)+";
 /// `a` `b` `c` under `(ab|c)+`.
 const REGEX_WALK: &[(u32, &[u32])] = &[(9, &[9, 25, 26]), (10, &[10]), (26, &[EOS, 9, 25, 26])];
@@ -125,6 +135,9 @@ pub fn run() -> u32 {
         heap::live()
     );
 
+    // The most heap any memory case used beyond its budget, the most stack any case used.
+    let (mut max_over, mut max_stack) = (0isize, 0usize);
+
     // 1. Masks, under the default limits.
     let unlimited = Limits::default();
     for (name, src, walk, end) in [
@@ -134,11 +147,12 @@ pub fn run() -> u32 {
         heap::reset_peak();
         stack::paint();
         let base = heap::live();
-        match walk_checked(&src, &vocab, &unlimited, walk, end) {
+        let outcome = walk_checked(&src, &vocab, &unlimited, walk, end);
+        let (peak, st) = (heap::peak() - base, stack::high_water());
+        max_stack = max_stack.max(st);
+        match outcome {
             Ok(End::Done(n)) => println!(
-                "masks {name}: ok ({n} steps, every mask as expected), heap peak {} bytes, stack {} bytes",
-                heap::peak() - base,
-                stack::high_water()
+                "masks {name}: ok ({n} steps, every mask as expected), heap peak {peak} bytes, stack {st} bytes"
             ),
             Ok(End::Limit(k)) => fail(format!(
                 "masks {name}: limit {} under default limits",
@@ -148,18 +162,58 @@ pub fn run() -> u32 {
         }
     }
 
-    // 2. Heap peaks under tight budgets.
+    // 2. Heap peaks under tight budgets: the walks above (checked again), the host's
+    // adversarial sources (`tests/tests/memory_budget.rs`) and two grammars too big for
+    // either budget.
     let keywords = big_lark(KEYWORD_RULES);
-    let cases: [(&str, Source, &[(u32, &[u32])], &[u32], bool); 4] = [
-        ("json", Source::Lark(JSON_LARK), JSON_WALK, JSON_END, false),
-        ("regex", Source::Regex(REGEX), REGEX_WALK, REGEX_END, false),
-        ("keyword rules", Source::Lark(&keywords), &[], &[], true),
+    let cases: [(&str, Source, Walk, Expect); 8] = [
+        (
+            "json",
+            Source::Lark(JSON_LARK),
+            Walk::Checked(JSON_WALK, JSON_END),
+            Expect::FitsAt256,
+        ),
+        (
+            "regex",
+            Source::Regex(REGEX),
+            Walk::Checked(REGEX_WALK, REGEX_END),
+            Expect::FitsAt256,
+        ),
+        (
+            "s: s s | a",
+            Source::Lark("start: s\ns: s s | \"a\""),
+            Walk::Longest(400),
+            Expect::Either,
+        ),
+        (
+            "long string",
+            Source::Regex(r#""[^"]{0,9000}""#),
+            Walk::NoQuote(600),
+            Expect::Either,
+        ),
+        (
+            "json schema",
+            Source::Schema(SCHEMA),
+            Walk::Longest(300),
+            Expect::Either,
+        ),
         (
             "counted repetition",
             Source::Regex("(ab|[a-c]{3}){100,3000}"),
-            &[],
-            &[],
-            true,
+            Walk::Longest(300),
+            Expect::Limit,
+        ),
+        (
+            "keyword rules",
+            Source::Lark(&keywords),
+            Walk::Longest(300),
+            Expect::Limit,
+        ),
+        (
+            "deep nesting",
+            Source::Lark(&deep_lark(150)),
+            Walk::Longest(300),
+            Expect::Limit,
         ),
     ];
     for budget in BUDGETS {
@@ -167,41 +221,42 @@ pub fn run() -> u32 {
             max_memory_bytes: budget,
             ..Limits::default()
         };
-        for (name, src, walk, end, over) in &cases {
+        for (name, src, walk, expect) in &cases {
             heap::reset_peak();
             stack::paint();
             let base = heap::live();
-            let outcome = if walk.is_empty() {
-                walk_greedy(src, &vocab, &limits, 300)
-            } else {
-                walk_checked(src, &vocab, &limits, walk, end)
+            let outcome = match walk {
+                Walk::Checked(steps, end) => walk_checked(src, &vocab, &limits, steps, end),
+                Walk::Longest(n) => walk_greedy(src, &vocab, &limits, *n, false),
+                Walk::NoQuote(n) => walk_greedy(src, &vocab, &limits, *n, true),
             };
             let (peak, used, st) = (heap::peak() - base, heap::used_peak(), stack::high_water());
             let ended = match &outcome {
-                Ok(End::Done(n)) => format!("done after {n} steps"),
+                Ok(End::Done(n)) => format!("done after {n} tokens"),
                 Ok(End::Limit(k)) => format!("Limit({k:?})"),
                 Err(e) => format!("error: {e}"),
             };
             println!(
-                "budget {budget} {name}: {ended}; heap peak {peak} bytes (allocator {used}), limit {}, stack {st} bytes",
+                "budget {budget} {name}: {ended}; heap peak {peak} bytes (allocator {used}), bound {}, stack {st} bytes",
                 budget + SLACK
             );
+            max_over = max_over.max(peak as isize - budget as isize);
+            max_stack = max_stack.max(st);
             if peak > budget + SLACK {
                 fail(format!(
                     "budget {budget} {name}: heap peak {peak} > {budget} + {SLACK}"
                 ));
             }
-            match outcome {
-                Err(e) => fail(format!("budget {budget} {name}: {e}")),
-                Ok(End::Done(_)) if *over => {
+            match (outcome, expect) {
+                (Err(e), _) => fail(format!("budget {budget} {name}: {e}")),
+                (Ok(End::Done(_)), Expect::Limit) => {
                     fail(format!("budget {budget} {name}: fits, but should not"))
                 }
-                // The walks must finish at 256 KiB (as on the host); at 64 KiB a typed limit
-                // is fine.
-                Ok(End::Limit(_)) if !*over && budget >= 256 << 10 => {
+                // As on the host, the JSON walk fits 256 KiB; at 64 KiB a typed limit is fine.
+                (Ok(End::Limit(_)), Expect::FitsAt256) if budget >= 256 << 10 => {
                     fail(format!("budget {budget} {name}: should fit"))
                 }
-                Ok(_) => {}
+                _ => {}
             }
         }
     }
@@ -210,8 +265,7 @@ pub fn run() -> u32 {
         fail(format!("{} allocation failures", heap::failures()));
     }
     println!(
-        "stack high-water mark: {} bytes; heap now {} bytes",
-        stack::high_water(),
+        "most heap beyond the budget: {max_over} bytes (bound {SLACK}); most stack: {max_stack} bytes; heap now {} bytes",
         heap::live()
     );
     if failures == 0 {
@@ -226,6 +280,27 @@ pub fn run() -> u32 {
 enum Source<'a> {
     Lark(&'a str),
     Regex(&'a str),
+    Schema(&'a str),
+}
+
+/// How a memory case walks its grammar.
+enum Walk {
+    /// The fixed tokens, each mask checked ([`walk_checked`]).
+    Checked(&'static [(u32, &'static [u32])], &'static [u32]),
+    /// Up to this many tokens, the longest allowed each time.
+    Longest(usize),
+    /// Up to this many tokens, the longest allowed without a `"` (stays in a string).
+    NoQuote(usize),
+}
+
+/// What a memory case must end in (beyond its heap bound).
+enum Expect {
+    /// Done at 256 KiB; done or a typed limit at 64 KiB.
+    FitsAt256,
+    /// Done or a typed limit.
+    Either,
+    /// A typed limit at both budgets.
+    Limit,
 }
 
 enum End {
@@ -253,6 +328,21 @@ fn big_lark(n: usize) -> String {
     s
 }
 
+/// `start: e` with `e: "(" e ")" | "x"` nested `depth` times by hand (one rule per level):
+/// many rules and a deep chart.
+fn deep_lark(depth: usize) -> String {
+    let mut s = String::from("start: e0\n");
+    for i in 0..depth {
+        s.push_str(&format!(
+            "e{i}: \"[\" e{} \"]\" | \"{{\" e{} \"}}\" | \"a\"\n",
+            i + 1,
+            i + 1
+        ));
+    }
+    s.push_str(&format!("e{depth}: \"b\"\n"));
+    s
+}
+
 fn compile(
     src: &Source,
     vocab: &Arc<Vocabulary>,
@@ -261,6 +351,9 @@ fn compile(
     let r = match src {
         Source::Lark(s) => Grammar::from_lark(s, vocab, limits),
         Source::Regex(s) => Grammar::from_regex(s, vocab, limits),
+        Source::Schema(s) => {
+            Grammar::from_json_schema_str(s, &JsonOptions::default(), vocab, limits).map(|(g, _)| g)
+        }
     };
     match r {
         Ok(g) => Ok(Ok(g)),
@@ -315,12 +408,14 @@ fn walk_checked(
     Ok(End::Done(walk.len()))
 }
 
-/// Compiles `src`, then consumes the longest allowed token (not EOS) `steps` times.
+/// Compiles `src`, then consumes the longest allowed token (not EOS; without a `"` if
+/// `no_quote` and there is one) `steps` times.
 fn walk_greedy(
     src: &Source,
     vocab: &Arc<Vocabulary>,
     limits: &Limits,
     steps: usize,
+    no_quote: bool,
 ) -> Result<End, String> {
     let g = match compile(src, vocab, limits)? {
         Ok(g) => g,
@@ -332,10 +427,12 @@ fn walk_greedy(
         if let Err(e) = m.compute_mask(&mut mask) {
             return limit(e);
         }
+        let quoted = |t: u32| no_quote && vocab.trie_bytes(t).contains(&b'"');
+        // Longest first, then unquoted first, then the lowest id.
         let Some(t) = allowed(&mask)
             .into_iter()
             .filter(|&t| t != EOS)
-            .max_by_key(|&t| vocab.trie_bytes(t).len())
+            .max_by_key(|&t| (!quoted(t), vocab.trie_bytes(t).len(), u32::MAX - t))
         else {
             return Ok(End::Done(step));
         };
