@@ -6,7 +6,7 @@
 //! token's bytes). Then runs the same walks, the host's adversarial sources and grammars too big for the budget, under
 //! `max_memory_bytes` = 64 KiB and 256 KiB, measuring the heap peak of each (compile, matcher,
 //! masks) with a counting allocator and the stack high-water mark by painting; each peak must
-//! stay within the budget plus [`SLACK`] (`core/docs/budget.md`, "On a fixed heap"), and the
+//! stay within the budget plus [`SLACK`] (`core/docs/architecture.md`, "On a fixed heap"), and the
 //! over-budget grammars must end in a typed `Limit` error (a panic or an allocation failure
 //! fails the run).
 //!
