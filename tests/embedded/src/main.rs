@@ -399,10 +399,10 @@ fn walk_checked(
         if got != brute {
             return Err(format!("step {step}: mask {got:?}, brute force {brute:?}"));
         }
-        if let Some(&(t, _)) = walk.get(step) {
-            if let Err(e) = m.consume_token(t) {
-                return limit(e);
-            }
+        if let Some(&(t, _)) = walk.get(step)
+            && let Err(e) = m.consume_token(t)
+        {
+            return limit(e);
         }
     }
     Ok(End::Done(walk.len()))
