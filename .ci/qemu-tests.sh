@@ -28,6 +28,12 @@ left_out=(
 
 skip() { printf 'SKIP: tests under qemu-user: %s\n' "$*"; }
 
+# sieve-tests' cross build (its dependencies: tokenizers, sieve-bench, ...) takes 5-12 minutes
+# per target on the 2-core machine, too long for every CI run: it runs with
+# SIEVE_QEMU_TESTS=full (the run of 2026-11-26: every listed test passed on both targets).
+full=0
+[ "${SIEVE_QEMU_TESTS:-}" = full ] && full=1
+
 for entry in "aarch64-unknown-linux-gnu:aarch64-linux-gnu:qemu-aarch64:gcc-aarch64-linux-gnu" \
   "armv7-unknown-linux-gnueabihf:arm-linux-gnueabihf:qemu-arm:gcc-arm-linux-gnueabihf"; do
   IFS=: read -r target triple qemu gccpkg <<<"$entry"
@@ -59,12 +65,18 @@ for entry in "aarch64-unknown-linux-gnu:aarch64-linux-gnu:qemu-aarch64:gcc-aarch
   export "CARGO_TARGET_${env_target}_RUNNER=$qemu -L /usr/$triple"
   t0=$SECONDS
   cargo test --release --target "$target" -p sieve-core -p sieve-kernels --no-run 2>&1 | sed '/^ *Executable/d'
-  cargo test --release --target "$target" -p sieve-tests "${tests[@]/#/--test=}" --no-run 2>&1 \
-    | sed '/^ *Executable/d'
+  if [ "$full" = 1 ]; then
+    cargo test --release --target "$target" -p sieve-tests "${tests[@]/#/--test=}" --no-run 2>&1 \
+      | sed '/^ *Executable/d'
+  fi
   echo "$target: build $((SECONDS - t0)) s"
   t0=$SECONDS
   cargo test --release --target "$target" -p sieve-core -p sieve-kernels
-  cargo test --release --target "$target" -p sieve-tests "${tests[@]/#/--test=}"
+  if [ "$full" = 1 ]; then
+    cargo test --release --target "$target" -p sieve-tests "${tests[@]/#/--test=}"
+  else
+    skip "$target: sieve-tests' integration tests (${tests[*]}) run only with SIEVE_QEMU_TESTS=full (a 5-12 min cross build)"
+  fi
   echo "$target: tests $((SECONDS - t0)) s"
 done
 for reason in "${left_out[@]}"; do
