@@ -49,14 +49,46 @@ pub fn lexify(
     limits: &Limits,
     budget: &mut CompileBudget,
 ) -> Result<GrammarIr, GrammarError> {
+    lexify_compiled(ir, limits, budget).map(|(ir, _)| ir)
+}
+
+/// The expressions [`lexify`]'s analysis compiled, for the grammar build to reuse (every
+/// lexeme of the result compiled once).
+pub(crate) struct Compiled {
+    /// The analysis' store (fuel and memory caps as the grammar build sets them).
+    pub(crate) exprs: ExprSet,
+    /// What it compiled.
+    pub(crate) known: Known,
+}
+
+/// Shared regexes compiled in [`Compiled::exprs`], by address (the `Arc` is kept, so the
+/// address is not reused).
+pub(crate) struct Known(HashMap<usize, (Arc<RegexAst>, ExprId)>);
+
+impl Known {
+    /// The expression of `regex` in [`Compiled::exprs`], if the analysis compiled it.
+    pub(crate) fn get(&self, regex: &RegexAst) -> Option<ExprId> {
+        match regex {
+            RegexAst::Shared(a) => self.0.get(&(Arc::as_ptr(a) as usize)).map(|x| x.1),
+            _ => None,
+        }
+    }
+}
+
+/// [`lexify`], and the analysis' compiled expressions when it ran.
+pub(crate) fn lexify_compiled(
+    ir: GrammarIr,
+    limits: &Limits,
+    budget: &mut CompileBudget,
+) -> Result<(GrammarIr, Option<Compiled>), GrammarError> {
     // An ignored lexeme may come between any two lexemes: one lexeme in their place would
     // refuse it there.
     if ir.lexemes.iter().any(|l| l.ignore) {
-        return Ok(ir);
+        return Ok((ir, None));
     }
     let regular = regular_nonterminals(&ir);
     if regular.order.is_empty() {
-        return Ok(ir);
+        return Ok((ir, None));
     }
     // Half of what is left: the grammar build needs the rest.
     let fuel = budget.left() / 2;
@@ -102,7 +134,11 @@ pub fn lexify(
     budget
         .charge(out.heap_bytes())
         .map_err(GrammarError::limit)?;
-    Ok(out)
+    let compiled = Compiled {
+        exprs,
+        known: Known(memo.compiled),
+    };
+    Ok((out, Some(compiled)))
 }
 
 /// Inside the rules, each lexeme followed by nullable lexemes (`"," ws`) becomes one lexeme
@@ -698,8 +734,16 @@ impl Memo {
 
     /// Every byte some leaf of `e` tests (a superset of the bytes its strings contain).
     fn all_bytes(&mut self, exprs: &ExprSet, e: ExprId) -> ByteSet {
-        use crate::regex::Node;
-        if let Some(f) = self.all.get(&e) {
+        all_bytes(&mut self.all, exprs, e)
+    }
+}
+
+/// Every byte some leaf of `e` tests (a superset of the bytes its strings contain, and of
+/// the bytes any of its derivatives tests), memoized in `all`.
+fn all_bytes(all: &mut HashMap<ExprId, ByteSet>, exprs: &ExprSet, e: ExprId) -> ByteSet {
+    use crate::regex::Node;
+    {
+        if let Some(f) = all.get(&e) {
             return *f;
         }
         let mut out = [0u32; 8];
@@ -726,7 +770,7 @@ impl Memo {
                 Node::Repeat(y, _, _) => stack.push(y),
             }
         }
-        self.all.insert(e, out);
+        all.insert(e, out);
         out
     }
 }
@@ -1046,7 +1090,16 @@ fn analyze(
             let flags = match memo.pairs.get(&key) {
                 Some(f) => *f,
                 None => {
-                    let f = check_pair(exprs, expr[l], expr[m], &lfollow[l], lazy, l == m)?;
+                    let prefix_only = greedy_only.then_some(&mut memo.all);
+                    let f = check_pair(
+                        exprs,
+                        expr[l],
+                        expr[m],
+                        &lfollow[l],
+                        lazy,
+                        l == m,
+                        prefix_only,
+                    )?;
                     memo.pairs.insert(key, f);
                     f
                 }
@@ -1077,6 +1130,10 @@ fn analyze(
 /// Walk the pairs of derivatives of `l` and `m` by the same non-empty strings `w`: where
 /// `l` matches `w`, does a byte of `follow` keep `m` alive (`ProperPrefix`), does `m` match
 /// `w` too (`SameText`, when `l != m`), can `m` go on (`LazyShadow`, when `l` is lazy)?
+///
+/// With `prefix_only` (the memo of [`all_bytes`]; only `proper_prefix` wanted, `l` greedy),
+/// a pair whose `m` side tests no byte of `follow` is not explored: its derivatives test
+/// a subset of its leaves, so no byte of `follow` can go on from any of them.
 fn check_pair(
     exprs: &mut ExprSet,
     l: ExprId,
@@ -1084,7 +1141,9 @@ fn check_pair(
     follow: &ByteSet,
     lazy: bool,
     same: bool,
+    mut prefix_only: Option<&mut HashMap<ExprId, ByteSet>>,
 ) -> Result<Flags, LimitKind> {
+    let prefix_only_mode = prefix_only.is_some() && !lazy;
     let mut classes: ByteClasses = exprs.byte_classes(&[l, m]);
     classes.refine(follow);
     let nc = classes.num_classes();
@@ -1166,6 +1225,16 @@ fn check_pair(
                             break;
                         }
                     }
+                }
+            }
+            if prefix_only_mode {
+                if flags.proper_prefix {
+                    return Ok(flags);
+                }
+                if let Some(all) = prefix_only.as_deref_mut()
+                    && !intersects(&all_bytes(all, exprs, db), follow)
+                {
+                    continue;
                 }
             }
             if seen.insert((da, db)) {
