@@ -370,14 +370,53 @@ fn is_plain(lex: &IrLexeme) -> bool {
     lex.mode == LexemeMode::Greedy && !lex.ignore && !special(&lex.regex)
 }
 
-fn rules_by_lhs(ir: &GrammarIr) -> Vec<Vec<usize>> {
-    let mut by = vec![Vec::new(); ir.nonterminals.len()];
-    for (i, r) in ir.rules.iter().enumerate() {
-        if let Some(v) = by.get_mut(r.lhs as usize) {
-            v.push(i);
+fn rules_by_lhs(ir: &GrammarIr) -> ByLhs {
+    // Counting sort by left-hand side: two vectors, not one per nonterminal.
+    let n = ir.nonterminals.len();
+    let mut start = vec![0usize; n + 1];
+    for r in &ir.rules {
+        if let Some(c) = start.get_mut(r.lhs as usize + 1) {
+            *c += 1;
         }
     }
-    by
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut next = start.clone();
+    let mut rules = vec![0usize; start[n]];
+    for (i, r) in ir.rules.iter().enumerate() {
+        if let Some(at) = next.get_mut(r.lhs as usize) {
+            rules[*at] = i;
+            *at += 1;
+        }
+    }
+    ByLhs { start, rules }
+}
+
+/// The rule indices of each nonterminal, in rule order: `by[nt]`.
+struct ByLhs {
+    /// `start[nt]..start[nt + 1]` is `nt`'s part of `rules`.
+    start: Vec<usize>,
+    rules: Vec<usize>,
+}
+
+impl ByLhs {
+    /// Each nonterminal's rules, in nonterminal order.
+    fn iter(&self) -> impl Iterator<Item = &[usize]> {
+        self.start
+            .windows(2)
+            .map(|w| self.rules.get(w[0]..w[1]).unwrap_or(&[]))
+    }
+}
+
+impl core::ops::Index<usize> for ByLhs {
+    type Output = [usize];
+    fn index(&self, nt: usize) -> &[usize] {
+        match (self.start.get(nt), self.start.get(nt + 1)) {
+            (Some(&a), Some(&b)) => self.rules.get(a..b).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
 }
 
 /// How a rule of `n` uses `n`.
@@ -677,24 +716,12 @@ impl Memo {
         regex: &RegexAst,
         lexeme: usize,
     ) -> Result<ExprId, AnalysisError> {
-        let key = match regex {
-            RegexAst::Shared(a) => Some(a),
-            _ => None,
-        };
-        if let Some(a) = key
-            && let Some((_, e)) = self.compiled.get(&(Arc::as_ptr(a) as usize))
-        {
-            return Ok(*e);
-        }
-        let e = exprs.compile(regex).map_err(|err| match err.kind {
-            crate::regex::RegexCompileErrorKind::Limit(k) => AnalysisError::Limit(k),
-            _ => AnalysisError::Regex(lexeme, err.message),
-        })?;
-        if let Some(a) = key {
-            self.compiled
-                .insert(Arc::as_ptr(a) as usize, (Arc::clone(a), e));
-        }
-        Ok(e)
+        exprs
+            .compile_cached(regex, &mut self.compiled)
+            .map_err(|err| match err.kind {
+                crate::regex::RegexCompileErrorKind::Limit(k) => AnalysisError::Limit(k),
+                _ => AnalysisError::Regex(lexeme, err.message),
+            })
     }
 
     fn first_bytes(&mut self, exprs: &mut ExprSet, e: ExprId) -> Result<ByteSet, LimitKind> {
@@ -710,69 +737,155 @@ impl Memo {
         Ok(f)
     }
 
-    /// Every byte some leaf of a derivative of `e` by one byte tests: a superset of the
-    /// bytes its strings have after the first.
-    fn tail_bytes(&mut self, exprs: &mut ExprSet, e: ExprId) -> Result<ByteSet, LimitKind> {
-        if let Some(f) = self.tail.get(&e) {
-            return Ok(*f);
-        }
-        let first = self.first_bytes(exprs, e)?;
-        let classes = exprs.byte_classes(&[e]);
-        let mut out = [0u32; 8];
-        for c in 0..classes.num_classes() {
-            let b = classes.representative(c as u8);
-            if first[(b >> 5) as usize] & (1 << (b & 31)) == 0 {
-                // `first` is a union of classes (bytes in one class derive `e` alike).
-                continue;
-            }
-            let d = exprs.derivative(e, b)?;
-            union(&mut out, &self.all_bytes(exprs, d));
-        }
-        self.tail.insert(e, out);
-        Ok(out)
+    /// Every byte some leaf of a derivative of `e` by one byte tests, or more: a superset of
+    /// the bytes its strings have after the first (see [`tail_bytes`]).
+    fn tail_bytes(&mut self, exprs: &ExprSet, e: ExprId) -> ByteSet {
+        tail_bytes(&mut self.tail, &mut self.all, exprs, e)
     }
+}
 
-    /// Every byte some leaf of `e` tests (a superset of the bytes its strings contain).
-    fn all_bytes(&mut self, exprs: &ExprSet, e: ExprId) -> ByteSet {
-        all_bytes(&mut self.all, exprs, e)
+/// The children of a node.
+fn children<'a>(node: &crate::regex::Node<'a>) -> ChildIter<'a> {
+    use crate::regex::Node;
+    match *node {
+        Node::Nothing | Node::Epsilon | Node::Byte(_) | Node::ByteSet(_) => {
+            ChildIter::List([].iter())
+        }
+        Node::Concat(a, b) => ChildIter::Two([a, b], 0),
+        Node::Or(xs) | Node::And(xs) => ChildIter::List(xs.iter()),
+        Node::Not(x) | Node::Repeat(x, _, _) => ChildIter::Two([x, x], 1),
+    }
+}
+
+/// [`children`]' iterator.
+enum ChildIter<'a> {
+    /// Two children from the given index on (`1`: one child).
+    Two([ExprId; 2], usize),
+    List(core::slice::Iter<'a, u32>),
+}
+
+impl Iterator for ChildIter<'_> {
+    type Item = ExprId;
+    fn next(&mut self) -> Option<ExprId> {
+        match self {
+            ChildIter::Two(xs, i) => {
+                let x = xs.get(*i).copied();
+                *i += 1;
+                x
+            }
+            ChildIter::List(it) => it.next().map(|&y| ExprId(y)),
+        }
     }
 }
 
 /// Every byte some leaf of `e` tests (a superset of the bytes its strings contain, and of
-/// the bytes any of its derivatives tests), memoized in `all`.
+/// the bytes any of its derivatives tests), memoized per node in `all`: an expression
+/// shares most nodes with its derivatives, so each node is visited once.
 fn all_bytes(all: &mut HashMap<ExprId, ByteSet>, exprs: &ExprSet, e: ExprId) -> ByteSet {
     use crate::regex::Node;
-    {
-        if let Some(f) = all.get(&e) {
-            return *f;
+    if let Some(f) = all.get(&e) {
+        return *f;
+    }
+    // Post-order: a node is summed up once its children are.
+    let mut stack = vec![(e, false)];
+    while let Some((x, ready)) = stack.pop() {
+        if all.contains_key(&x) {
+            continue;
+        }
+        let node = exprs.node(x);
+        if !ready {
+            stack.push((x, true));
+            stack.extend(
+                children(&node)
+                    .filter(|c| !all.contains_key(c))
+                    .map(|c| (c, false)),
+            );
+            continue;
         }
         let mut out = [0u32; 8];
-        let mut seen = hashbrown::HashSet::new();
-        let mut stack = vec![e];
-        while let Some(x) = stack.pop() {
-            if !seen.insert(x) {
-                continue;
+        match node {
+            Node::Byte(b) => out[(b >> 5) as usize] |= 1 << (b & 31),
+            Node::ByteSet(w) => {
+                for (o, v) in out.iter_mut().zip(w) {
+                    *o |= v;
+                }
             }
-            match exprs.node(x) {
-                Node::Nothing | Node::Epsilon => {}
-                Node::Byte(b) => out[(b >> 5) as usize] |= 1 << (b & 31),
-                Node::ByteSet(w) => {
-                    for (o, v) in out.iter_mut().zip(w) {
-                        *o |= v;
+            Node::Not(_) => out = [u32::MAX; 8],
+            _ => {
+                for c in children(&node) {
+                    if let Some(f) = all.get(&c) {
+                        union(&mut out, f);
                     }
                 }
-                Node::Concat(a, b) => stack.extend([a, b]),
-                Node::Or(xs) | Node::And(xs) => stack.extend(xs.iter().map(|&y| ExprId(y))),
-                Node::Not(_) => {
-                    out = [u32::MAX; 8];
-                    break;
-                }
-                Node::Repeat(y, _, _) => stack.push(y),
             }
         }
-        all.insert(e, out);
-        out
+        all.insert(x, out);
     }
+    all.get(&e).copied().unwrap_or([u32::MAX; 8])
+}
+
+/// A superset of the bytes every leaf of a derivative of `e` by one byte tests (so of the
+/// bytes its strings have after the first), from `e`'s structure and memoized per node in
+/// `tail`: a leaf's derivative has no leaf; `a b` derives to `a' b`, or also to `b'` when
+/// `a` is nullable; a repetition of more than one copy derives to `y' y{..}`; and a
+/// complement may test anything.
+fn tail_bytes(
+    tail: &mut HashMap<ExprId, ByteSet>,
+    all: &mut HashMap<ExprId, ByteSet>,
+    exprs: &ExprSet,
+    e: ExprId,
+) -> ByteSet {
+    use crate::regex::Node;
+    if let Some(f) = tail.get(&e) {
+        return *f;
+    }
+    let mut stack = vec![(e, false)];
+    while let Some((x, ready)) = stack.pop() {
+        if tail.contains_key(&x) {
+            continue;
+        }
+        let node = exprs.node(x);
+        if !ready {
+            stack.push((x, true));
+            stack.extend(
+                children(&node)
+                    .filter(|c| !tail.contains_key(c))
+                    .map(|c| (c, false)),
+            );
+            continue;
+        }
+        let get = |tail: &HashMap<ExprId, ByteSet>, c: ExprId| {
+            tail.get(&c).copied().unwrap_or([u32::MAX; 8])
+        };
+        let out = match node {
+            Node::Nothing | Node::Epsilon | Node::Byte(_) | Node::ByteSet(_) => [0u32; 8],
+            Node::Concat(a, b) => {
+                let mut out = get(tail, a);
+                union(&mut out, &all_bytes(all, exprs, b));
+                if exprs.is_nullable(a) {
+                    union(&mut out, &get(tail, b));
+                }
+                out
+            }
+            Node::Or(xs) | Node::And(xs) => {
+                let mut out = [0u32; 8];
+                for &y in xs {
+                    union(&mut out, &get(tail, ExprId(y)));
+                }
+                out
+            }
+            Node::Not(_) => [u32::MAX; 8],
+            Node::Repeat(y, _, max) => {
+                let mut out = get(tail, y);
+                if max > 1 {
+                    union(&mut out, &all_bytes(all, exprs, y));
+                }
+                out
+            }
+        };
+        tail.insert(x, out);
+    }
+    tail.get(&e).copied().unwrap_or([u32::MAX; 8])
 }
 
 /// The first bytes of `e`, which has no `And`/`Not`: every leaf a derivative of `e` tests
@@ -1083,7 +1196,7 @@ fn analyze(
             }
             // Without a follow byte anywhere in `m`, `m` cannot read on past `l`.
             // (`w` is not empty: the byte would come second or later.)
-            if greedy_only && !intersects(&lfollow[l], &memo.tail_bytes(exprs, expr[m])?) {
+            if greedy_only && !intersects(&lfollow[l], &memo.tail_bytes(exprs, expr[m])) {
                 continue;
             }
             let key = (expr[l].0, expr[m].0, lfollow[l], lazy);

@@ -477,13 +477,17 @@ fn from_gbnf_timing() {
     let limits = Limits::default();
     let v = vocab();
     let opts = crate::grammar::gbnf::GbnfOptions::default();
-    let n = 500u32;
+    let n: u32 = std::env::var("SIEVE_TIMING_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(500);
+    let only = std::env::var("SIEVE_TIMING_ONLY").unwrap_or_default();
     let (mut lower, mut lex, mut build) = (
         core::time::Duration::ZERO,
         core::time::Duration::ZERO,
         core::time::Duration::ZERO,
     );
-    for _ in 0..n {
+    for _ in 0..if only == "lark" { 0 } else { n } {
         let mut budget = CompileBudget::new(&limits);
         let t = std::time::Instant::now();
         let ir = crate::grammar::gbnf::lower(&src, &opts, &*v, &limits, &mut budget).unwrap();
@@ -498,8 +502,18 @@ fn from_gbnf_timing() {
         lex += t2 - t1;
         build += t3 - t2;
     }
+    let lark = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../bench/grammars/json.lark"
+    ))
+    .unwrap();
+    let t = std::time::Instant::now();
+    for _ in 0..if only == "gbnf" { 0 } else { n } {
+        core::hint::black_box(Grammar::from_lark(&lark, &v, &limits).unwrap());
+    }
+    let lark_time = t.elapsed() / n;
     std::eprintln!(
-        "lower {:?}, lexify {:?}, build {:?}",
+        "gbnf: lower {:?}, lexify {:?}, build {:?}; lark json: {lark_time:?}",
         lower / n,
         lex / n,
         build / n
