@@ -258,9 +258,23 @@ impl Grammar {
         allow_empty_lexemes: bool,
         budget: &mut CompileBudget,
     ) -> Result<Grammar, GrammarError> {
+        Grammar::build_compiled(ir, None, vocab, limits, allow_empty_lexemes, budget)
+    }
+
+    /// [`Grammar::build`] in the store of `compiled` (the lexemes it compiled are not
+    /// compiled again), when there is one.
+    pub(crate) fn build_compiled(
+        ir: &GrammarIr,
+        compiled: Option<crate::ir::regular::Compiled>,
+        vocab: &Arc<Vocabulary>,
+        limits: &Limits,
+        allow_empty_lexemes: bool,
+        budget: &mut CompileBudget,
+    ) -> Result<Grammar, GrammarError> {
         let mut fuel_left = 0;
         let built = Grammar::build_with(
             ir,
+            compiled,
             vocab,
             limits,
             allow_empty_lexemes,
@@ -273,8 +287,10 @@ impl Grammar {
         built
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn build_with(
         ir: &GrammarIr,
+        compiled: Option<crate::ir::regular::Compiled>,
         vocab: &Arc<Vocabulary>,
         limits: &Limits,
         allow_empty_lexemes: bool,
@@ -282,7 +298,10 @@ impl Grammar {
         fuel_left: &mut u64,
         bytes_left: usize,
     ) -> Result<Grammar, GrammarError> {
-        let mut exprs = ExprSet::new(limits);
+        let (mut exprs, compiled) = match compiled {
+            Some(c) => (c.exprs, Some(c.known)),
+            None => (ExprSet::new(limits), None),
+        };
         exprs.set_fuel(fuel);
         exprs.set_weight(crate::regex::COMPILE_REGEX_WEIGHT);
         // The store checks its size before it adds a node, and a table that doubles holds
@@ -292,9 +311,13 @@ impl Grammar {
         let mut productive = Vec::with_capacity(ir.lexemes.len());
         let mut nullable_lexemes = Vec::new();
         for (idx, lex) in ir.lexemes.iter().enumerate() {
-            let mut e = exprs
-                .compile(&lex.regex)
-                .map_err(|err| regex_error(err, lex))?;
+            let known = compiled.as_ref().and_then(|c| c.get(&lex.regex));
+            let mut e = match known {
+                Some(e) => e,
+                None => exprs
+                    .compile(&lex.regex)
+                    .map_err(|err| regex_error(err, lex))?,
+            };
             if exprs.is_nullable(e) {
                 if !allow_empty_lexemes {
                     return Err(located(

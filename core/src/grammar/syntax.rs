@@ -118,19 +118,11 @@ impl Grammar {
         limits: &Limits,
     ) -> Result<Grammar, GrammarError> {
         let mut budget = CompileBudget::new(limits);
-        let ir = lower_ir(
-            GrammarSyntax::Gbnf,
-            src,
-            &CompileOptions {
-                json: JsonOptions::default(),
-                gbnf: opts.clone(),
-            },
-            vocab,
-            limits,
-            &mut budget,
-        )?;
+        let ir = gbnf::lower(src, opts, &**vocab, limits, &mut budget)?;
+        // The build reuses the expressions the analysis compiled.
+        let (ir, compiled) = crate::ir::regular::lexify_compiled(ir, limits, &mut budget)?;
         // A rule lowered to a lexeme may match the empty string (`ws ::= [ ]?`).
-        Grammar::build(&ir, vocab, limits, true, &mut budget)
+        Grammar::build_compiled(&ir, compiled, vocab, limits, true, &mut budget)
     }
 }
 

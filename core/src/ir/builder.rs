@@ -7,12 +7,11 @@
 //! estimated below. `{m,n}` costs `O(m + n)` symbols and helpers (never `m * n`), and is
 //! refused past [`Limits::max_repeat`].
 
-use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashSet};
 
 use super::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind, Span};
@@ -43,7 +42,7 @@ pub trait SpecialTokens {
 }
 
 /// What makes two anonymous lexemes the same lexeme.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum LexemeKey {
     /// A literal byte string.
     Literal(Vec<u8>),
@@ -90,10 +89,10 @@ pub struct Builder<'b> {
     budget: &'b mut CompileBudget,
     /// Grammar size so far ([`Limits::max_grammar_size`]).
     size: usize,
-    lexemes: BTreeMap<LexemeKey, u32>,
+    lexemes: HashMap<LexemeKey, u32>,
     helpers: HashMap<HelperKey, u32>,
     /// Nonterminal names in use.
-    taken: BTreeSet<String>,
+    taken: HashSet<String>,
     counter: usize,
 }
 
@@ -105,9 +104,9 @@ impl<'b> Builder<'b> {
             limits,
             budget,
             size: 0,
-            lexemes: BTreeMap::new(),
+            lexemes: HashMap::new(),
             helpers: HashMap::new(),
-            taken: BTreeSet::new(),
+            taken: HashSet::new(),
             counter: 0,
         }
     }
@@ -256,18 +255,17 @@ impl<'b> Builder<'b> {
         span: Option<Span>,
     ) -> BResult<u32> {
         self.charge_bytes(ranges.len().saturating_mul(40), span)?;
-        let ast = class_regex(ranges, negated);
-        let name = match &ast {
-            RegexAst::Pattern(p, _) => format!("/{p}/"),
-            _ => String::from("[]"),
-        };
-        let lexeme = text_lexeme(name, ast, span);
+        let lexeme = text_lexeme(
+            class_name(ranges, negated),
+            class_regex(ranges, negated),
+            span,
+        );
         self.lexeme(Some(LexemeKey::Class(ranges.to_vec(), negated)), lexeme, 1)
     }
 
     /// The lexeme matching any one code point.
     pub fn any_char(&mut self, span: Option<Span>) -> BResult<u32> {
-        let ast = RegexAst::Pattern(String::from("(?s:.)"), PatternFlags::default());
+        let ast = code_points_regex(&[(0, 0xD7FF), (0xE000, 0x10FFFF)]);
         let lexeme = text_lexeme(String::from("/./"), ast, span);
         self.lexeme(Some(LexemeKey::AnyChar), lexeme, 1)
     }
@@ -345,8 +343,26 @@ impl<'b> Builder<'b> {
     pub fn fresh_name(&mut self, base: &str, kind: &str) -> String {
         loop {
             self.counter += 1;
-            let name = format!("{base}_{kind}_{}", self.counter);
-            if self.taken.insert(name.clone()) {
+            // Written by hand: `format!` costs more than the rest of a helper.
+            let mut digits = [0u8; 20];
+            let mut at = digits.len();
+            let mut k = self.counter;
+            loop {
+                at -= 1;
+                digits[at] = b'0' + (k % 10) as u8;
+                k /= 10;
+                if k == 0 {
+                    break;
+                }
+            }
+            let mut name = String::with_capacity(base.len() + kind.len() + 2 + digits.len() - at);
+            name.push_str(base);
+            name.push('_');
+            name.push_str(kind);
+            name.push('_');
+            name.extend(digits[at..].iter().map(|&d| char::from(d)));
+            if !self.taken.contains(name.as_str()) {
+                self.taken.insert(name.clone());
                 return name;
             }
         }
@@ -549,24 +565,70 @@ pub fn text_lexeme(name: String, regex: RegexAst, span: Option<Span>) -> IrLexem
     }
 }
 
-/// One code point in `ranges` (or not in them, when `negated`) as a pattern; `Nothing` for
-/// an empty class.
+/// One code point in `ranges` (or not in them, when `negated`) as a byte-level tree: the
+/// ASCII part one byte set, each other range its UTF-8 byte sequences (so no pattern is
+/// parsed); `Nothing` for an empty class.
 ///
-/// The complement is computed here and the pattern is always a positive class:
-/// `regex-syntax` negates `[^\x{D7FF}\x{E000}]` to a class that still holds both (its gap
-/// computation steps over the surrogates and turns the empty gap between them into the
-/// range `D7FF-E000`), so a negated pattern would let those code points through.
+/// The complement is computed here ([`class_ranges`]): `regex-syntax` negates
+/// `[^\x{D7FF}\x{E000}]` to a class that still holds both (its gap computation steps over
+/// the surrogates and turns the empty gap between them into the range `D7FF-E000`).
 pub fn class_regex(ranges: &[(char, char)], negated: bool) -> RegexAst {
+    code_points_regex(&class_ranges(ranges, negated))
+}
+
+/// The name of the class lexeme of `ranges`/`negated`: the positive pattern it stands for
+/// (`/[\x{41}-\x{5A}]/`), or `[]` when it is empty.
+pub fn class_name(ranges: &[(char, char)], negated: bool) -> String {
     let set = class_ranges(ranges, negated);
     if set.is_empty() {
-        return RegexAst::Nothing;
+        return String::from("[]");
     }
-    let mut p = String::from("[");
+    let mut p = String::from("/[");
     for (a, b) in set {
         p.push_str(&format!("\\x{{{a:X}}}-\\x{{{b:X}}}"));
     }
-    p.push(']');
-    RegexAst::Pattern(p, PatternFlags::default())
+    p.push_str("]/");
+    p
+}
+
+/// One code point of `set` (sorted, disjoint ranges of scalar values) as a byte-level tree.
+fn code_points_regex(set: &[(u32, u32)]) -> RegexAst {
+    let mut ascii = [0u32; 8];
+    let mut alts = Vec::new();
+    let byte_range = |lo: u8, hi: u8| {
+        let mut w = [0u32; 8];
+        for b in lo..=hi {
+            w[(b >> 5) as usize] |= 1 << (b & 31);
+        }
+        RegexAst::ByteSet(w)
+    };
+    for &(a, b) in set {
+        for x in a..=b.min(0x7F) {
+            ascii[(x >> 5) as usize] |= 1 << (x & 31);
+        }
+        let (Some(lo), Some(hi)) = (char::from_u32(a.max(0x80)), char::from_u32(b)) else {
+            continue;
+        };
+        if lo > hi {
+            continue;
+        }
+        for seq in regex_syntax::utf8::Utf8Sequences::new(lo, hi) {
+            let parts: Vec<RegexAst> = seq
+                .as_slice()
+                .iter()
+                .map(|r| byte_range(r.start, r.end))
+                .collect();
+            alts.push(RegexAst::Concat(parts));
+        }
+    }
+    if ascii != [0; 8] {
+        alts.insert(0, RegexAst::ByteSet(ascii));
+    }
+    match alts.len() {
+        0 => RegexAst::Nothing,
+        1 => alts.pop().unwrap_or(RegexAst::Nothing),
+        _ => RegexAst::Or(alts),
+    }
 }
 
 /// The code points of `ranges` (or of their complement, when `negated`) as sorted, disjoint

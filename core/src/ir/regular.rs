@@ -49,14 +49,46 @@ pub fn lexify(
     limits: &Limits,
     budget: &mut CompileBudget,
 ) -> Result<GrammarIr, GrammarError> {
+    lexify_compiled(ir, limits, budget).map(|(ir, _)| ir)
+}
+
+/// The expressions [`lexify`]'s analysis compiled, for the grammar build to reuse (every
+/// lexeme of the result compiled once).
+pub(crate) struct Compiled {
+    /// The analysis' store (fuel and memory caps as the grammar build sets them).
+    pub(crate) exprs: ExprSet,
+    /// What it compiled.
+    pub(crate) known: Known,
+}
+
+/// Shared regexes compiled in [`Compiled::exprs`], by address (the `Arc` is kept, so the
+/// address is not reused).
+pub(crate) struct Known(HashMap<usize, (Arc<RegexAst>, ExprId)>);
+
+impl Known {
+    /// The expression of `regex` in [`Compiled::exprs`], if the analysis compiled it.
+    pub(crate) fn get(&self, regex: &RegexAst) -> Option<ExprId> {
+        match regex {
+            RegexAst::Shared(a) => self.0.get(&(Arc::as_ptr(a) as usize)).map(|x| x.1),
+            _ => None,
+        }
+    }
+}
+
+/// [`lexify`], and the analysis' compiled expressions when it ran.
+pub(crate) fn lexify_compiled(
+    ir: GrammarIr,
+    limits: &Limits,
+    budget: &mut CompileBudget,
+) -> Result<(GrammarIr, Option<Compiled>), GrammarError> {
     // An ignored lexeme may come between any two lexemes: one lexeme in their place would
     // refuse it there.
     if ir.lexemes.iter().any(|l| l.ignore) {
-        return Ok(ir);
+        return Ok((ir, None));
     }
     let regular = regular_nonterminals(&ir);
     if regular.order.is_empty() {
-        return Ok(ir);
+        return Ok((ir, None));
     }
     // Half of what is left: the grammar build needs the rest.
     let fuel = budget.left() / 2;
@@ -102,7 +134,11 @@ pub fn lexify(
     budget
         .charge(out.heap_bytes())
         .map_err(GrammarError::limit)?;
-    Ok(out)
+    let compiled = Compiled {
+        exprs,
+        known: Known(memo.compiled),
+    };
+    Ok((out, Some(compiled)))
 }
 
 /// Inside the rules, each lexeme followed by nullable lexemes (`"," ws`) becomes one lexeme
@@ -334,14 +370,53 @@ fn is_plain(lex: &IrLexeme) -> bool {
     lex.mode == LexemeMode::Greedy && !lex.ignore && !special(&lex.regex)
 }
 
-fn rules_by_lhs(ir: &GrammarIr) -> Vec<Vec<usize>> {
-    let mut by = vec![Vec::new(); ir.nonterminals.len()];
-    for (i, r) in ir.rules.iter().enumerate() {
-        if let Some(v) = by.get_mut(r.lhs as usize) {
-            v.push(i);
+fn rules_by_lhs(ir: &GrammarIr) -> ByLhs {
+    // Counting sort by left-hand side: two vectors, not one per nonterminal.
+    let n = ir.nonterminals.len();
+    let mut start = vec![0usize; n + 1];
+    for r in &ir.rules {
+        if let Some(c) = start.get_mut(r.lhs as usize + 1) {
+            *c += 1;
         }
     }
-    by
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut next = start.clone();
+    let mut rules = vec![0usize; start[n]];
+    for (i, r) in ir.rules.iter().enumerate() {
+        if let Some(at) = next.get_mut(r.lhs as usize) {
+            rules[*at] = i;
+            *at += 1;
+        }
+    }
+    ByLhs { start, rules }
+}
+
+/// The rule indices of each nonterminal, in rule order: `by[nt]`.
+struct ByLhs {
+    /// `start[nt]..start[nt + 1]` is `nt`'s part of `rules`.
+    start: Vec<usize>,
+    rules: Vec<usize>,
+}
+
+impl ByLhs {
+    /// Each nonterminal's rules, in nonterminal order.
+    fn iter(&self) -> impl Iterator<Item = &[usize]> {
+        self.start
+            .windows(2)
+            .map(|w| self.rules.get(w[0]..w[1]).unwrap_or(&[]))
+    }
+}
+
+impl core::ops::Index<usize> for ByLhs {
+    type Output = [usize];
+    fn index(&self, nt: usize) -> &[usize] {
+        match (self.start.get(nt), self.start.get(nt + 1)) {
+            (Some(&a), Some(&b)) => self.rules.get(a..b).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
 }
 
 /// How a rule of `n` uses `n`.
@@ -641,24 +716,12 @@ impl Memo {
         regex: &RegexAst,
         lexeme: usize,
     ) -> Result<ExprId, AnalysisError> {
-        let key = match regex {
-            RegexAst::Shared(a) => Some(a),
-            _ => None,
-        };
-        if let Some(a) = key
-            && let Some((_, e)) = self.compiled.get(&(Arc::as_ptr(a) as usize))
-        {
-            return Ok(*e);
-        }
-        let e = exprs.compile(regex).map_err(|err| match err.kind {
-            crate::regex::RegexCompileErrorKind::Limit(k) => AnalysisError::Limit(k),
-            _ => AnalysisError::Regex(lexeme, err.message),
-        })?;
-        if let Some(a) = key {
-            self.compiled
-                .insert(Arc::as_ptr(a) as usize, (Arc::clone(a), e));
-        }
-        Ok(e)
+        exprs
+            .compile_cached(regex, &mut self.compiled)
+            .map_err(|err| match err.kind {
+                crate::regex::RegexCompileErrorKind::Limit(k) => AnalysisError::Limit(k),
+                _ => AnalysisError::Regex(lexeme, err.message),
+            })
     }
 
     fn first_bytes(&mut self, exprs: &mut ExprSet, e: ExprId) -> Result<ByteSet, LimitKind> {
@@ -674,61 +737,155 @@ impl Memo {
         Ok(f)
     }
 
-    /// Every byte some leaf of a derivative of `e` by one byte tests: a superset of the
-    /// bytes its strings have after the first.
-    fn tail_bytes(&mut self, exprs: &mut ExprSet, e: ExprId) -> Result<ByteSet, LimitKind> {
-        if let Some(f) = self.tail.get(&e) {
-            return Ok(*f);
-        }
-        let first = self.first_bytes(exprs, e)?;
-        let classes = exprs.byte_classes(&[e]);
-        let mut out = [0u32; 8];
-        for c in 0..classes.num_classes() {
-            let b = classes.representative(c as u8);
-            if first[(b >> 5) as usize] & (1 << (b & 31)) == 0 {
-                // `first` is a union of classes (bytes in one class derive `e` alike).
-                continue;
-            }
-            let d = exprs.derivative(e, b)?;
-            union(&mut out, &self.all_bytes(exprs, d));
-        }
-        self.tail.insert(e, out);
-        Ok(out)
+    /// Every byte some leaf of a derivative of `e` by one byte tests, or more: a superset of
+    /// the bytes its strings have after the first (see [`tail_bytes`]).
+    fn tail_bytes(&mut self, exprs: &ExprSet, e: ExprId) -> ByteSet {
+        tail_bytes(&mut self.tail, &mut self.all, exprs, e)
     }
+}
 
-    /// Every byte some leaf of `e` tests (a superset of the bytes its strings contain).
-    fn all_bytes(&mut self, exprs: &ExprSet, e: ExprId) -> ByteSet {
-        use crate::regex::Node;
-        if let Some(f) = self.all.get(&e) {
-            return *f;
+/// The children of a node.
+fn children<'a>(node: &crate::regex::Node<'a>) -> ChildIter<'a> {
+    use crate::regex::Node;
+    match *node {
+        Node::Nothing | Node::Epsilon | Node::Byte(_) | Node::ByteSet(_) => {
+            ChildIter::List([].iter())
+        }
+        Node::Concat(a, b) => ChildIter::Two([a, b], 0),
+        Node::Or(xs) | Node::And(xs) => ChildIter::List(xs.iter()),
+        Node::Not(x) | Node::Repeat(x, _, _) => ChildIter::Two([x, x], 1),
+    }
+}
+
+/// [`children`]' iterator.
+enum ChildIter<'a> {
+    /// Two children from the given index on (`1`: one child).
+    Two([ExprId; 2], usize),
+    List(core::slice::Iter<'a, u32>),
+}
+
+impl Iterator for ChildIter<'_> {
+    type Item = ExprId;
+    fn next(&mut self) -> Option<ExprId> {
+        match self {
+            ChildIter::Two(xs, i) => {
+                let x = xs.get(*i).copied();
+                *i += 1;
+                x
+            }
+            ChildIter::List(it) => it.next().map(|&y| ExprId(y)),
+        }
+    }
+}
+
+/// Every byte some leaf of `e` tests (a superset of the bytes its strings contain, and of
+/// the bytes any of its derivatives tests), memoized per node in `all`: an expression
+/// shares most nodes with its derivatives, so each node is visited once.
+fn all_bytes(all: &mut HashMap<ExprId, ByteSet>, exprs: &ExprSet, e: ExprId) -> ByteSet {
+    use crate::regex::Node;
+    if let Some(f) = all.get(&e) {
+        return *f;
+    }
+    // Post-order: a node is summed up once its children are.
+    let mut stack = vec![(e, false)];
+    while let Some((x, ready)) = stack.pop() {
+        if all.contains_key(&x) {
+            continue;
+        }
+        let node = exprs.node(x);
+        if !ready {
+            stack.push((x, true));
+            stack.extend(
+                children(&node)
+                    .filter(|c| !all.contains_key(c))
+                    .map(|c| (c, false)),
+            );
+            continue;
         }
         let mut out = [0u32; 8];
-        let mut seen = hashbrown::HashSet::new();
-        let mut stack = vec![e];
-        while let Some(x) = stack.pop() {
-            if !seen.insert(x) {
-                continue;
+        match node {
+            Node::Byte(b) => out[(b >> 5) as usize] |= 1 << (b & 31),
+            Node::ByteSet(w) => {
+                for (o, v) in out.iter_mut().zip(w) {
+                    *o |= v;
+                }
             }
-            match exprs.node(x) {
-                Node::Nothing | Node::Epsilon => {}
-                Node::Byte(b) => out[(b >> 5) as usize] |= 1 << (b & 31),
-                Node::ByteSet(w) => {
-                    for (o, v) in out.iter_mut().zip(w) {
-                        *o |= v;
+            Node::Not(_) => out = [u32::MAX; 8],
+            _ => {
+                for c in children(&node) {
+                    if let Some(f) = all.get(&c) {
+                        union(&mut out, f);
                     }
                 }
-                Node::Concat(a, b) => stack.extend([a, b]),
-                Node::Or(xs) | Node::And(xs) => stack.extend(xs.iter().map(|&y| ExprId(y))),
-                Node::Not(_) => {
-                    out = [u32::MAX; 8];
-                    break;
-                }
-                Node::Repeat(y, _, _) => stack.push(y),
             }
         }
-        self.all.insert(e, out);
-        out
+        all.insert(x, out);
     }
+    all.get(&e).copied().unwrap_or([u32::MAX; 8])
+}
+
+/// A superset of the bytes every leaf of a derivative of `e` by one byte tests (so of the
+/// bytes its strings have after the first), from `e`'s structure and memoized per node in
+/// `tail`: a leaf's derivative has no leaf; `a b` derives to `a' b`, or also to `b'` when
+/// `a` is nullable; a repetition of more than one copy derives to `y' y{..}`; and a
+/// complement may test anything.
+fn tail_bytes(
+    tail: &mut HashMap<ExprId, ByteSet>,
+    all: &mut HashMap<ExprId, ByteSet>,
+    exprs: &ExprSet,
+    e: ExprId,
+) -> ByteSet {
+    use crate::regex::Node;
+    if let Some(f) = tail.get(&e) {
+        return *f;
+    }
+    let mut stack = vec![(e, false)];
+    while let Some((x, ready)) = stack.pop() {
+        if tail.contains_key(&x) {
+            continue;
+        }
+        let node = exprs.node(x);
+        if !ready {
+            stack.push((x, true));
+            stack.extend(
+                children(&node)
+                    .filter(|c| !tail.contains_key(c))
+                    .map(|c| (c, false)),
+            );
+            continue;
+        }
+        let get = |tail: &HashMap<ExprId, ByteSet>, c: ExprId| {
+            tail.get(&c).copied().unwrap_or([u32::MAX; 8])
+        };
+        let out = match node {
+            Node::Nothing | Node::Epsilon | Node::Byte(_) | Node::ByteSet(_) => [0u32; 8],
+            Node::Concat(a, b) => {
+                let mut out = get(tail, a);
+                union(&mut out, &all_bytes(all, exprs, b));
+                if exprs.is_nullable(a) {
+                    union(&mut out, &get(tail, b));
+                }
+                out
+            }
+            Node::Or(xs) | Node::And(xs) => {
+                let mut out = [0u32; 8];
+                for &y in xs {
+                    union(&mut out, &get(tail, ExprId(y)));
+                }
+                out
+            }
+            Node::Not(_) => [u32::MAX; 8],
+            Node::Repeat(y, _, max) => {
+                let mut out = get(tail, y);
+                if max > 1 {
+                    union(&mut out, &all_bytes(all, exprs, y));
+                }
+                out
+            }
+        };
+        tail.insert(x, out);
+    }
+    tail.get(&e).copied().unwrap_or([u32::MAX; 8])
 }
 
 /// The first bytes of `e`, which has no `And`/`Not`: every leaf a derivative of `e` tests
@@ -1039,14 +1196,23 @@ fn analyze(
             }
             // Without a follow byte anywhere in `m`, `m` cannot read on past `l`.
             // (`w` is not empty: the byte would come second or later.)
-            if greedy_only && !intersects(&lfollow[l], &memo.tail_bytes(exprs, expr[m])?) {
+            if greedy_only && !intersects(&lfollow[l], &memo.tail_bytes(exprs, expr[m])) {
                 continue;
             }
             let key = (expr[l].0, expr[m].0, lfollow[l], lazy);
             let flags = match memo.pairs.get(&key) {
                 Some(f) => *f,
                 None => {
-                    let f = check_pair(exprs, expr[l], expr[m], &lfollow[l], lazy, l == m)?;
+                    let prefix_only = greedy_only.then_some(&mut memo.all);
+                    let f = check_pair(
+                        exprs,
+                        expr[l],
+                        expr[m],
+                        &lfollow[l],
+                        lazy,
+                        l == m,
+                        prefix_only,
+                    )?;
                     memo.pairs.insert(key, f);
                     f
                 }
@@ -1077,6 +1243,10 @@ fn analyze(
 /// Walk the pairs of derivatives of `l` and `m` by the same non-empty strings `w`: where
 /// `l` matches `w`, does a byte of `follow` keep `m` alive (`ProperPrefix`), does `m` match
 /// `w` too (`SameText`, when `l != m`), can `m` go on (`LazyShadow`, when `l` is lazy)?
+///
+/// With `prefix_only` (the memo of [`all_bytes`]; only `proper_prefix` wanted, `l` greedy),
+/// a pair whose `m` side tests no byte of `follow` is not explored: its derivatives test
+/// a subset of its leaves, so no byte of `follow` can go on from any of them.
 fn check_pair(
     exprs: &mut ExprSet,
     l: ExprId,
@@ -1084,7 +1254,9 @@ fn check_pair(
     follow: &ByteSet,
     lazy: bool,
     same: bool,
+    mut prefix_only: Option<&mut HashMap<ExprId, ByteSet>>,
 ) -> Result<Flags, LimitKind> {
+    let prefix_only_mode = prefix_only.is_some() && !lazy;
     let mut classes: ByteClasses = exprs.byte_classes(&[l, m]);
     classes.refine(follow);
     let nc = classes.num_classes();
@@ -1166,6 +1338,16 @@ fn check_pair(
                             break;
                         }
                     }
+                }
+            }
+            if prefix_only_mode {
+                if flags.proper_prefix {
+                    return Ok(flags);
+                }
+                if let Some(all) = prefix_only.as_deref_mut()
+                    && !intersects(&all_bytes(all, exprs, db), follow)
+                {
+                    continue;
                 }
             }
             if seen.insert((da, db)) {

@@ -125,10 +125,12 @@ impl ExprSet {
     /// A partition of `0..=255` such that bytes in one class have identical derivatives for
     /// every expression reachable by derivatives from `roots`.
     pub fn byte_classes(&self, roots: &[ExprId]) -> ByteClasses {
-        let mut classes = ByteClasses::single();
         let mut seen: HashSet<ExprId> = HashSet::new();
         let mut sets: HashSet<[u32; 8]> = HashSet::new();
         let mut stack: Vec<ExprId> = roots.to_vec();
+        // Blocks of bytes (bit sets), split by each distinct set: four words a block, where
+        // `refine` would rewrite a 256-entry map.
+        let mut blocks: Vec<[u64; 4]> = alloc::vec![[u64::MAX; 4]];
         while let Some(e) = stack.pop() {
             if !seen.insert(e) {
                 continue;
@@ -139,7 +141,21 @@ impl ExprSet {
                     if let Some(s) = self.as_byte_set(e)
                         && sets.insert(s)
                     {
-                        classes.refine(&s);
+                        let set = wide(&s);
+                        for i in 0..blocks.len() {
+                            let b = blocks[i];
+                            let inside =
+                                [b[0] & set[0], b[1] & set[1], b[2] & set[2], b[3] & set[3]];
+                            if inside != [0; 4] && inside != b {
+                                blocks[i] = [
+                                    b[0] & !set[0],
+                                    b[1] & !set[1],
+                                    b[2] & !set[2],
+                                    b[3] & !set[3],
+                                ];
+                                blocks.push(inside);
+                            }
+                        }
                     }
                 }
                 Node::Concat(a, b) => {
@@ -149,11 +165,46 @@ impl ExprSet {
                 Node::Or(xs) | Node::And(xs) => stack.extend(xs.iter().map(|&x| ExprId(x))),
                 Node::Not(x) | Node::Repeat(x, _, _) => stack.push(x),
             }
-            if classes.num_classes == 256 {
+            if blocks.len() == 256 {
                 break;
             }
         }
-        classes
+        ByteClasses::from_blocks(&blocks)
+    }
+}
+
+/// A byte set of eight 32-bit words as four 64-bit words.
+fn wide(s: &[u32; 8]) -> [u64; 4] {
+    core::array::from_fn(|i| u64::from(s[2 * i]) | (u64::from(s[2 * i + 1]) << 32))
+}
+
+impl ByteClasses {
+    /// The partition whose classes are `blocks` (disjoint, non-empty, covering every byte),
+    /// numbered by smallest byte.
+    fn from_blocks(blocks: &[[u64; 4]]) -> ByteClasses {
+        let mut firsts: Vec<(u8, usize)> = blocks
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| {
+                let w = b.iter().position(|&w| w != 0)?;
+                Some(((w * 64 + b[w].trailing_zeros() as usize) as u8, i))
+            })
+            .collect();
+        firsts.sort_unstable();
+        let mut out = ByteClasses::single();
+        for (id, &(first, i)) in firsts.iter().enumerate() {
+            out.reps[id] = first;
+            for (w, &word) in blocks[i].iter().enumerate() {
+                let mut bits = word;
+                while bits != 0 {
+                    let b = w * 64 + bits.trailing_zeros() as usize;
+                    out.map[b] = id as u8;
+                    bits &= bits - 1;
+                }
+            }
+        }
+        out.num_classes = firsts.len().max(1);
+        out
     }
 }
 

@@ -121,6 +121,8 @@ pub struct ExprSet {
     pub(crate) scratch_stack: Roomy<ExprId>,
     pub(crate) scratch_missing: Roomy<ExprId>,
     pub(crate) scratch_ds: Roomy<ExprId>,
+    /// Scratch list of [`ExprSet::mk_or`].
+    pub(crate) scratch_or: Roomy<u32>,
     /// Scratch buffers of [`ExprSet::is_empty_language_with`].
     pub(crate) empty_seen: hashbrown::HashSet<ExprId>,
     pub(crate) empty_stack: Roomy<(ExprId, usize)>,
@@ -220,6 +222,7 @@ impl ExprSet {
             scratch_stack: Roomy::default(),
             scratch_missing: Roomy::default(),
             scratch_ds: Roomy::default(),
+            scratch_or: Roomy::default(),
             empty_seen: hashbrown::HashSet::new(),
             empty_stack: Roomy::default(),
             witnesses: [Witness::EMPTY; WITNESSES],
@@ -573,7 +576,15 @@ impl ExprSet {
 
     /// Alternation of `items` (flattened, byte sets merged, sorted, deduplicated).
     pub fn mk_or(&mut self, items: &[ExprId]) -> Result<ExprId, LimitKind> {
-        let mut list: Vec<u32> = Vec::with_capacity(items.len() + 1);
+        let mut list = core::mem::take(&mut self.scratch_or);
+        list.clear();
+        let r = self.mk_or_in(items, &mut list);
+        self.scratch_or = list;
+        r
+    }
+
+    /// [`ExprSet::mk_or`] with `list` (empty) as its working list.
+    fn mk_or_in(&mut self, items: &[ExprId], list: &mut Vec<u32>) -> Result<ExprId, LimitKind> {
         let mut extra = items.len() as u64;
         let mut set = [0u32; 8];
         let mut has_set = false;
@@ -625,7 +636,7 @@ impl ExprSet {
         }
         // `x* | x{m,n} | x` is `x*`.
         let mut stars: Vec<u32> = Vec::new();
-        for &x in &list {
+        for &x in list.iter() {
             if let Node::Repeat(body, 0, REPEAT_INF) = self.node(ExprId(x)) {
                 stars.push(body.0);
             }
@@ -645,12 +656,12 @@ impl ExprSet {
             1 => Ok(ExprId(list[0])),
             _ => {
                 let mut h = TAG_OR;
-                for &x in &list {
+                for &x in list.iter() {
                     let hx = self.header(ExprId(x));
                     h |= hx & (FLAG_NULLABLE | FLAG_AND_NOT | FLAG_WIDE);
                 }
                 list.insert(0, h);
-                self.intern(&list)
+                self.intern(list)
             }
         }
     }

@@ -291,20 +291,28 @@ impl ExprSet {
     /// Intern an AST. Iterative: input depth never becomes stack depth. Textual patterns are
     /// parsed with `regex-syntax`.
     pub fn compile(&mut self, ast: &RegexAst) -> Result<ExprId, RegexCompileError> {
+        self.compile_cached(ast, &mut hashbrown::HashMap::new())
+    }
+
+    /// [`ExprSet::compile`], with the shared nodes compiled by earlier calls in `shared`
+    /// (by address; each entry keeps its `Arc`, so the address is not reused) and the ones
+    /// this call compiles added to it. A DAG compiled piece by piece costs its size once.
+    pub(crate) fn compile_cached(
+        &mut self,
+        ast: &RegexAst,
+        shared: &mut hashbrown::HashMap<usize, (Arc<RegexAst>, ExprId)>,
+    ) -> Result<ExprId, RegexCompileError> {
         enum Frame<'a> {
             Enter(&'a RegexAst),
             Exit(&'a RegexAst, usize),
         }
         let mut stack = alloc::vec![Frame::Enter(ast)];
         let mut results: Vec<ExprId> = Vec::new();
-        // Shared nodes already interned in this call, by address (the tree is borrowed for
-        // the whole call, so addresses are stable and unique).
-        let mut shared: hashbrown::HashMap<*const RegexAst, ExprId> = hashbrown::HashMap::new();
         while let Some(f) = stack.pop() {
             match f {
                 Frame::Enter(node) => match node {
-                    RegexAst::Shared(x) => match shared.get(&Arc::as_ptr(x)) {
-                        Some(&e) => results.push(e),
+                    RegexAst::Shared(x) => match shared.get(&(Arc::as_ptr(x) as usize)) {
+                        Some(&(_, e)) => results.push(e),
                         None => {
                             stack.push(Frame::Exit(node, results.len()));
                             stack.push(Frame::Enter(x));
@@ -328,11 +336,13 @@ impl ExprSet {
                     }
                 },
                 Frame::Exit(node, base) => {
-                    let args = results.split_off(base.min(results.len()));
+                    let base = base.min(results.len());
+                    // The arguments are read in place (no vector per node).
+                    let args = &results[base..];
                     let e = match node {
-                        RegexAst::Concat(_) => self.concat_all(&args)?,
-                        RegexAst::Or(_) => self.mk_or(&args)?,
-                        RegexAst::And(_) => self.mk_and(&args)?,
+                        RegexAst::Concat(_) => self.concat_all(args)?,
+                        RegexAst::Or(_) => self.mk_or(args)?,
+                        RegexAst::And(_) => self.mk_and(args)?,
                         RegexAst::Not(_) => {
                             let x = args.first().copied().unwrap_or(ExprId::NOTHING);
                             self.mk_not(x)?
@@ -344,11 +354,12 @@ impl ExprSet {
                         }
                         RegexAst::Shared(x) => {
                             let e = args.first().copied().unwrap_or(ExprId::NOTHING);
-                            shared.insert(Arc::as_ptr(x), e);
+                            shared.insert(Arc::as_ptr(x) as usize, (Arc::clone(x), e));
                             e
                         }
                         _ => ExprId::NOTHING,
                     };
+                    results.truncate(base);
                     results.push(e);
                 }
             }

@@ -16,7 +16,8 @@ pub(crate) struct LineIndex<'a> {
     src: &'a str,
     /// Byte offset of the first byte of each line; `starts[0] == 0`.
     starts: Vec<usize>,
-    /// `chars[k]`: characters (non-continuation bytes) in `src[..k * BLOCK]`.
+    /// `chars[k]`: characters (non-continuation bytes) in `src[..k * BLOCK]`; empty when
+    /// `src` is ASCII (a byte is a character).
     chars: Vec<usize>,
 }
 
@@ -29,14 +30,18 @@ impl<'a> LineIndex<'a> {
     /// and a count per [`BLOCK`] bytes: one word per 32 bytes of text, plus one per line).
     pub(crate) fn new(src: &'a str, budget: &mut CompileBudget) -> Result<Self, LimitKind> {
         let lines = src.bytes().filter(|&b| b == b'\n').count() + 1;
-        let blocks = src.len() / BLOCK + 2;
+        let blocks = if src.is_ascii() {
+            0
+        } else {
+            src.len() / BLOCK + 2
+        };
         budget.charge_for::<usize>(lines.saturating_add(blocks))?;
         let mut starts = Vec::with_capacity(lines);
         starts.push(0);
         let mut chars = Vec::with_capacity(blocks);
         let mut count = 0;
         for (i, b) in src.bytes().enumerate() {
-            if i % BLOCK == 0 {
+            if blocks > 0 && i % BLOCK == 0 {
                 chars.push(count);
             }
             if b == b'\n' {
@@ -44,7 +49,9 @@ impl<'a> LineIndex<'a> {
             }
             count += usize::from(is_char_start(b));
         }
-        chars.push(count);
+        if blocks > 0 {
+            chars.push(count);
+        }
         Ok(LineIndex { src, starts, chars })
     }
 
@@ -63,6 +70,9 @@ impl<'a> LineIndex<'a> {
 
     /// Characters in `src[..offset]` (`offset` on a char boundary).
     fn chars_before(&self, offset: usize) -> usize {
+        if self.chars.is_empty() {
+            return offset;
+        }
         let block = offset / BLOCK;
         let base = self.chars.get(block).copied().unwrap_or(0);
         let tail = self

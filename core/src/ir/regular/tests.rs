@@ -460,3 +460,62 @@ fn json_gbnf_file_lexemes() {
     assert!(n.iter().any(|x| x.ends_with(" ws")), "{n:?}");
     assert!(n.len() <= 12, "{n:?}");
 }
+
+/// `cargo test -p sieve-core --lib --release -- --ignored from_gbnf_timing --nocapture`:
+/// `Grammar::from_gbnf`'s stages on `shared/data/gbnf/json.gbnf` (skipped without it).
+#[test]
+#[ignore = "timing, not a check"]
+fn from_gbnf_timing() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/data/gbnf/json.gbnf"
+    );
+    let Ok(src) = std::fs::read_to_string(path) else {
+        std::eprintln!("skipped: no {path}");
+        return;
+    };
+    let limits = Limits::default();
+    let v = vocab();
+    let opts = crate::grammar::gbnf::GbnfOptions::default();
+    let n: u32 = std::env::var("SIEVE_TIMING_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(500);
+    let only = std::env::var("SIEVE_TIMING_ONLY").unwrap_or_default();
+    let (mut lower, mut lex, mut build) = (
+        core::time::Duration::ZERO,
+        core::time::Duration::ZERO,
+        core::time::Duration::ZERO,
+    );
+    for _ in 0..if only == "lark" { 0 } else { n } {
+        let mut budget = CompileBudget::new(&limits);
+        let t = std::time::Instant::now();
+        let ir = crate::grammar::gbnf::lower(&src, &opts, &*v, &limits, &mut budget).unwrap();
+        let t1 = std::time::Instant::now();
+        let (ir, c) = lexify_compiled(ir, &limits, &mut budget).unwrap();
+        let t2 = std::time::Instant::now();
+        core::hint::black_box(
+            Grammar::build_compiled(&ir, c, &v, &limits, true, &mut budget).unwrap(),
+        );
+        let t3 = std::time::Instant::now();
+        lower += t1 - t;
+        lex += t2 - t1;
+        build += t3 - t2;
+    }
+    let lark = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../bench/grammars/json.lark"
+    ))
+    .unwrap();
+    let t = std::time::Instant::now();
+    for _ in 0..if only == "gbnf" { 0 } else { n } {
+        core::hint::black_box(Grammar::from_lark(&lark, &v, &limits).unwrap());
+    }
+    let lark_time = t.elapsed() / n;
+    std::eprintln!(
+        "gbnf: lower {:?}, lexify {:?}, build {:?}; lark json: {lark_time:?}",
+        lower / n,
+        lex / n,
+        build / n
+    );
+}
