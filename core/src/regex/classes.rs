@@ -33,18 +33,23 @@ pub(crate) fn refine_blocks(
         if blocks.len() >= n {
             break;
         }
-        for i in 0..blocks.len() {
-            let b = blocks[i];
-            let inside = [b[0] & set[0], b[1] & set[1], b[2] & set[2], b[3] & set[3]];
-            if inside != [0; 4] && inside != b {
-                blocks[i] = [
-                    b[0] & !set[0],
-                    b[1] & !set[1],
-                    b[2] & !set[2],
-                    b[3] & !set[3],
-                ];
-                blocks.push(inside);
-            }
+        split_blocks(blocks, &set);
+    }
+}
+
+/// Split every block of `blocks` by membership in `set` (the part inside is pushed).
+fn split_blocks(blocks: &mut Vec<[u64; 4]>, set: &[u64; 4]) {
+    for i in 0..blocks.len() {
+        let b = blocks[i];
+        let inside = [b[0] & set[0], b[1] & set[1], b[2] & set[2], b[3] & set[3]];
+        if inside != [0; 4] && inside != b {
+            blocks[i] = [
+                b[0] & !set[0],
+                b[1] & !set[1],
+                b[2] & !set[2],
+                b[3] & !set[3],
+            ];
+            blocks.push(inside);
         }
     }
 }
@@ -141,21 +146,7 @@ impl ExprSet {
                     if let Some(s) = self.as_byte_set(e)
                         && sets.insert(s)
                     {
-                        let set = wide(&s);
-                        for i in 0..blocks.len() {
-                            let b = blocks[i];
-                            let inside =
-                                [b[0] & set[0], b[1] & set[1], b[2] & set[2], b[3] & set[3]];
-                            if inside != [0; 4] && inside != b {
-                                blocks[i] = [
-                                    b[0] & !set[0],
-                                    b[1] & !set[1],
-                                    b[2] & !set[2],
-                                    b[3] & !set[3],
-                                ];
-                                blocks.push(inside);
-                            }
-                        }
+                        split_blocks(&mut blocks, &wide(&s));
                     }
                 }
                 Node::Concat(a, b) => {
