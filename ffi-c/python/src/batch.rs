@@ -1,0 +1,348 @@
+//! Batch calls: masks for N requests (and for every draft position of each request) in one
+//! call from Python, on a rayon pool with the GIL released; parallel consume; and applying
+//! masks to logits with sieve's kernels.
+//!
+//! Invariants: every batch validates its inputs (bitmask type and shape, row indices in
+//! range and distinct, token ids in range) before any work, so each work item writes only
+//! its own rows; each item locks its own matcher, so a matcher listed twice is served one
+//! item at a time.
+
+use std::collections::HashSet;
+use std::sync::{Arc, RwLock};
+
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use rayon::prelude::*;
+
+use crate::buffers::{self, Elem, View};
+use crate::matcher::{Matcher, fill_row};
+
+/// The pool every batch call runs on; built on first use (see `set_num_threads`).
+static POOL: RwLock<Option<Arc<rayon::ThreadPool>>> = RwLock::new(None);
+
+fn build_pool(n: usize) -> PyResult<Arc<rayon::ThreadPool>> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .thread_name(|i| format!("sieve-{i}"))
+        .build()
+        .map(Arc::new)
+        .map_err(|e| PyValueError::new_err(format!("thread pool: {e}")))
+}
+
+fn pool() -> PyResult<Arc<rayon::ThreadPool>> {
+    if let Some(p) = POOL.read().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        return Ok(p.clone());
+    }
+    let mut slot = POOL.write().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = slot.as_ref() {
+        return Ok(p.clone());
+    }
+    // 0 = rayon's default: one thread per CPU (or RAYON_NUM_THREADS).
+    let p = build_pool(0)?;
+    *slot = Some(p.clone());
+    Ok(p)
+}
+
+/// Sets the number of threads batch calls use (default: one per CPU). Takes effect for the
+/// calls that start after it.
+#[pyfunction]
+pub fn set_num_threads(n: usize) -> PyResult<()> {
+    if n == 0 {
+        return Err(PyValueError::new_err("n must be at least 1"));
+    }
+    let p = build_pool(n)?;
+    *POOL.write().unwrap_or_else(|e| e.into_inner()) = Some(p);
+    Ok(())
+}
+
+/// The matchers of a Python list, borrowed for the call.
+fn matchers<'py>(list: &[Bound<'py, Matcher>]) -> Vec<&'py Matcher> {
+    list.iter()
+        .map(|b| {
+            let r: &Matcher = b.get();
+            // SAFETY: `list` holds a strong reference to every matcher for the whole call,
+            // and a frozen pyclass's contents never move while referenced.
+            unsafe { &*(r as *const Matcher) }
+        })
+        .collect()
+}
+
+/// The mask words every matcher needs (they must agree: one bitmask).
+fn common_words(ms: &[&Matcher]) -> PyResult<usize> {
+    let mut words = None;
+    for m in ms {
+        let w = m.lock().mask_words();
+        match words {
+            None => words = Some(w),
+            Some(x) if x != w => {
+                return Err(PyValueError::new_err(
+                    "the matchers' grammars are for vocabularies of different sizes",
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(words.unwrap_or(0))
+}
+
+/// Checks that `rows` are in range for `view` and pairwise distinct.
+fn check_rows(rows: &[usize], view: &View) -> PyResult<()> {
+    let mut seen = HashSet::with_capacity(rows.len());
+    for &r in rows {
+        if r >= view.rows {
+            return Err(PyIndexError::new_err(format!(
+                "row {r} is out of range for a bitmask of {} rows",
+                view.rows
+            )));
+        }
+        if !seen.insert(r) {
+            return Err(PyValueError::new_err(format!(
+                "bitmask row {r} is used twice"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Fills row `indices[i]` (default `i`) of `bitmask` with the mask of `matchers[i]`, for
+/// every `i`, in parallel with the GIL released. Returns one bool per matcher (`False`: in
+/// an error state, its row allows only EOS).
+#[pyfunction]
+#[pyo3(signature = (matchers, bitmask, indices=None))]
+pub fn fill_next_token_bitmask_batch(
+    py: Python<'_>,
+    matchers: Vec<Bound<'_, Matcher>>,
+    bitmask: &Bound<'_, PyAny>,
+    indices: Option<Vec<usize>>,
+) -> PyResult<Vec<bool>> {
+    let ms = self::matchers(&matchers);
+    let words = common_words(&ms)?;
+    let view = buffers::bitmask(bitmask, words)?;
+    let rows = indices.unwrap_or_else(|| (0..ms.len()).collect());
+    if rows.len() != ms.len() {
+        return Err(PyValueError::new_err(format!(
+            "{} indices for {} matchers",
+            rows.len(),
+            ms.len()
+        )));
+    }
+    check_rows(&rows, &view)?;
+    let pool = pool()?;
+    let run = move || -> Vec<bool> {
+        let item = |(m, &r): (&&Matcher, &usize)| {
+            // SAFETY: 1. `r < view.rows` and the rows are distinct (checked), so this item is
+            // the only user of row `r`; 2. `bitmask` is borrowed for the whole call.
+            let row = unsafe { view.row_u32(r) };
+            fill_row(&mut m.lock(), row)
+        };
+        if ms.len() <= 1 {
+            ms.iter().zip(&rows).map(item).collect()
+        } else {
+            pool.install(|| ms.par_iter().zip(rows.par_iter()).map(item).collect())
+        }
+    };
+    Ok(py.detach(run))
+}
+
+/// Masks for speculative decoding, in one call: for request `i` with draft tokens
+/// `drafts[i]` (k tokens), rows `offsets[i] .. offsets[i] + k + 1` get the mask before the
+/// draft, after its first token, ..., after all k (the default offsets pack the requests one
+/// after the other). A draft token the grammar rejects ends that request's rows there; rows
+/// after it are zeroed. The matchers end where they started. Returns, per request, how many
+/// rows were filled (k + 1 when the whole draft is accepted).
+#[pyfunction]
+#[pyo3(signature = (matchers, drafts, bitmask, offsets=None))]
+pub fn fill_next_token_bitmask_draft(
+    py: Python<'_>,
+    matchers: Vec<Bound<'_, Matcher>>,
+    drafts: Vec<Vec<u32>>,
+    bitmask: &Bound<'_, PyAny>,
+    offsets: Option<Vec<usize>>,
+) -> PyResult<Vec<usize>> {
+    let ms = self::matchers(&matchers);
+    if drafts.len() != ms.len() {
+        return Err(PyValueError::new_err(format!(
+            "{} drafts for {} matchers",
+            drafts.len(),
+            ms.len()
+        )));
+    }
+    let words = common_words(&ms)?;
+    let view = buffers::bitmask(bitmask, words)?;
+    let vocab_size = ms
+        .first()
+        .map_or(0, |m| m.lock().grammar().vocab().vocab_size());
+    for d in &drafts {
+        if let Some(&t) = d.iter().find(|&&t| t as usize >= vocab_size) {
+            return Err(PyValueError::new_err(format!(
+                "draft token {t} is out of range (vocab_size {vocab_size})"
+            )));
+        }
+    }
+    let offsets = match offsets {
+        Some(o) if o.len() != ms.len() => {
+            return Err(PyValueError::new_err(format!(
+                "{} offsets for {} matchers",
+                o.len(),
+                ms.len()
+            )));
+        }
+        Some(o) => o,
+        None => drafts
+            .iter()
+            .scan(0usize, |acc, d| {
+                let o = *acc;
+                *acc += d.len() + 1;
+                Some(o)
+            })
+            .collect(),
+    };
+    let all_rows: Vec<usize> = offsets
+        .iter()
+        .zip(&drafts)
+        .flat_map(|(&o, d)| (0..=d.len()).map(move |k| o.saturating_add(k)))
+        .collect();
+    check_rows(&all_rows, &view)?;
+    let pool = pool()?;
+    let run = move || -> Vec<usize> {
+        let item = |((m, d), &o): ((&&Matcher, &Vec<u32>), &usize)| {
+            let mut m = m.lock();
+            let (mut filled, mut consumed, mut live) = (0, 0, true);
+            for k in 0..=d.len() {
+                // SAFETY: rows `o ..= o + d.len()` are in range and used by this request
+                // only (checked).
+                let row = unsafe { view.row_u32(o + k) };
+                if !live {
+                    sieve_kernels::fill(row, 0);
+                    continue;
+                }
+                let ok = fill_row(&mut m, row);
+                filled += 1;
+                // The next draft token goes on only if this row allows it.
+                live = ok
+                    && d.get(k).is_some_and(|&t| {
+                        sieve_kernels::test_bit(row, t) && m.consume_token(t).is_ok()
+                    });
+                consumed += usize::from(live);
+            }
+            // Back to where the request was (a budget exceeded while consuming leaves the
+            // matcher in its error state, as consuming the tokens one by one would).
+            let _ = m.rollback(consumed);
+            filled
+        };
+        if ms.len() <= 1 {
+            ms.iter().zip(&drafts).zip(&offsets).map(item).collect()
+        } else {
+            pool.install(|| {
+                ms.par_iter()
+                    .zip(drafts.par_iter())
+                    .zip(offsets.par_iter())
+                    .map(item)
+                    .collect()
+            })
+        }
+    };
+    Ok(py.detach(run))
+}
+
+/// Consumes `tokens[i]` in `matchers[i]` for every `i`, in parallel with the GIL released;
+/// one bool per matcher, as `Matcher.consume_token`.
+#[pyfunction]
+pub fn consume_token_batch(
+    py: Python<'_>,
+    matchers: Vec<Bound<'_, Matcher>>,
+    tokens: Vec<u32>,
+) -> PyResult<Vec<bool>> {
+    let ms = self::matchers(&matchers);
+    if tokens.len() != ms.len() {
+        return Err(PyValueError::new_err(format!(
+            "{} tokens for {} matchers",
+            tokens.len(),
+            ms.len()
+        )));
+    }
+    for (m, &t) in ms.iter().zip(&tokens) {
+        let n = m.lock().grammar().vocab().vocab_size();
+        if t as usize >= n {
+            return Err(PyValueError::new_err(format!(
+                "token {t} is out of range (vocab_size {n})"
+            )));
+        }
+    }
+    let pool = pool()?;
+    Ok(py.detach(move || {
+        let item = |(m, &t): (&&Matcher, &u32)| m.lock().consume_token(t).is_ok();
+        if ms.len() <= 1 {
+            ms.iter().zip(&tokens).map(item).collect()
+        } else {
+            pool.install(|| ms.par_iter().zip(tokens.par_iter()).map(item).collect())
+        }
+    }))
+}
+
+/// Sets `logits[r, t]` to `-inf` wherever bit `t` of `bitmask[r]` is clear (tokens past
+/// the bitmask's width included), for every row `r`, or only the rows in `indices`.
+/// `logits`: float32 / float16 (numpy or torch) or bfloat16 (torch), CPU, C-contiguous,
+/// `(batch, vocab)` or `(vocab,)`; `bitmask`: int32, `(batch, words)` or `(words,)`.
+/// Uses sieve's AVX2 / NEON kernels; releases the GIL.
+#[pyfunction]
+#[pyo3(signature = (logits, bitmask, indices=None))]
+pub fn apply_token_bitmask_inplace(
+    py: Python<'_>,
+    logits: &Bound<'_, PyAny>,
+    bitmask: &Bound<'_, PyAny>,
+    indices: Option<Vec<usize>>,
+) -> PyResult<()> {
+    let lv = buffers::view(logits, "logits")?;
+    let bv = buffers::view(bitmask, "bitmask")?;
+    if bv.elem != Elem::I32 {
+        return Err(PyTypeError::new_err("bitmask must be int32"));
+    }
+    if lv.elem == Elem::I32 {
+        return Err(PyTypeError::new_err(
+            "logits must be float32, float16 or bfloat16",
+        ));
+    }
+    let rows = indices.unwrap_or_else(|| (0..lv.rows).collect());
+    for &r in &rows {
+        if r >= lv.rows || r >= bv.rows {
+            return Err(PyIndexError::new_err(format!(
+                "row {r} is out of range (logits {} rows, bitmask {} rows)",
+                lv.rows, bv.rows
+            )));
+        }
+    }
+    if lv.ptr == bv.ptr && lv.rows * lv.cols != 0 {
+        return Err(PyValueError::new_err("logits and bitmask share memory"));
+    }
+    py.detach(move || {
+        // SAFETY: 1. both buffers are borrowed for the call and were checked C-contiguous
+        // with their element types; 2. they do not overlap (distinct arrays; the same
+        // address was refused); 3. rows are in range (checked). Rows repeated in `indices`
+        // are applied twice, sequentially, which is idempotent.
+        let masks: &mut [u32] = unsafe { bv.all() };
+        let (cols, words) = (lv.cols, bv.cols);
+        for &r in &rows {
+            let mask = &masks[r * words..(r + 1) * words];
+            match lv.elem {
+                Elem::F32 => {
+                    // SAFETY: as above; float32 elements.
+                    let l: &mut [f32] = unsafe { lv.all() };
+                    sieve_kernels::apply_mask_f32(&mut l[r * cols..(r + 1) * cols], mask);
+                }
+                Elem::F16 => {
+                    // SAFETY: as above; 2-byte elements.
+                    let l: &mut [u16] = unsafe { lv.all() };
+                    sieve_kernels::apply_mask_f16(&mut l[r * cols..(r + 1) * cols], mask);
+                }
+                Elem::Bf16 => {
+                    // SAFETY: as above; 2-byte elements.
+                    let l: &mut [u16] = unsafe { lv.all() };
+                    sieve_kernels::apply_mask_bf16(&mut l[r * cols..(r + 1) * cols], mask);
+                }
+                Elem::I32 => {}
+            }
+        }
+    });
+    Ok(())
+}
