@@ -3,7 +3,7 @@
 //! A shell: it maps Python objects onto `sieve-core` (tokenizers, grammars, matchers) and
 //! `sieve-kernels` (applying masks), and runs batches on a thread pool with the GIL
 //! released. Masks are written straight into the caller's int32 arrays (numpy, torch or
-//! anything with `__array_interface__`); see [`buffers`].
+//! anything with `__array_interface__`); see `buffers.rs`.
 
 use pyo3::prelude::*;
 

@@ -257,11 +257,13 @@ impl Matcher {
 
     fn __repr__(&self) -> String {
         let m = self.lock();
+        let error = m
+            .error()
+            .map_or_else(|| "None".to_owned(), |e| format!("{:?}", e.to_string()));
+        let stopped = if m.is_stopped() { "True" } else { "False" };
         format!(
-            "sieve.Matcher(tokens={}, stopped={}, error={:?})",
-            m.num_tokens(),
-            m.is_stopped(),
-            m.error().map(|e| e.to_string())
+            "sieve.Matcher(tokens={}, stopped={stopped}, error={error})",
+            m.num_tokens()
         )
     }
 }

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The Python package's CI (run by .ci/run): a fresh virtual environment, the README's one
+# install command (`pip install ./ffi-c/python`), pytest, and the batch benchmark against
+# LLGuidance. A missing piece prints a SKIP line (and the tests that need it print theirs).
+#
+#   ffi-c/python/ci.sh            # from anywhere; the venv is target/pyvenv
+#   SIEVE_PY_E2E=0 ffi-c/python/ci.sh   # without torch/transformers (no end-to-end test)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repo=$(pwd)
+venv=${SIEVE_PY_VENV:-$repo/target/pyvenv}
+export SIEVE_SHARED=${SIEVE_SHARED:-$repo/../shared}
+start=$SECONDS
+
+if ! python3 -m venv --clear "$venv" >/dev/null 2>&1; then
+  echo "SKIP: python: 'python3 -m venv' failed (install python3-venv); the Python package is untested"
+  exit 0
+fi
+# shellcheck disable=SC1091
+. "$venv/bin/activate"
+pip install -q --upgrade pip >/dev/null 2>&1 || true
+
+echo "--- pip install ./ffi-c/python"
+pip install -q ./ffi-c/python
+echo "installed in $((SECONDS - start)) s"
+
+pip install -q pytest numpy tokenizers
+# The end to end test needs torch + transformers (+ gguf, accelerate to load the GGUF);
+# torch's Linux wheels bring CUDA libraries (about 4 GB), so they can be left out.
+if [ "${SIEVE_PY_E2E:-1}" = 1 ]; then
+  t=$SECONDS
+  if pip install -q torch transformers gguf accelerate >/dev/null 2>&1; then
+    echo "torch, transformers: $((SECONDS - t)) s"
+  else
+    echo "SKIP: python: pip install torch transformers gguf accelerate failed; the torch and end-to-end tests skip"
+  fi
+else
+  echo "SKIP: python: SIEVE_PY_E2E=0, torch and transformers not installed; the torch and end-to-end tests skip"
+fi
+
+echo "--- pytest"
+mkdir -p target
+python -m pytest -q -rs ffi-c/python/tests 2>&1 | tee target/pytest.log
+# pytest captures the tests' stderr; its -rs summary names each skip and why.
+sed -n 's/^SKIPPED \[[0-9]*\] /SKIP: python test /p' target/pytest.log
+
+echo "--- batch benchmark against LLGuidance (bench/scripts/python-batch.py --check)"
+if pip install -q llguidance==1.9.1 >/dev/null 2>&1; then
+  python bench/scripts/python-batch.py --check
+else
+  echo "SKIP: python: pip install llguidance==1.9.1 failed; the batch benchmark did not run"
+fi
+echo "python: $((SECONDS - start)) s"
