@@ -12,8 +12,9 @@ Method:
   (`LLMatcher.grammar_from_json_schema`, matcher not in error). Requests cycle over them.
 - Walk (untimed): for each live request, both masks; a token allowed by both is drawn
   (seeded; half the time among those that close a string, value or member, or EOS, so that
-  the walk moves through the schema instead of staying in one string) and consumed in both. A request ends at EOS, when the intersection is empty or
-  after --steps masks. The tokens are recorded; every configuration below replays them.
+  the walk moves through the schema instead of staying in one string) and consumed in both.
+  A request ends at EOS, when the intersection is empty or after --steps masks. The tokens
+  are recorded; every configuration below replays them.
 - Configurations, each on freshly compiled grammars (one per schema, shared by its
   requests; LLGuidance: one compiled LLMatcher per schema, deep-copied per request before
   its first mask), timing only the mask calls with time.perf_counter_ns:
@@ -24,9 +25,13 @@ Method:
     (d) LLGuidance per request: `llguidance.numpy.fill_next_token_bitmask(m, bitmask, row)`
     (e) LLGuidance batch (information): `llguidance.numpy.fill_next_token_bitmask_par`
         on an `LLExecutor` with the same thread count as sieve's pool
-- Rounds (--rounds, default 11): every configuration runs once a round, in a rotated order
-  (the machine may be shared; order effects spread evenly). A configuration's mean is the
-  median of its round means; its p50 is over all its masks.
+- Rounds (--rounds, default 11): every configuration replays the walk once a round, one
+  after the other in an order rotated every round (the machine may be shared; a
+  configuration's mean is the median of its round means, its p50 is over all its masks).
+  With --lockstep all configurations replay together, step by step (order rotated every
+  step): other load falls on all alike, and the batch pools' threads sleep between two
+  batch calls, as they do in a decode loop while the model runs (back to back, they are
+  still awake).
 - Ratios: (a)/(c) <= 1.2 and (d)/(a) >= 1.5 (means per request); also (b)/(c), (d)/(b).
   `--check` exits non-zero if one of the two acceptance ratios fails.
 - Masks are compared during the walk and the differing ones counted (they may
@@ -34,7 +39,7 @@ Method:
 
 Usage: python-batch.py [--shared DIR] [--tokenizer FILE] [--requests 64] [--steps 128]
                        [--schemas 32] [--seed 0] [--threads N] [--rounds 11]
-                       [--json-out FILE] [--check]
+                       [--lockstep] [--show-diffs 3] [--json-out FILE] [--check]
 """
 
 import argparse
@@ -222,71 +227,92 @@ def walk(setup, schemas, n_req, steps, seed, show_diffs=0):
     return tokens, n_masks, diff
 
 
-def replay(setup, schemas, tokens, n_masks, mode):
-    """Replays the walk on fresh grammars; returns per-mask costs in ns (for the batch
+class Replay:
+    """One configuration replaying the walk on freshly compiled grammars."""
+
+    def __init__(self, setup, schemas, tokens, n_masks, mode):
+        self.setup, self.tokens, self.n_masks, self.mode = setup, tokens, n_masks, mode
+        n_req = len(tokens)
+        if mode in ("sieve_batch", "sieve_loop", "rust"):
+            grammars = [setup.sieve_grammar(t) for _, t, _ in schemas]
+            self.ms = [sieve.Matcher(grammars[r % len(schemas)]) for r in range(n_req)]
+            self.bm = sieve.allocate_token_bitmask(n_req, setup.vocab, backend="numpy")
+        else:
+            base = [setup.llg_matcher(g) for _, _, g in schemas]
+            self.ms = [base[r % len(schemas)].deep_copy() for r in range(n_req)]
+            self.bm = llg_np.allocate_token_bitmask(n_req, setup.vocab)
+        self.costs = []
+
+    def masks(self, live):
+        """The masks of the live requests; only the mask calls are timed."""
+        mode, ms, bm, costs = self.mode, self.ms, self.bm, self.costs
+        clock = time.perf_counter_ns
+        if mode == "sieve_batch":
+            lm = [ms[r] for r in live]
+            fill_batch = sieve.fill_next_token_bitmask_batch
+            t0 = clock()
+            fill_batch(lm, bm, live)
+            dt = clock() - t0
+            costs.extend([dt / len(live)] * len(live))
+        elif mode == "sieve_loop":
+            for r in live:
+                m = ms[r]
+                t0 = clock()
+                m.fill_next_token_bitmask(bm, r)
+                costs.append(clock() - t0)
+        elif mode == "rust":
+            for r in live:
+                costs.append(ms[r]._fill_timed(bm, r))
+        elif mode == "llg_loop":
+            llg_fill = llg_np.fill_next_token_bitmask
+            for r in live:
+                m = ms[r]
+                t0 = clock()
+                llg_fill(m, bm, r)
+                costs.append(clock() - t0)
+        elif mode == "llg_par":
+            pairs = [(ms[r], r) for r in live]
+            llg_par, executor = llg_np.fill_next_token_bitmask_par, self.setup.executor
+            t0 = clock()
+            llg_par(executor, pairs, bm)
+            dt = clock() - t0
+            costs.extend([dt / len(live)] * len(live))
+        else:
+            raise ValueError(mode)
+
+    def consume(self, live, step):
+        for r in live:
+            if step < len(self.tokens[r]):
+                if not self.ms[r].consume_token(self.tokens[r][step]):
+                    raise RuntimeError(f"{self.mode}: request {r} rejected its recorded token "
+                                       f"{self.tokens[r][step]} at step {step}")
+
+
+def replay_round(setup, schemas, tokens, n_masks, modes):
+    """Replays the walk in every configuration, fresh, in lockstep: at each step each
+    configuration takes its masks (in an order rotated every step), so that load from other
+    processes falls on all of them alike. Returns {mode: per-mask costs in ns} (for the batch
     modes, the call time / live requests, once per request of the step)."""
+    replays = [Replay(setup, schemas, tokens, n_masks, mode) for mode in modes]
     n_req = len(tokens)
-    if mode.startswith("sieve") or mode == "rust":
-        grammars = [setup.sieve_grammar(t) for _, t, _ in schemas]
-        ms = [sieve.Matcher(grammars[r % len(schemas)]) for r in range(n_req)]
-        bm = sieve.allocate_token_bitmask(n_req, setup.vocab, backend="numpy")
-    else:
-        base = [setup.llg_matcher(g) for _, _, g in schemas]
-        ms = [base[r % len(schemas)].deep_copy() for r in range(n_req)]
-        bm = llg_np.allocate_token_bitmask(n_req, setup.vocab)
-    costs = []
-    clock = time.perf_counter_ns
-    fill_batch = sieve.fill_next_token_bitmask_batch
-    llg_fill = llg_np.fill_next_token_bitmask
-    llg_par = llg_np.fill_next_token_bitmask_par
-    executor = setup.executor
-    step = 0
     gc_was = gc.isenabled()
     gc.disable()
     try:
+        step = 0
         while True:
             live = [r for r in range(n_req) if step < n_masks[r]]
             if not live:
                 break
-            if mode == "sieve_batch":
-                lm = [ms[r] for r in live]
-                t0 = clock()
-                fill_batch(lm, bm, live)
-                dt = clock() - t0
-                costs.extend([dt / len(live)] * len(live))
-            elif mode == "sieve_loop":
-                for r in live:
-                    m = ms[r]
-                    t0 = clock()
-                    m.fill_next_token_bitmask(bm, r)
-                    costs.append(clock() - t0)
-            elif mode == "rust":
-                for r in live:
-                    costs.append(ms[r]._fill_timed(bm, r))
-            elif mode == "llg_loop":
-                for r in live:
-                    m = ms[r]
-                    t0 = clock()
-                    llg_fill(m, bm, r)
-                    costs.append(clock() - t0)
-            elif mode == "llg_par":
-                pairs = [(ms[r], r) for r in live]
-                t0 = clock()
-                llg_par(executor, pairs, bm)
-                dt = clock() - t0
-                costs.extend([dt / len(live)] * len(live))
-            else:
-                raise ValueError(mode)
-            for r in live:
-                if step < len(tokens[r]):
-                    if not ms[r].consume_token(tokens[r][step]):
-                        raise RuntimeError(f"{mode}: request {r} rejected its recorded token "
-                                           f"{tokens[r][step]} at step {step}")
+            k = step % len(replays)
+            for rp in replays[k:] + replays[:k]:
+                rp.masks(live)
+            for rp in replays:
+                rp.consume(live, step)
             step += 1
     finally:
         if gc_was:
             gc.enable()
-    return costs
+    return {rp.mode: rp.costs for rp in replays}
 
 
 MODES = [
@@ -316,6 +342,10 @@ def main():
                          "per CPU)")
     ap.add_argument("--rounds", type=int, default=11,
                     help="measure every configuration this many times (median reported)")
+    ap.add_argument("--lockstep", action="store_true",
+                    help="replay all configurations together, step by step, instead of one "
+                         "after the other: other load falls on all alike, and the pools' "
+                         "threads sleep between two batch calls, as in a decode loop")
     ap.add_argument("--show-diffs", type=int, default=3,
                     help="print this many examples of masks that differ")
     ap.add_argument("--json-out", type=Path, default=None)
@@ -342,7 +372,8 @@ def main():
         sys.exit("python-batch.py: no schema compiles in both engines")
     print(f"sieve {sieve.__version__}, llguidance {llguidance.get_version()}, "
           f"tokenizer {tok_path.name} ({setup.vocab} tokens, EOS {setup.eos})")
-    print(f"threads: {threads} (sieve pool: {'--threads' if args.threads else 'default, one per CPU'}"
+    pool = "--threads" if args.threads else "default, one per CPU"
+    print(f"threads: {threads} (sieve pool: {pool}"
           f"; LLExecutor: {threads}); CPUs available: {cpus}")
     print(f"schemas: {len(schemas)} compiled in both (skipped: {rejected['sieve']} sieve, "
           f"{rejected['llguidance']} llguidance, {rejected['read']} unreadable), "
@@ -371,15 +402,21 @@ def main():
         print(f"  e.g. {ex['schema']} after {ex['after'][-60:]!r}: only sieve allows "
               f"{ex['only_sieve']}, only LLGuidance {ex['only_llguidance']}")
 
-    # Rounds: every configuration once a round, in a rotated order, so that other load on a
-    # shared machine and order effects spread over all of them; a configuration's mean is the
-    # median of its round means, its p50 that of all its masks.
+    # Rounds: every configuration once a round (one after the other, or in lockstep); a
+    # configuration's mean is the median of its round means, its p50 that of all its masks.
     per_round = {key: [] for key, _, _ in MODES}
     pooled = {key: [] for key, _, _ in MODES}
+    all_modes = [m for _, m, _ in MODES]
     for rnd in range(args.rounds):
-        order = MODES[rnd % len(MODES):] + MODES[: rnd % len(MODES)]
-        for key, mode, _label in order:
-            costs = replay(setup, schemas, tokens, n_masks, mode)
+        if args.lockstep:
+            costs_of = replay_round(setup, schemas, tokens, n_masks, all_modes)
+        else:
+            costs_of = {}
+            k = rnd % len(all_modes)
+            for mode in all_modes[k:] + all_modes[:k]:
+                costs_of.update(replay_round(setup, schemas, tokens, n_masks, [mode]))
+        for key, mode, _label in MODES:
+            costs = costs_of[mode]
             assert len(costs) == total, (mode, len(costs), total)
             per_round[key].append(statistics.fmean(costs) / 1e3)
             pooled[key].extend(costs)
@@ -397,7 +434,9 @@ def main():
     }
 
     print()
-    print(f"{total} masks a configuration, {args.rounds} rounds; mean = median of the round "
+    print(f"{total} masks a configuration, {args.rounds} rounds "
+          f"({'lockstep' if args.lockstep else 'one configuration after the other'}); "
+          f"mean = median of the round "
           f"means (min-max in brackets), p50 over all rounds' masks; (a) and (e) spread each "
           f"call's time evenly over its requests")
     print(f"{'':4}{'configuration':<46}{'mean µs':>9}{'(min-max)':>15}{'p50 µs':>9}")
@@ -419,9 +458,9 @@ def main():
     def spread(k):
         v = round_ratio[k]
         return f"per round {min(v):.2f}-{max(v):.2f}"
-    print(f"(a)/(c) = {ratios['a/c']:.2f}  (acceptance: <= 1.2)  {'ok' if ok_ac else 'FAIL'}"
+    print(f"(a)/(c) = {ratios['a/c']:.3f}  (acceptance: <= 1.2)  {'ok' if ok_ac else 'FAIL'}"
           f"  [{spread('a/c')}]")
-    print(f"(d)/(a) = {ratios['d/a']:.2f}  (acceptance: >= 1.5)  {'ok' if ok_da else 'FAIL'}"
+    print(f"(d)/(a) = {ratios['d/a']:.3f}  (acceptance: >= 1.5)  {'ok' if ok_da else 'FAIL'}"
           f"  [{spread('d/a')}]")
     print(f"(b)/(c) = {ratios['b/c']:.2f}  (per-request call overhead over Rust)")
     print(f"(d)/(b) = {ratios['d/b']:.2f}  (LLGuidance vs sieve, both per request from Python)")
@@ -435,7 +474,8 @@ def main():
             "threads": threads, "cpus": cpus, "requests": args.requests,
             "steps": args.steps, "seed": args.seed,
             "schemas": [name for name, _, _ in schemas], "skipped": rejected,
-            "rounds": args.rounds, "masks": total, "walk": diff, "results": results,
+            "rounds": args.rounds, "lockstep": args.lockstep, "masks": total, "walk": diff,
+            "results": results,
             "ratios": ratios, "round_ratios": round_ratio,
             "acceptance": {"a/c<=1.2": ok_ac, "d/a>=1.5": ok_da},
         }
@@ -443,9 +483,9 @@ def main():
     if args.check and not (ok_ac and ok_da):
         fails = []
         if not ok_ac:
-            fails.append(f"(a)/(c) = {ratios['a/c']:.2f} > 1.2")
+            fails.append(f"(a)/(c) = {ratios['a/c']:.3f} > 1.2")
         if not ok_da:
-            fails.append(f"(d)/(a) = {ratios['d/a']:.2f} < 1.5")
+            fails.append(f"(d)/(a) = {ratios['d/a']:.3f} < 1.5")
         sys.exit("python-batch.py: acceptance failed: " + "; ".join(fails))
 
 
