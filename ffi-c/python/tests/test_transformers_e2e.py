@@ -56,6 +56,8 @@ def check_schema(value):
 
 @pytest.fixture(scope="module")
 def model_and_tokenizer():
+    # Before transformers (huggingface_hub reads it at import): the model is a local file.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     for module in ("torch", "transformers", "gguf"):
         try:
             __import__(module)
@@ -68,7 +70,6 @@ def model_and_tokenizer():
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     torch.manual_seed(0)
     hf_tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
     model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
