@@ -1,5 +1,5 @@
 //! Batch calls: masks for N requests (and for every draft position of each request) in one
-//! call from Python, on a rayon pool with the GIL released; parallel consume; and applying
+//! call from Python, on the calling thread and a pool's helpers with the GIL released; parallel consume; and applying
 //! masks to logits with sieve's kernels.
 //!
 //! Invariants: every batch validates its inputs (bitmask type and shape, row indices in
@@ -8,52 +8,13 @@
 //! item at a time.
 
 use std::collections::HashSet;
-use std::sync::{Arc, RwLock};
 
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use rayon::prelude::*;
 
 use crate::buffers::{self, Elem, View};
+use crate::executor;
 use crate::matcher::{Matcher, fill_row};
-
-/// The pool every batch call runs on; built on first use (see `set_num_threads`).
-static POOL: RwLock<Option<Arc<rayon::ThreadPool>>> = RwLock::new(None);
-
-fn build_pool(n: usize) -> PyResult<Arc<rayon::ThreadPool>> {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(n)
-        .thread_name(|i| format!("sieve-{i}"))
-        .build()
-        .map(Arc::new)
-        .map_err(|e| PyValueError::new_err(format!("thread pool: {e}")))
-}
-
-fn pool() -> PyResult<Arc<rayon::ThreadPool>> {
-    if let Some(p) = POOL.read().unwrap_or_else(|e| e.into_inner()).as_ref() {
-        return Ok(p.clone());
-    }
-    let mut slot = POOL.write().unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = slot.as_ref() {
-        return Ok(p.clone());
-    }
-    // 0 = rayon's default: one thread per CPU (or RAYON_NUM_THREADS).
-    let p = build_pool(0)?;
-    *slot = Some(p.clone());
-    Ok(p)
-}
-
-/// Sets the number of threads batch calls use (default: one per CPU). Takes effect for the
-/// calls that start after it.
-#[pyfunction]
-pub fn set_num_threads(n: usize) -> PyResult<()> {
-    if n == 0 {
-        return Err(PyValueError::new_err("n must be at least 1"));
-    }
-    let p = build_pool(n)?;
-    *POOL.write().unwrap_or_else(|e| e.into_inner()) = Some(p);
-    Ok(())
-}
 
 /// The matchers of a Python list, borrowed for the call.
 fn matchers<'py>(list: &[Bound<'py, Matcher>]) -> Vec<&'py Matcher> {
@@ -127,21 +88,14 @@ pub fn fill_next_token_bitmask_batch(
         )));
     }
     check_rows(&rows, &view)?;
-    let pool = pool()?;
-    let run = move || -> Vec<bool> {
-        let item = |(m, &r): (&&Matcher, &usize)| {
-            // SAFETY: 1. `r < view.rows` and the rows are distinct (checked), so this item is
-            // the only user of row `r`; 2. `bitmask` is borrowed for the whole call.
-            let row = unsafe { view.row_u32(r) };
-            fill_row(&mut m.lock(), row)
-        };
-        if ms.len() <= 1 {
-            ms.iter().zip(&rows).map(item).collect()
-        } else {
-            pool.install(|| ms.par_iter().zip(rows.par_iter()).map(item).collect())
-        }
-    };
-    Ok(py.detach(run))
+    py.detach(|| {
+        executor::run(ms.len(), |i| {
+            // SAFETY: 1. `rows[i] < view.rows` and the rows are distinct (checked), so this
+            // item is the only user of its row; 2. `bitmask` is borrowed for the whole call.
+            let row = unsafe { view.row_u32(rows[i]) };
+            fill_row(&mut ms[i].lock(), row)
+        })
+    })
 }
 
 /// Masks for speculative decoding, in one call: for request `i` with draft tokens
@@ -203,10 +157,10 @@ pub fn fill_next_token_bitmask_draft(
         .flat_map(|(&o, d)| (0..=d.len()).map(move |k| o.saturating_add(k)))
         .collect();
     check_rows(&all_rows, &view)?;
-    let pool = pool()?;
-    let run = move || -> Vec<usize> {
-        let item = |((m, d), &o): ((&&Matcher, &Vec<u32>), &usize)| {
-            let mut m = m.lock();
+    py.detach(|| {
+        executor::run(ms.len(), |i| {
+            let (d, o) = (&drafts[i], offsets[i]);
+            let mut m = ms[i].lock();
             let (mut filled, mut consumed, mut live) = (0, 0, true);
             for k in 0..=d.len() {
                 // SAFETY: rows `o ..= o + d.len()` are in range and used by this request
@@ -229,20 +183,8 @@ pub fn fill_next_token_bitmask_draft(
             // matcher in its error state, as consuming the tokens one by one would).
             let _ = m.rollback(consumed);
             filled
-        };
-        if ms.len() <= 1 {
-            ms.iter().zip(&drafts).zip(&offsets).map(item).collect()
-        } else {
-            pool.install(|| {
-                ms.par_iter()
-                    .zip(drafts.par_iter())
-                    .zip(offsets.par_iter())
-                    .map(item)
-                    .collect()
-            })
-        }
-    };
-    Ok(py.detach(run))
+        })
+    })
 }
 
 /// Consumes `tokens[i]` in `matchers[i]` for every `i`, in parallel with the GIL released;
@@ -269,15 +211,7 @@ pub fn consume_token_batch(
             )));
         }
     }
-    let pool = pool()?;
-    Ok(py.detach(move || {
-        let item = |(m, &t): (&&Matcher, &u32)| m.lock().consume_token(t).is_ok();
-        if ms.len() <= 1 {
-            ms.iter().zip(&tokens).map(item).collect()
-        } else {
-            pool.install(|| ms.par_iter().zip(tokens.par_iter()).map(item).collect())
-        }
-    }))
+    py.detach(|| executor::run(ms.len(), |i| ms[i].lock().consume_token(tokens[i]).is_ok()))
 }
 
 /// Sets `logits[r, t]` to `-inf` wherever bit `t` of `bitmask[r]` is clear (tokens past

@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 mod batch;
 mod buffers;
 mod errors;
+mod executor;
 mod grammar;
 mod matcher;
 mod tokenizer;
@@ -29,7 +30,7 @@ fn _sieve(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(batch::fill_next_token_bitmask_draft, m)?)?;
     m.add_function(wrap_pyfunction!(batch::consume_token_batch, m)?)?;
     m.add_function(wrap_pyfunction!(batch::apply_token_bitmask_inplace, m)?)?;
-    m.add_function(wrap_pyfunction!(batch::set_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(executor::set_num_threads, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
