@@ -44,9 +44,11 @@ python -m pytest -q -rs ffi-c/python/tests 2>&1 | tee target/pytest.log
 # pytest captures the tests' stderr; its -rs summary names each skip and why.
 sed -n 's/^SKIPPED \[[0-9]*\] /SKIP: python test /p' target/pytest.log
 
-echo "--- batch benchmark against LLGuidance (bench/scripts/python-batch.py --check)"
+# Recorded, not gated: timing ratios on a shared 2-core CI machine are noise-prone (the bar:
+# speed is measured in benchmarks and recorded numbers, never in timed tests).
+echo "--- batch benchmark against LLGuidance (bench/scripts/python-batch.py; numbers in target/python-batch.json)"
 if pip install -q llguidance==1.9.1 >/dev/null 2>&1; then
-  python bench/scripts/python-batch.py --check
+  python bench/scripts/python-batch.py --json-out target/python-batch.json
 else
   echo "SKIP: python: pip install llguidance==1.9.1 failed; the batch benchmark did not run"
 fi
