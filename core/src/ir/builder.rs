@@ -233,9 +233,25 @@ impl<'b> Builder<'b> {
 
     /// The lexeme matching exactly `text` (UTF-8 of a literal).
     pub fn literal(&mut self, text: &[u8], span: Option<Span>) -> BResult<u32> {
+        let key = LexemeKey::Literal(text.to_vec());
+        if let Some(id) = self.known(&key, span)? {
+            return Ok(id);
+        }
         let name = format!("{:?}", String::from_utf8_lossy(text));
         let lexeme = text_lexeme(name, RegexAst::Literal(text.to_vec()), span);
-        self.lexeme(Some(LexemeKey::Literal(text.to_vec())), lexeme, 1)
+        self.lexeme(Some(key), lexeme, 1)
+    }
+
+    /// The lexeme made under `key` already, charged as [`Builder::lexeme`] charges a reuse
+    /// (a front end's repeated characters and classes skip building names and regexes).
+    fn known(&mut self, key: &LexemeKey, span: Option<Span>) -> BResult<Option<u32>> {
+        match self.lexemes.get(key) {
+            Some(&id) => {
+                self.charge(1, span)?;
+                Ok(Some(id))
+            }
+            None => Ok(None),
+        }
     }
 
     /// The lexeme matching `text` ASCII-case-insensitively.
@@ -260,12 +276,16 @@ impl<'b> Builder<'b> {
         span: Option<Span>,
     ) -> BResult<u32> {
         self.charge_bytes(ranges.len().saturating_mul(40), span)?;
+        let key = LexemeKey::Class(ranges.to_vec(), negated);
+        if let Some(id) = self.known(&key, span)? {
+            return Ok(id);
+        }
         let lexeme = text_lexeme(
             class_name(ranges, negated),
             class_regex(ranges, negated),
             span,
         );
-        self.lexeme(Some(LexemeKey::Class(ranges.to_vec(), negated)), lexeme, 1)
+        self.lexeme(Some(key), lexeme, 1)
     }
 
     /// The lexeme matching any one code point.
@@ -648,7 +668,8 @@ pub fn class_name(ranges: &[(char, char)], negated: bool) -> String {
     }
     let mut p = String::from("/[");
     for (a, b) in set {
-        p.push_str(&format!("\\x{{{a:X}}}-\\x{{{b:X}}}"));
+        // Into `p` directly: a `format!` per range costs an allocation each.
+        let _ = core::fmt::Write::write_fmt(&mut p, format_args!("\\x{{{a:X}}}-\\x{{{b:X}}}"));
     }
     p.push_str("]/");
     p

@@ -28,7 +28,7 @@ use alloc::vec::Vec;
 use hashbrown::HashMap;
 
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
-use crate::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
+use crate::ir::{GrammarIr, IrLexeme, IrNonterminal, IrSymbol, LexemeMode};
 use crate::limits::{CompileBudget, Limits};
 use crate::regex::{ByteClasses, ExprId, ExprSet, RegexAst};
 
@@ -103,10 +103,21 @@ pub(crate) fn lexify_compiled(
         Ok(r) => r,
         Err(k) => return Err(GrammarError::limit(k)),
     };
+    // The candidates copy the nonterminals without their names (no allocation each); the
+    // result gets them back (every candidate keeps every nonterminal, in order).
+    let nameless = ir
+        .nonterminals
+        .iter()
+        .map(|n| IrNonterminal {
+            name: String::new(),
+            span: n.span,
+        })
+        .collect();
+    let named = core::mem::replace(&mut ir.nonterminals, nameless);
     let mut rejected = vec![false; ir.nonterminals.len()];
     let mut memo = Memo::default();
     let result = loop {
-        let (cand, origin) = candidate(&ir, &regular.is_regular, &rejected, &regexes);
+        let (cand, origin) = candidate(&ir, &named, &regular.is_regular, &rejected, &regexes);
         if origin.iter().all(Option::is_none) {
             break None;
         }
@@ -131,7 +142,8 @@ pub(crate) fn lexify_compiled(
     // Then a lexeme and the optional lexemes right after it (`"{" ws`) become one.
     let merged = merge_runs(&lexified, &mut exprs, &mut memo).ok().flatten();
     budget.settle(budget.left().saturating_sub(fuel - exprs.fuel_left()));
-    let out = merged.unwrap_or(lexified);
+    let mut out = merged.unwrap_or(lexified);
+    out.nonterminals = named;
     budget
         .charge(out.heap_bytes())
         .map_err(GrammarError::limit)?;
@@ -668,6 +680,7 @@ fn fold_repeats(parts: &mut Vec<RegexAst>, max_repeat: u32) {
 /// nonterminal it was made from (`None` for the front end's lexemes).
 fn candidate(
     ir: &GrammarIr,
+    named: &[IrNonterminal],
     regular: &[bool],
     rejected: &[bool],
     regexes: &[Option<Arc<RegexAst>>],
@@ -734,7 +747,7 @@ fn candidate(
     }
     let mut nt_lex = vec![u32::MAX; n];
     for &x in &lexemes_of {
-        let nt = &ir.nonterminals[x as usize];
+        let nt = &named[x as usize];
         let regex = match &regexes[x as usize] {
             Some(a) => RegexAst::Shared(Arc::clone(a)),
             None => RegexAst::Nothing,
