@@ -4,8 +4,8 @@
 //!
 //! Everything is charged as it is made: [`Limits::max_grammar_size`] counts rule symbols and
 //! lexeme sizes, the [`CompileBudget`] pays one unit of fuel per symbol and the heap bytes
-//! estimated below. `{m,n}` costs `O(m + n)` symbols and helpers (never `m * n`), and is
-//! refused past [`Limits::max_repeat`].
+//! estimated below. `{m,n}` costs `O(m + n)` symbols and helpers (never `m * n`; `O(m +
+//! log n)` with [`Builder::repeat_doubling`]), and is refused past [`Limits::max_repeat`].
 
 use alloc::format;
 use alloc::string::String;
@@ -68,13 +68,18 @@ enum HelperKey {
     Plus(Vec<IrSymbol>),
     /// Up to `n` more copies.
     Tail(Vec<IrSymbol>, u32),
+    /// Up to `2^k` more copies, as two halves.
+    Double(Vec<IrSymbol>, u32),
 }
 
 impl HelperKey {
     fn symbols(&self) -> usize {
         match self {
             HelperKey::Alts(alts) => alts.iter().map(|a| a.len() + 1).sum(),
-            HelperKey::Star(s) | HelperKey::Plus(s) | HelperKey::Tail(s, _) => s.len(),
+            HelperKey::Star(s)
+            | HelperKey::Plus(s)
+            | HelperKey::Tail(s, _)
+            | HelperKey::Double(s, _) => s.len(),
         }
     }
 }
@@ -228,9 +233,25 @@ impl<'b> Builder<'b> {
 
     /// The lexeme matching exactly `text` (UTF-8 of a literal).
     pub fn literal(&mut self, text: &[u8], span: Option<Span>) -> BResult<u32> {
+        let key = LexemeKey::Literal(text.to_vec());
+        if let Some(id) = self.known(&key, span)? {
+            return Ok(id);
+        }
         let name = format!("{:?}", String::from_utf8_lossy(text));
         let lexeme = text_lexeme(name, RegexAst::Literal(text.to_vec()), span);
-        self.lexeme(Some(LexemeKey::Literal(text.to_vec())), lexeme, 1)
+        self.lexeme(Some(key), lexeme, 1)
+    }
+
+    /// The lexeme made under `key` already, charged as [`Builder::lexeme`] charges a reuse
+    /// (a front end's repeated characters and classes skip building names and regexes).
+    fn known(&mut self, key: &LexemeKey, span: Option<Span>) -> BResult<Option<u32>> {
+        match self.lexemes.get(key) {
+            Some(&id) => {
+                self.charge(1, span)?;
+                Ok(Some(id))
+            }
+            None => Ok(None),
+        }
     }
 
     /// The lexeme matching `text` ASCII-case-insensitively.
@@ -255,12 +276,16 @@ impl<'b> Builder<'b> {
         span: Option<Span>,
     ) -> BResult<u32> {
         self.charge_bytes(ranges.len().saturating_mul(40), span)?;
+        let key = LexemeKey::Class(ranges.to_vec(), negated);
+        if let Some(id) = self.known(&key, span)? {
+            return Ok(id);
+        }
         let lexeme = text_lexeme(
             class_name(ranges, negated),
             class_regex(ranges, negated),
             span,
         );
-        self.lexeme(Some(LexemeKey::Class(ranges.to_vec(), negated)), lexeme, 1)
+        self.lexeme(Some(key), lexeme, 1)
     }
 
     /// The lexeme matching any one code point.
@@ -454,6 +479,34 @@ impl<'b> Builder<'b> {
         base: &str,
         span: Option<Span>,
     ) -> BResult<Vec<IrSymbol>> {
+        self.repeat_in(alts, min, max, base, span, false)
+    }
+
+    /// [`Builder::repeat`], but the `max - min` optional copies of `{m,n}` are doubling
+    /// helpers (`d_0 → ε | op`, `d_k → d_{k-1} d_{k-1}`, one per bit of `max - min`, used
+    /// for its set bits): `O(log n)` helpers, not `n`, for an ambiguous grammar of the same
+    /// language. For front ends whose grammars go through [`crate::ir::regular::lexify`],
+    /// which folds either form into one `op{m,n}` (GBNF: `[0-9]{0,15}` costs 4 helpers).
+    pub fn repeat_doubling(
+        &mut self,
+        alts: Vec<Vec<IrSymbol>>,
+        min: u32,
+        max: Option<u32>,
+        base: &str,
+        span: Option<Span>,
+    ) -> BResult<Vec<IrSymbol>> {
+        self.repeat_in(alts, min, max, base, span, true)
+    }
+
+    fn repeat_in(
+        &mut self,
+        alts: Vec<Vec<IrSymbol>>,
+        min: u32,
+        max: Option<u32>,
+        base: &str,
+        span: Option<Span>,
+        doubling: bool,
+    ) -> BResult<Vec<IrSymbol>> {
         let limit = self.limits.max_repeat;
         if min > limit || max.is_some_and(|n| n > limit) {
             return Err(located(GrammarError::limit(LimitKind::RepeatCount), span));
@@ -516,6 +569,36 @@ impl<'b> Builder<'b> {
                 })?;
                 self.charge(1, span)?;
                 out.push(IrSymbol::Nonterminal(id));
+            }
+            Some(n) if doubling => {
+                self.push_copies(&mut out, &op, min, span)?;
+                let extra = n.saturating_sub(min);
+                // d_0 = op{0,1} (tail_1's rule), d_k = op{0,2^k}; the set bits of `extra`
+                // pick the halves, largest first.
+                let mut picked = Vec::new();
+                let mut prev: Option<u32> = None;
+                for k in 0..u32::BITS - extra.leading_zeros() {
+                    let id = match prev {
+                        None => {
+                            let rhs = op.clone();
+                            let key = HelperKey::Tail(op.clone(), 1);
+                            self.helper(key, base, "rep", span, |_| vec![Vec::new(), rhs])?
+                        }
+                        Some(p) => {
+                            let key = HelperKey::Double(op.clone(), k);
+                            let half = IrSymbol::Nonterminal(p);
+                            self.helper(key, base, "rep", span, |_| vec![vec![half, half]])?
+                        }
+                    };
+                    if extra & (1 << k) != 0 {
+                        picked.push(id);
+                    }
+                    prev = Some(id);
+                }
+                for &id in picked.iter().rev() {
+                    self.charge(1, span)?;
+                    out.push(IrSymbol::Nonterminal(id));
+                }
             }
             Some(n) => {
                 self.push_copies(&mut out, &op, min, span)?;
@@ -585,7 +668,8 @@ pub fn class_name(ranges: &[(char, char)], negated: bool) -> String {
     }
     let mut p = String::from("/[");
     for (a, b) in set {
-        p.push_str(&format!("\\x{{{a:X}}}-\\x{{{b:X}}}"));
+        // Into `p` directly: a `format!` per range costs an allocation each.
+        let _ = core::fmt::Write::write_fmt(&mut p, format_args!("\\x{{{a:X}}}-\\x{{{b:X}}}"));
     }
     p.push_str("]/");
     p

@@ -4,8 +4,9 @@
 //! parser then pays one step per byte. [`lexify`] finds the nonterminals whose language is
 //! regular (off every recursion cycle, or recursing only on themselves in left- or
 //! right-linear form, as the star/plus helpers and `ws ::= [ ] ws | ""` do), builds one
-//! [`RegexAst`] per such rule (shared sub-rules are [`RegexAst::Shared`] nodes: a DAG) and
-//! replaces the maximal ones by lexemes named after the rule.
+//! [`RegexAst`] per such rule (shared sub-rules are [`RegexAst::Shared`] nodes: a DAG;
+//! the helpers of a bounded repetition, tail chains or doubling halves, fold into one
+//! `x{m,n}`) and replaces the maximal ones by lexemes named after the rule.
 //!
 //! Exactness: the lexer ends a greedy lexeme `L` only when the next byte extends no live
 //! lexeme. A rule may become a lexeme only if no string `w` of `L` and byte `c` that may
@@ -27,7 +28,7 @@ use alloc::vec::Vec;
 use hashbrown::HashMap;
 
 use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
-use crate::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
+use crate::ir::{GrammarIr, IrLexeme, IrNonterminal, IrSymbol, LexemeMode};
 use crate::limits::{CompileBudget, Limits};
 use crate::regex::{ByteClasses, ExprId, ExprSet, RegexAst};
 
@@ -98,14 +99,25 @@ pub(crate) fn lexify_compiled(
     exprs.max_memory = limits.max_memory_bytes / 3;
     let mut ir = ir;
     lower_patterns(&mut ir, &mut exprs);
-    let regexes = match build_regexes(&ir, &regular.order, budget) {
+    let regexes = match build_regexes(&ir, &regular.order, limits.max_repeat, budget) {
         Ok(r) => r,
         Err(k) => return Err(GrammarError::limit(k)),
     };
+    // The candidates copy the nonterminals without their names (no allocation each); the
+    // result gets them back (every candidate keeps every nonterminal, in order).
+    let nameless = ir
+        .nonterminals
+        .iter()
+        .map(|n| IrNonterminal {
+            name: String::new(),
+            span: n.span,
+        })
+        .collect();
+    let named = core::mem::replace(&mut ir.nonterminals, nameless);
     let mut rejected = vec![false; ir.nonterminals.len()];
     let mut memo = Memo::default();
     let result = loop {
-        let (cand, origin) = candidate(&ir, &regular.is_regular, &rejected, &regexes);
+        let (cand, origin) = candidate(&ir, &named, &regular.is_regular, &rejected, &regexes);
         if origin.iter().all(Option::is_none) {
             break None;
         }
@@ -130,7 +142,8 @@ pub(crate) fn lexify_compiled(
     // Then a lexeme and the optional lexemes right after it (`"{" ws`) become one.
     let merged = merge_runs(&lexified, &mut exprs, &mut memo).ok().flatten();
     budget.settle(budget.left().saturating_sub(fuel - exprs.fuel_left()));
-    let out = merged.unwrap_or(lexified);
+    let mut out = merged.unwrap_or(lexified);
+    out.nonterminals = named;
     budget
         .charge(out.heap_bytes())
         .map_err(GrammarError::limit)?;
@@ -510,6 +523,7 @@ fn regular_nonterminals(ir: &GrammarIr) -> Regular {
 fn build_regexes(
     ir: &GrammarIr,
     order: &[u32],
+    max_repeat: u32,
     budget: &mut CompileBudget,
 ) -> Result<Vec<Option<Arc<RegexAst>>>, LimitKind> {
     let by = rules_by_lhs(ir);
@@ -539,6 +553,7 @@ fn build_regexes(
                     })
                     .collect();
                 *nodes += 1;
+                fold_repeats(&mut parts, max_repeat);
                 match parts.len() {
                     0 => RegexAst::Epsilon,
                     1 => parts.pop().unwrap_or(RegexAst::Nothing),
@@ -560,6 +575,11 @@ fn build_regexes(
         }
         let or = |mut xs: Vec<RegexAst>| match xs.len() {
             1 => xs.pop().unwrap_or(RegexAst::Nothing),
+            // `ε | x{1,n}` is `x{0,n}` (a bounded repetition's tail helper).
+            2 if matches!(xs[0], RegexAst::Epsilon) => match repetition(&xs[1]) {
+                Some((x, 1, max)) => shared_repeat(x, 0, max),
+                _ => RegexAst::Or(xs),
+            },
             _ => RegexAst::Or(xs),
         };
         let base = or(bases);
@@ -568,10 +588,15 @@ fn build_regexes(
         } else {
             nodes += 2;
             let rep = RegexAst::Repeat(alloc::boxed::Box::new(or(alphas)), 0, None);
-            if left {
-                RegexAst::Concat(vec![base, rep])
+            let mut parts = if left {
+                vec![base, rep]
             } else {
-                RegexAst::Concat(vec![rep, base])
+                vec![rep, base]
+            };
+            fold_repeats(&mut parts, max_repeat);
+            match parts.len() {
+                1 => parts.pop().unwrap_or(RegexAst::Nothing),
+                _ => RegexAst::Concat(parts),
             }
         };
         out[nt as usize] = Some(Arc::new(regex));
@@ -582,11 +607,80 @@ fn build_regexes(
     Ok(out)
 }
 
+/// `part` as `x{min,max}` of a shared `x` (`max` `None`: unbounded): a repetition of a
+/// shared node, or a shared node (one copy).
+fn repetition(part: &RegexAst) -> Option<(&Arc<RegexAst>, u32, Option<u32>)> {
+    fn rep(r: &RegexAst) -> Option<(&Arc<RegexAst>, u32, Option<u32>)> {
+        match r {
+            RegexAst::Repeat(b, min, max) => match &**b {
+                RegexAst::Shared(x) => Some((x, *min, *max)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    match part {
+        RegexAst::Shared(a) => rep(a).or(Some((a, 1, Some(1)))),
+        r => rep(r),
+    }
+}
+
+/// `x{min,max}` (one copy: `x` itself).
+fn shared_repeat(x: &Arc<RegexAst>, min: u32, max: Option<u32>) -> RegexAst {
+    let x = RegexAst::Shared(Arc::clone(x));
+    if (min, max) == (1, Some(1)) {
+        return x;
+    }
+    RegexAst::Repeat(alloc::boxed::Box::new(x), min, max)
+}
+
+/// Drop the `ε` parts of a concatenation and merge adjacent repetitions of one shared node
+/// where one of them is a repetition (`x x{0,2}` is `x{1,3}`; `x x` stays), within
+/// `max_repeat`: the tail helpers of a bounded repetition (`t_k → ε | x t_{k-1}`) become
+/// one `x{0,k}`, not `k` nested alternatives.
+fn fold_repeats(parts: &mut Vec<RegexAst>, max_repeat: u32) {
+    if parts.len() < 2 {
+        return;
+    }
+    let mut out: Vec<RegexAst> = Vec::with_capacity(parts.len());
+    for part in parts.drain(..) {
+        if matches!(part, RegexAst::Epsilon) {
+            continue;
+        }
+        let merged = match (out.last().and_then(repetition), repetition(&part)) {
+            (Some((x, a, b)), Some((y, c, d)))
+                if Arc::ptr_eq(x, y) && ((a, b) != (1, Some(1)) || (c, d) != (1, Some(1))) =>
+            {
+                let min = a.checked_add(c).filter(|&m| m <= max_repeat);
+                let max = match (b, d) {
+                    (Some(b), Some(d)) => b.checked_add(d).filter(|&m| m <= max_repeat).map(Some),
+                    _ => Some(None),
+                };
+                match (min, max) {
+                    (Some(min), Some(max)) => Some(shared_repeat(x, min, max)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match merged {
+            Some(m) => {
+                if let Some(last) = out.last_mut() {
+                    *last = m;
+                }
+            }
+            None => out.push(part),
+        }
+    }
+    *parts = out;
+}
+
 /// The grammar with every regular, non-rejected nonterminal reachable from a kept rule
 /// (or the start) made a lexeme, unused lexemes dropped; and, per lexeme of the result, the
 /// nonterminal it was made from (`None` for the front end's lexemes).
 fn candidate(
     ir: &GrammarIr,
+    named: &[IrNonterminal],
     regular: &[bool],
     rejected: &[bool],
     regexes: &[Option<Arc<RegexAst>>],
@@ -653,7 +747,7 @@ fn candidate(
     }
     let mut nt_lex = vec![u32::MAX; n];
     for &x in &lexemes_of {
-        let nt = &ir.nonterminals[x as usize];
+        let nt = &named[x as usize];
         let regex = match &regexes[x as usize] {
             Some(a) => RegexAst::Shared(Arc::clone(a)),
             None => RegexAst::Nothing,

@@ -462,7 +462,8 @@ impl<'a, 'b, 's> Lower<'a, 'b, 's> {
             // The parser checked both against `max_repeat` (a `u32`).
             let min = u32::try_from(rep.min).unwrap_or(u32::MAX);
             let max = rep.max.map(|m| u32::try_from(m).unwrap_or(u32::MAX));
-            syms = self.b.repeat(vec![syms], min, max, base, span)?;
+            // `lexify` folds the doubling helpers into one `x{m,n}`.
+            syms = self.b.repeat_doubling(vec![syms], min, max, base, span)?;
         }
         Ok(syms)
     }

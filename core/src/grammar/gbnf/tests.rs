@@ -230,6 +230,31 @@ fn repetitions() {
 }
 
 #[test]
+fn bounded_repetitions_of_any_width() {
+    // `{m,n}` lowers to doubling helpers (`d_0 → ε | x`, `d_k → d_{k-1} d_{k-1}`).
+    let a = |k: usize| "a".repeat(k);
+    for (m, n) in [(0, 2), (0, 7), (2, 13), (3, 16), (1, 20)] {
+        let src = format!("root ::= \"a\"{{{m},{n}}}");
+        let good: Vec<String> = (m..=n).map(a).collect();
+        let bad: Vec<String> = (0..m).chain([n + 1, n + 2]).map(a).collect();
+        let good: Vec<&str> = good.iter().map(String::as_str).collect();
+        let bad: Vec<&str> = bad.iter().map(String::as_str).collect();
+        check(&src, &good, &bad);
+    }
+    // Where the lexer cannot take the repetition as one lexeme, its rules stay.
+    check(
+        "root ::= [0-9]{0,6} [0-9] | \"(\" root \")\"",
+        &["1", "1234567", "(12)", "((1234567))"],
+        &["", "12345678", "()", "(12345678)"],
+    );
+    check(
+        "root ::= e{0,5} \"x\" | \"(\" root \")\"\ne ::= | \"z\"",
+        &["x", "zzzzzx", "(zzx)"],
+        &["zzzzzzx", "(zzzzzzx)"],
+    );
+}
+
+#[test]
 fn groups_and_layout() {
     let src = "# a comment\n\
                root ::= ( # inside\n  \"a\"\n  | \"b\" ) \"c\"   # trailing\n\

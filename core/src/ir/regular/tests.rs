@@ -162,6 +162,42 @@ fn greedy_conflict_falls_back() {
 }
 
 #[test]
+fn bounded_repetitions_fold_to_one_repeat() {
+    // root ::= "(" root ")" | x | "b"{0,3} "b"; x ::= "a" "b"{0,5} "c"{1,6}, with `{m,n}` as
+    // tail chains (`Builder::repeat`) and as doubling helpers (`Builder::repeat_doubling`).
+    for doubling in [false, true] {
+        let ir = with_builder(|b| {
+            let root = b.nonterminal("root", None).unwrap();
+            let x = b.nonterminal("x", None).unwrap();
+            let (a, bb, c) = (lit(b, "a"), lit(b, "b"), lit(b, "c"));
+            let mut rep = |s: &Seq, m, n| {
+                let alts = vec![s.clone()];
+                if doubling {
+                    b.repeat_doubling(alts, m, Some(n), "x", None).unwrap()
+                } else {
+                    b.repeat(alts, m, Some(n), "x", None).unwrap()
+                }
+            };
+            let (bs, cs, bs3) = (rep(&bb, 0, 5), rep(&c, 1, 6), rep(&bb, 0, 3));
+            b.rule(x, cat(&[&a, &bs, &cs]), None).unwrap();
+            b.rule(root, nt(x), None).unwrap();
+            // The lexer would read the last "b" into `b{0,3}`: its rules stay.
+            b.rule(root, cat(&[&bs3, &bb]), None).unwrap();
+            nest(b, root);
+            root
+        });
+        let lex = lexified(&ir);
+        let x = lex.lexemes.iter().find(|l| l.name == "x").unwrap();
+        let shown = std::format!("{:?}", x.regex);
+        assert!(
+            shown.contains("0, Some(5))") && shown.contains("1, Some(6))"),
+            "{shown}"
+        );
+        same_language(&ir, b"abc()", 8);
+    }
+}
+
+#[test]
 fn recursive_rules_keep_regular_children() {
     // root ::= ws "a"+ ws | "(" root ")" item{0,2}; ws ::= [ ] ws | ""; item ::= "b" | "ab"
     let ir = with_builder(|b| {
