@@ -1,6 +1,6 @@
 //! Batch calls: masks for N requests (and for every draft position of each request) in one
-//! call from Python, on the calling thread and a pool's helpers with the GIL released; parallel consume; and applying
-//! masks to logits with sieve's kernels.
+//! call from Python, on the calling thread and a pool's helpers with the GIL released;
+//! parallel consume; and applying masks to logits with sieve's kernels.
 //!
 //! Invariants: every batch validates its inputs (bitmask type and shape, row indices in
 //! range and distinct, token ids in range) before any work, so each work item writes only
@@ -16,16 +16,10 @@ use crate::buffers::{self, Elem, View};
 use crate::executor;
 use crate::matcher::{Matcher, fill_row};
 
-/// The matchers of a Python list, borrowed for the call.
-fn matchers<'py>(list: &[Bound<'py, Matcher>]) -> Vec<&'py Matcher> {
-    list.iter()
-        .map(|b| {
-            let r: &Matcher = b.get();
-            // SAFETY: `list` holds a strong reference to every matcher for the whole call,
-            // and a frozen pyclass's contents never move while referenced.
-            unsafe { &*(r as *const Matcher) }
-        })
-        .collect()
+/// The matchers of a Python list, borrowed for the call (a frozen pyclass is reachable
+/// without the GIL).
+fn matchers<'a>(list: &'a [Bound<'_, Matcher>]) -> Vec<&'a Matcher> {
+    list.iter().map(|b| b.get()).collect()
 }
 
 /// The mask words every matcher needs (they must agree: one bitmask).
@@ -246,15 +240,15 @@ pub fn apply_token_bitmask_inplace(
             )));
         }
     }
-    if lv.ptr == bv.ptr && lv.rows * lv.cols != 0 {
+    if lv.overlaps(&bv) {
         return Err(PyValueError::new_err("logits and bitmask share memory"));
     }
     py.detach(move || {
         // SAFETY: 1. both buffers are borrowed for the call and were checked C-contiguous
-        // with their element types; 2. they do not overlap (distinct arrays; the same
-        // address was refused); 3. rows are in range (checked). Rows repeated in `indices`
-        // are applied twice, sequentially, which is idempotent.
-        let masks: &mut [u32] = unsafe { bv.all() };
+        // with their element types; 2. their byte ranges do not overlap (checked); 3. rows
+        // are in range (checked). Rows repeated in `indices` are applied twice,
+        // sequentially, which is idempotent.
+        let masks: &[u32] = unsafe { bv.all() };
         let (cols, words) = (lv.cols, bv.cols);
         for &r in &rows {
             let mask = &masks[r * words..(r + 1) * words];

@@ -49,6 +49,18 @@ unsafe impl Send for View {}
 unsafe impl Sync for View {}
 
 impl View {
+    /// The buffer's byte range.
+    fn bytes(&self) -> core::ops::Range<usize> {
+        let len = self.rows * self.cols * self.elem.size();
+        self.ptr..self.ptr.saturating_add(len)
+    }
+
+    /// Do the two buffers share a byte (empty buffers share none)?
+    pub fn overlaps(&self, other: &View) -> bool {
+        let (a, b) = (self.bytes(), other.bytes());
+        !a.is_empty() && !b.is_empty() && a.start < b.end && b.start < a.end
+    }
+
     /// Row `r` as mask words.
     ///
     /// # Safety

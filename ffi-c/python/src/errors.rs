@@ -21,13 +21,16 @@ create_exception!(
     sieve,
     GrammarError,
     SieveError,
-    "A grammar did not compile. Attributes: kind, message, line, column, end_line, end_column (1-based, None when not from grammar text), pointer (a JSON pointer for JSON sources, else None)."
+    "A grammar did not compile. Attributes: kind, message, line, column, end_line, \
+     end_column (1-based, None when not from grammar text), pointer (a JSON pointer for \
+     JSON sources, else None)."
 );
 create_exception!(
     sieve,
     MatcherError,
     SieveError,
-    "A matcher operation failed for a reason other than a rejected token (a budget, a stopped matcher, rolling back too far)."
+    "A matcher operation failed for a reason other than a rejected token (a budget, a \
+     stopped matcher)."
 );
 
 /// The name of a grammar error kind (`syntax`, `undefined_symbol`, ..., `limit:<field>`).

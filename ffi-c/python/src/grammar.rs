@@ -172,9 +172,14 @@ impl JsonOptions {
     }
 
     fn __repr__(&self) -> String {
+        let max = self
+            .whitespace_max
+            .map_or_else(|| "None".to_owned(), |m| m.to_string());
+        let strict = if self.strict { "True" } else { "False" };
         format!(
-            "sieve.JsonOptions(whitespace={:?}, whitespace_max={:?}, property_order={:?}, strict={})",
-            self.whitespace, self.whitespace_max, self.property_order, self.strict
+            "sieve.JsonOptions(whitespace={:?}, whitespace_max={max}, property_order={:?}, \
+             strict={strict})",
+            self.whitespace, self.property_order
         )
     }
 }

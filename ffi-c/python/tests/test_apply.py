@@ -68,3 +68,15 @@ def test_bad_logits_raise():
         sieve.apply_token_bitmask_inplace(np.zeros((2, 100), dtype=np.float32), bm)
     with pytest.raises(ValueError):
         sieve.apply_token_bitmask_inplace(np.zeros((100, 2), dtype=np.float32).T, bm)
+
+
+def test_overlapping_buffers_raise():
+    buf = np.zeros(200, dtype=np.float32)
+    logits = buf[:100].reshape(1, 100)
+    inside = buf[50:54].view(np.int32).reshape(1, 4)  # overlaps the logits
+    with pytest.raises(ValueError, match="share memory"):
+        sieve.apply_token_bitmask_inplace(logits, inside)
+    apart = buf[100:104].view(np.int32).reshape(1, 4)  # right after them: fine
+    apart[:] = [-1, 0, 0, 0]  # tokens 0..31 allowed
+    sieve.apply_token_bitmask_inplace(logits, apart)
+    assert np.isfinite(logits[0, :32]).all() and np.isneginf(logits[0, 32:]).all()
