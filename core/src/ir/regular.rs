@@ -872,18 +872,22 @@ impl Iterator for ChildIter<'_> {
     }
 }
 
-/// Every byte some leaf of `e` tests (a superset of the bytes its strings contain, and of
-/// the bytes any of its derivatives tests), memoized per node in `all`: an expression
-/// shares most nodes with its derivatives, so each node is visited once.
-fn all_bytes(all: &mut HashMap<ExprId, ByteSet>, exprs: &ExprSet, e: ExprId) -> ByteSet {
-    use crate::regex::Node;
-    if let Some(f) = all.get(&e) {
+/// The memoized value of `e`: every node below `e` not yet in `memo` is folded bottom-up
+/// (post-order, on an explicit stack) by `fold`, which finds the values of the node's
+/// children in the map it is given. An expression shares most nodes with its derivatives,
+/// so each node is folded once.
+fn fold_nodes<'e>(
+    memo: &mut HashMap<ExprId, ByteSet>,
+    exprs: &'e ExprSet,
+    e: ExprId,
+    mut fold: impl FnMut(&HashMap<ExprId, ByteSet>, crate::regex::Node<'e>) -> ByteSet,
+) -> ByteSet {
+    if let Some(f) = memo.get(&e) {
         return *f;
     }
-    // Post-order: a node is summed up once its children are.
     let mut stack = vec![(e, false)];
     while let Some((x, ready)) = stack.pop() {
-        if all.contains_key(&x) {
+        if memo.contains_key(&x) {
             continue;
         }
         let node = exprs.node(x);
@@ -891,11 +895,27 @@ fn all_bytes(all: &mut HashMap<ExprId, ByteSet>, exprs: &ExprSet, e: ExprId) -> 
             stack.push((x, true));
             stack.extend(
                 children(&node)
-                    .filter(|c| !all.contains_key(c))
+                    .filter(|c| !memo.contains_key(c))
                     .map(|c| (c, false)),
             );
             continue;
         }
+        let out = fold(memo, node);
+        memo.insert(x, out);
+    }
+    memo.get(&e).copied().unwrap_or([u32::MAX; 8])
+}
+
+/// A node's value in `memo`, or every byte if it is missing.
+fn memo_or_all(memo: &HashMap<ExprId, ByteSet>, c: ExprId) -> ByteSet {
+    memo.get(&c).copied().unwrap_or([u32::MAX; 8])
+}
+
+/// Every byte some leaf of `e` tests (a superset of the bytes its strings contain, and of
+/// the bytes any of its derivatives tests), memoized per node in `all`.
+fn all_bytes(all: &mut HashMap<ExprId, ByteSet>, exprs: &ExprSet, e: ExprId) -> ByteSet {
+    use crate::regex::Node;
+    fold_nodes(all, exprs, e, |all, node| {
         let mut out = [0u32; 8];
         match node {
             Node::Byte(b) => out[(b >> 5) as usize] |= 1 << (b & 31),
@@ -913,9 +933,8 @@ fn all_bytes(all: &mut HashMap<ExprId, ByteSet>, exprs: &ExprSet, e: ExprId) -> 
                 }
             }
         }
-        all.insert(x, out);
-    }
-    all.get(&e).copied().unwrap_or([u32::MAX; 8])
+        out
+    })
 }
 
 /// A superset of the bytes every leaf of a derivative of `e` by one byte tests (so of the
@@ -930,56 +949,32 @@ fn tail_bytes(
     e: ExprId,
 ) -> ByteSet {
     use crate::regex::Node;
-    if let Some(f) = tail.get(&e) {
-        return *f;
-    }
-    let mut stack = vec![(e, false)];
-    while let Some((x, ready)) = stack.pop() {
-        if tail.contains_key(&x) {
-            continue;
+    fold_nodes(tail, exprs, e, |tail, node| match node {
+        Node::Nothing | Node::Epsilon | Node::Byte(_) | Node::ByteSet(_) => [0u32; 8],
+        Node::Concat(a, b) => {
+            let mut out = memo_or_all(tail, a);
+            union(&mut out, &all_bytes(all, exprs, b));
+            if exprs.is_nullable(a) {
+                union(&mut out, &memo_or_all(tail, b));
+            }
+            out
         }
-        let node = exprs.node(x);
-        if !ready {
-            stack.push((x, true));
-            stack.extend(
-                children(&node)
-                    .filter(|c| !tail.contains_key(c))
-                    .map(|c| (c, false)),
-            );
-            continue;
+        Node::Or(xs) | Node::And(xs) => {
+            let mut out = [0u32; 8];
+            for &y in xs {
+                union(&mut out, &memo_or_all(tail, ExprId(y)));
+            }
+            out
         }
-        let get = |tail: &HashMap<ExprId, ByteSet>, c: ExprId| {
-            tail.get(&c).copied().unwrap_or([u32::MAX; 8])
-        };
-        let out = match node {
-            Node::Nothing | Node::Epsilon | Node::Byte(_) | Node::ByteSet(_) => [0u32; 8],
-            Node::Concat(a, b) => {
-                let mut out = get(tail, a);
-                union(&mut out, &all_bytes(all, exprs, b));
-                if exprs.is_nullable(a) {
-                    union(&mut out, &get(tail, b));
-                }
-                out
+        Node::Not(_) => [u32::MAX; 8],
+        Node::Repeat(y, _, max) => {
+            let mut out = memo_or_all(tail, y);
+            if max > 1 {
+                union(&mut out, &all_bytes(all, exprs, y));
             }
-            Node::Or(xs) | Node::And(xs) => {
-                let mut out = [0u32; 8];
-                for &y in xs {
-                    union(&mut out, &get(tail, ExprId(y)));
-                }
-                out
-            }
-            Node::Not(_) => [u32::MAX; 8],
-            Node::Repeat(y, _, max) => {
-                let mut out = get(tail, y);
-                if max > 1 {
-                    union(&mut out, &all_bytes(all, exprs, y));
-                }
-                out
-            }
-        };
-        tail.insert(x, out);
-    }
-    tail.get(&e).copied().unwrap_or([u32::MAX; 8])
+            out
+        }
+    })
 }
 
 /// The first bytes of `e`, which has no `And`/`Not`: every leaf a derivative of `e` tests

@@ -122,6 +122,22 @@ fn shape2(shape: &[usize], what: &str) -> PyResult<(usize, usize)> {
     }
 }
 
+/// The view of a buffer at `ptr`, unless it is NULL while not empty or misaligned for `elem`.
+fn checked(ptr: usize, rows: usize, cols: usize, elem: Elem, what: &str) -> PyResult<View> {
+    if ptr == 0 && rows * cols != 0 {
+        return Err(PyValueError::new_err(format!("{what} has no data")));
+    }
+    if !ptr.is_multiple_of(elem.size()) {
+        return Err(PyValueError::new_err(format!("{what} is misaligned")));
+    }
+    Ok(View {
+        ptr,
+        rows,
+        cols,
+        elem,
+    })
+}
+
 fn view_from_array_interface(ai: &Bound<'_, PyDict>, what: &str) -> PyResult<View> {
     let get = |k: &str| {
         ai.get_item(k)?
@@ -155,18 +171,7 @@ fn view_from_array_interface(ai: &Bound<'_, PyDict>, what: &str) -> PyResult<Vie
     if readonly {
         return Err(PyValueError::new_err(format!("{what} is read-only")));
     }
-    if ptr == 0 && rows * cols != 0 {
-        return Err(PyValueError::new_err(format!("{what} has no data")));
-    }
-    if !ptr.is_multiple_of(elem.size()) {
-        return Err(PyValueError::new_err(format!("{what} is misaligned")));
-    }
-    Ok(View {
-        ptr,
-        rows,
-        cols,
-        elem,
-    })
+    checked(ptr, rows, cols, elem, what)
 }
 
 fn view_from_torch(t: &Bound<'_, PyAny>, what: &str) -> PyResult<View> {
@@ -186,18 +191,7 @@ fn view_from_torch(t: &Bound<'_, PyAny>, what: &str) -> PyResult<View> {
     let shape: Vec<usize> = t.getattr("shape")?.extract()?;
     let (rows, cols) = shape2(&shape, what)?;
     let ptr: usize = t.call_method0("data_ptr")?.extract()?;
-    if ptr == 0 && rows * cols != 0 {
-        return Err(PyValueError::new_err(format!("{what} has no data")));
-    }
-    if !ptr.is_multiple_of(elem.size()) {
-        return Err(PyValueError::new_err(format!("{what} is misaligned")));
-    }
-    Ok(View {
-        ptr,
-        rows,
-        cols,
-        elem,
-    })
+    checked(ptr, rows, cols, elem, what)
 }
 
 /// A view of `obj`, a numpy array (or any `__array_interface__` exporter) or a CPU torch

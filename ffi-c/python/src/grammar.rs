@@ -243,6 +243,22 @@ fn coverage_rows(report: Option<CoverageReport>) -> Vec<CoverageRow> {
         .collect()
 }
 
+/// Compile options with these JSON options (the defaults for `None`) and GBNF's start rule
+/// and left-recursion switch.
+fn compile_options(
+    json: Option<&JsonOptions>,
+    root: &str,
+    allow_left_recursion: bool,
+) -> PyResult<CompileOptions> {
+    let mut opts = CompileOptions::default();
+    if let Some(j) = json {
+        opts.json = j.to_core()?;
+    }
+    opts.gbnf.root = root.to_owned();
+    opts.gbnf.allow_left_recursion = allow_left_recursion;
+    Ok(opts)
+}
+
 /// A compiled grammar: immutable, thread-safe, shared by any number of `Matcher`s.
 ///
 /// Build it with `Grammar(tokenizer, syntax, text)` (`syntax`: `"json_schema"`, `"lark"`,
@@ -258,23 +274,14 @@ pub struct Grammar {
 }
 
 impl Grammar {
-    #[allow(clippy::too_many_arguments)]
     fn compile(
         py: Python<'_>,
         tokenizer: &Tokenizer,
         syntax: GrammarSyntax,
         text: String,
-        json: Option<&JsonOptions>,
-        root: &str,
-        allow_left_recursion: bool,
+        opts: CompileOptions,
         limits_dict: Option<HashMap<String, u64>>,
     ) -> PyResult<Grammar> {
-        let mut opts = CompileOptions::default();
-        if let Some(j) = json {
-            opts.json = j.to_core()?;
-        }
-        opts.gbnf.root = root.to_owned();
-        opts.gbnf.allow_left_recursion = allow_left_recursion;
         let limits = limits(limits_dict)?;
         let vocab = tokenizer.vocab.clone();
         let result =
@@ -321,9 +328,7 @@ impl Grammar {
             tokenizer,
             syntax,
             text,
-            json_options.as_ref(),
-            root,
-            allow_left_recursion,
+            compile_options(json_options.as_ref(), root, allow_left_recursion)?,
             limits,
         )
     }
@@ -344,9 +349,7 @@ impl Grammar {
             tokenizer,
             GrammarSyntax::JsonSchema,
             text,
-            options.as_ref(),
-            "root",
-            false,
+            compile_options(options.as_ref(), "root", false)?,
             limits,
         )
     }
@@ -366,9 +369,7 @@ impl Grammar {
             tokenizer,
             GrammarSyntax::Lark,
             text,
-            json_options.as_ref(),
-            "root",
-            false,
+            compile_options(json_options.as_ref(), "root", false)?,
             limits,
         )
     }
@@ -389,9 +390,7 @@ impl Grammar {
             tokenizer,
             GrammarSyntax::Gbnf,
             text,
-            None,
-            root,
-            allow_left_recursion,
+            compile_options(None, root, allow_left_recursion)?,
             limits,
         )
     }
@@ -410,9 +409,7 @@ impl Grammar {
             tokenizer,
             GrammarSyntax::Regex,
             pattern,
-            None,
-            "root",
-            false,
+            compile_options(None, "root", false)?,
             limits,
         )
     }
@@ -433,9 +430,7 @@ impl Grammar {
             tokenizer,
             GrammarSyntax::StructuralTag,
             text,
-            json_options.as_ref(),
-            "root",
-            false,
+            compile_options(json_options.as_ref(), "root", false)?,
             limits,
         )
     }
@@ -454,9 +449,7 @@ impl Grammar {
             tokenizer,
             GrammarSyntax::LlGuidance,
             text,
-            Some(&JsonOptions::llguidance()),
-            "root",
-            false,
+            compile_options(Some(&JsonOptions::llguidance()), "root", false)?,
             limits,
         )
     }
