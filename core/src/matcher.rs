@@ -49,8 +49,10 @@ use crate::toktrie::Recognizer;
 use crate::vocab::Vocabulary;
 use sieve_kernels as kernels;
 
+mod cost;
 mod gated;
 
+pub use cost::MaskCost;
 pub use gated::GatePhase;
 
 /// Forced bytes are searched at most this far ahead.
