@@ -2,15 +2,15 @@
 //!
 //! A [`Matcher`] owns its Earley state (items, rows, the byte stack), its byte log and its
 //! last mask. The lazily built tables (the lexer's states and transitions, the masks
-//! remembered per lexer state) belong to the grammar and are shared by all its matchers: a
-//! call that computes a mask or consumes a token takes them into the matcher's parser under
-//! the grammar's lock and gives them back when it returns. So a matcher holds only what
-//! grows with its own output (matcher bytes p50 about 23 KB over 300 MaskBench files, was
-//! 557 KB with a copy of the tables each), every matcher starts with what earlier ones
-//! built, and matchers of one grammar take turns: calls on different grammars run in
-//! parallel, calls on one grammar one at a time (the lock is a spin lock held for one
-//! call; `sieve concurrent` measures it). Consumed tokens are pushed byte by byte; the
-//! parser keeps one entry per byte, so `rollback(n)` is a truncation.
+//! remembered per lexer state) belong to the grammar and are shared by all its matchers, in
+//! two forms (see [`shared`](self::shared)): an immutable published snapshot that masks and
+//! tokens read without any lock, so that matchers of one grammar run in parallel, and the
+//! master tables, which a call takes into the matcher's parser under the grammar's lock
+//! when the snapshot lacks an entry (a cold state), and gives back when it returns. So a
+//! matcher holds only what grows with its own output (matcher bytes p50 about 23 KB over
+//! 300 MaskBench files, was 557 KB with a copy of the tables each), and every matcher starts
+//! with what earlier ones built. Consumed tokens are pushed byte by byte; the parser keeps
+//! one entry per byte, so `rollback(n)` is a truncation.
 //!
 //! The mask walks the token trie with the parser as recognizer: token `t` is allowed iff all
 //! its bytes can be pushed, i.e. the output extended by `t` is still a prefix of some sentence
@@ -51,6 +51,7 @@ use sieve_kernels as kernels;
 
 mod cost;
 mod gated;
+mod shared;
 
 pub use cost::MaskCost;
 pub use gated::GatePhase;
@@ -86,6 +87,9 @@ pub struct MaskStats {
     pub state_masks: u64,
     /// Times the lexer tables were rebuilt after filling a budget (see the module docs).
     pub lexer_rebuilds: u64,
+    /// Masks computed on the grammar's published snapshot, without its lock (see
+    /// [`shared`](self::shared)); cached copies included.
+    pub lock_free: u64,
 }
 
 /// Per-sequence constraint state. Cheap to create from a [`Grammar`]; `Send`, used from one
@@ -113,6 +117,12 @@ pub struct Matcher {
     holding: bool,
     /// A rebuild reset the shared tables: their generation moves on when they go back.
     reset_tables: bool,
+    /// The grammar's snapshot version and generation the parser reads (see
+    /// [`shared`](self::shared)), and the published snapshot's bytes, charged during a
+    /// master call.
+    snap_version: usize,
+    snap_generation: u64,
+    snapshot_charge: usize,
     /// Shortest-completion state: the grammar's length bounds, row costs, search scratch.
     completion: Completion,
     /// The best completion budget mode knows, kept across `consume_token` (dropped by
@@ -191,6 +201,9 @@ impl Matcher {
             generation,
             holding: false,
             reset_tables: false,
+            snap_version: usize::MAX,
+            snap_generation: u64::MAX,
+            snapshot_charge: 0,
             completion: Completion::default(),
             plan: None,
             widest: None,
@@ -225,6 +238,7 @@ impl Matcher {
         let grammar = self.grammar.clone();
         let inner = grammar.inner();
         let mut shared = inner.shared.lock();
+        self.snapshot_charge = shared.published_bytes;
         if shared.tables.is_placeholder() {
             // Tables lost to a panic inside a call (they stayed in that parser): start over
             // from the pristine ones.
@@ -253,7 +267,15 @@ impl Matcher {
             shared.generation += 1;
             self.generation = shared.generation;
         }
+        // What this matcher's budget leaves beside the tables and the published snapshot.
+        let free = self.parser.free_bytes();
         self.parser.swap_tables(&mut shared.tables);
+        self.snapshot_charge = 0;
+        self.charge_outside();
+        inner
+            .master_bytes
+            .store(shared.tables.heap_bytes(), core::sync::atomic::Ordering::Relaxed);
+        self.maybe_publish(&mut shared, free);
         out
     }
 
@@ -264,7 +286,8 @@ impl Matcher {
             + crate::lexer::vec_bytes(&self.cached_mask)
             + self.completion.bytes_used()
             + self.plan.as_ref().map_or(0, |p| p.bytes.capacity())
-            + self.gate.as_ref().map_or(0, |g| g.bytes());
+            + self.gate.as_ref().map_or(0, |g| g.bytes())
+            + self.snapshot_charge;
         self.parser.set_outside(self.shared.saturating_add(own));
     }
 
@@ -319,6 +342,9 @@ impl Matcher {
     /// Write the allowed-token mask: bit `t % 32` of `mask[t / 32]` is set iff token `t` is
     /// allowed. Words past the vocabulary are zeroed.
     pub fn compute_mask(&mut self, mask: &mut [u32]) -> Result<(), MatcherError> {
+        if let Some(done) = self.compute_mask_shared(mask) {
+            return done;
+        }
         self.with_tables(|m| m.compute_mask_held(mask))
     }
 
@@ -553,6 +579,9 @@ impl Matcher {
 
     /// Consume one sampled token.
     pub fn consume_token(&mut self, token: u32) -> Result<(), MatcherError> {
+        if let Some(done) = self.consume_token_shared(token) {
+            return done;
+        }
         self.with_tables(|m| m.consume_token_held(token))
     }
 
@@ -1156,22 +1185,14 @@ impl Matcher {
     /// After `bytes` were consumed from `depth`: the remembered completion goes on if it
     /// starts with them, and is dropped otherwise.
     fn advance_plan(&mut self, depth: usize, bytes: &[u8]) {
-        let keep = self
-            .plan
-            .as_ref()
-            .is_some_and(|p| p.depth == depth && p.bytes.starts_with(bytes));
-        if keep {
-            if let Some(p) = self.plan.as_mut() {
-                p.bytes.drain(..bytes.len());
-                p.depth += bytes.len();
-            }
-        } else {
-            self.plan = None;
-        }
+        advance_plan(&mut self.plan, depth, bytes);
     }
 
     /// Is the output so far a complete sentence (EOS allowed)?
     pub fn is_accepting(&mut self) -> bool {
+        if let Some(accepting) = self.is_accepting_shared() {
+            return accepting;
+        }
         self.with_tables(|m| m.is_accepting_held())
     }
 
@@ -1223,9 +1244,25 @@ impl Matcher {
     }
 
     /// Heap bytes held by this matcher (its parser, byte log, token list and mask copy; not
-    /// the grammar's share).
+    /// the grammar's share, nor the published tables it reads).
     pub fn bytes_used(&self) -> usize {
-        self.parser.heap_bytes() + self.parser.outside().saturating_sub(self.shared)
+        (self.parser.heap_bytes() - self.parser.snapshot_heap())
+            + self.parser.outside().saturating_sub(self.shared)
+    }
+}
+
+/// [`Matcher::advance_plan`] on the plan alone.
+fn advance_plan(plan: &mut Option<Plan>, depth: usize, bytes: &[u8]) {
+    let keep = plan
+        .as_ref()
+        .is_some_and(|p| p.depth == depth && p.bytes.starts_with(bytes));
+    if keep {
+        if let Some(p) = plan.as_mut() {
+            p.bytes.drain(..bytes.len());
+            p.depth += bytes.len();
+        }
+    } else {
+        *plan = None;
     }
 }
 
@@ -1248,6 +1285,7 @@ impl Drop for Matcher {
             return;
         };
         if arena > warm.arena_bytes() {
+            self.parser.drop_snapshot();
             self.parser.reset_to_start();
             self.parser.output_room = (self.bytes.capacity(), self.consumed.capacity());
             core::mem::swap(&mut *warm, &mut self.parser);

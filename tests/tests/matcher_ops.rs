@@ -457,6 +457,86 @@ fn eight_threads_sharing_a_grammar_see_the_masks_of_one() {
     );
 }
 
+/// Walks `paths` at once, one scoped thread each, on matchers of `g`, asserting every mask
+/// equals `expected`; returns (masks computed, masks computed lock-free, lexer rebuilds).
+fn walk_in_threads(g: &Grammar, paths: &[Vec<u32>], expected: &[Vec<Vec<u32>>]) -> [u64; 3] {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = paths
+            .iter()
+            .zip(expected)
+            .enumerate()
+            .map(|(k, (path, want))| {
+                s.spawn(move || {
+                    let mut m = Matcher::new(g);
+                    for (i, (&t, want)) in path.iter().zip(want).enumerate() {
+                        assert_eq!(&mask_of(&mut m), want, "thread {k}, token {i}");
+                        m.consume_token(t).unwrap();
+                    }
+                    let st = m.stats();
+                    [st.masks, st.lock_free, st.lexer_rebuilds]
+                })
+            })
+            .collect();
+        // A panicked thread fails the test (join's error is unwrapped, never dropped).
+        handles.into_iter().fold([0; 3], |acc, h| {
+            let r = h.join().unwrap();
+            [acc[0] + r[0], acc[1] + r[1], acc[2] + r[2]]
+        })
+    })
+}
+
+/// The masks of matchers of a roomy grammar of their own, each path walked alone.
+fn alone_masks(paths: &[Vec<u32>]) -> Vec<Vec<Vec<u32>>> {
+    paths
+        .iter()
+        .map(|path| {
+            let mut m = Matcher::new(&with_lexer_states(50_000));
+            path.iter()
+                .map(|&t| {
+                    let mask = mask_of(&mut m);
+                    m.consume_token(t).unwrap();
+                    mask
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn warm_masks_of_sixteen_threads_are_lock_free_and_equal_those_of_one() {
+    // Issue 36: matchers of one grammar read its published snapshot without the grammar's
+    // lock. Sixteen threads walk sixteen paths on one roomy grammar, twice: in the first pass
+    // they build the tables under each other (misses go to the master tables), in the second
+    // the tables are warm and masks come from the snapshot. Every mask of both passes equals
+    // that of a matcher with a grammar of its own walked alone.
+    let paths = roomy_paths(200..216, 80);
+    let expected = alone_masks(&paths);
+    let g = with_lexer_states(50_000);
+    let [cold, _, _] = walk_in_threads(&g, &paths, &expected);
+    let [masks, lock_free, rebuilds] = walk_in_threads(&g, &paths, &expected);
+    assert_eq!(cold, masks);
+    assert_eq!(rebuilds, 0);
+    // Once warm, all but the masks of the few steps before a snapshot catches up with the
+    // master tables are computed without the lock.
+    assert!(
+        lock_free * 10 >= masks * 9,
+        "{lock_free} of {masks} warm masks were lock-free"
+    );
+}
+
+#[test]
+fn sixteen_threads_under_tiny_budgets_see_the_masks_of_one() {
+    // The stress test of the snapshot scheme: sixteen threads on a grammar whose lexer-state
+    // budget holds a quarter of what one long path builds, so that the master tables are
+    // reset under readers of older snapshots again and again (generations move on, matchers
+    // replay); every mask still equals that of a roomy grammar walked alone.
+    let paths = roomy_paths(300..316, 100);
+    let expected = alone_masks(&paths);
+    let (g, _) = quarter_budget_grammar();
+    let [_, _, rebuilds] = walk_in_threads(&g, &paths, &expected);
+    assert!(rebuilds > 0, "the tight budget never reset the shared tables");
+}
+
 /// `seeds.len()` random paths of up to `len` tokens sampled from matchers with a roomy
 /// budget: those of the first seeds from `seeds.start` whose path has more than `len / 2`
 /// tokens (a path ends early when it closes the array).

@@ -62,6 +62,8 @@ pub(crate) struct MinLens {
 impl MinLens {
     /// The bounds for `p`'s grammar: linear in the rules (plus a heap over nonterminals).
     pub(crate) fn new(p: &Parser) -> MinLens {
+        // Completion reads the expression store: only the master tables have it.
+        debug_assert!(p.snapshot().is_none());
         let rules = &p.rules;
         let mut memo = HashMap::new();
         let exprs = p.lexer.exprs();
@@ -237,6 +239,7 @@ impl Completion {
 
     /// Start a call: per-call memos cleared, the grammar's bounds computed on first use.
     pub(crate) fn begin(&mut self, p: &Parser) {
+        debug_assert!(p.snapshot().is_none());
         self.expr_memo.clear();
         self.tt.clear();
         if self.mins.is_none() {

@@ -96,6 +96,25 @@ pub(crate) struct Tables {
 }
 
 impl Tables {
+    /// A read-only copy for a published snapshot (see [`crate::matcher`]): the lexer's
+    /// lookup tables and the remembered masks (shared), not the expression store.
+    pub(crate) fn snapshot(&self) -> Tables {
+        Tables {
+            lexer: Box::new(self.lexer.snapshot()),
+            state_masks: self.state_masks.snapshot(),
+        }
+    }
+
+    /// Heap bytes [`Tables::snapshot`] would hold.
+    pub(crate) fn snapshot_bytes(&self) -> usize {
+        self.lexer.snapshot_bytes() + self.state_masks.snapshot_bytes()
+    }
+
+    /// Extensions so far: a snapshot with the same count holds everything these do.
+    pub(crate) fn changes(&self) -> u64 {
+        self.lexer.changes() + self.state_masks.changes()
+    }
+
     /// Whether these are the placeholder (a real lexer always has its dead state).
     pub(crate) fn is_placeholder(&self) -> bool {
         self.lexer.num_states() == 0
@@ -126,6 +145,15 @@ pub struct Parser {
     error: Option<LimitKind>,
     next_serial: u64,
     state_masks: statemask::StateMasks,
+    /// A published read-only copy of the grammar's tables this parser reads instead of
+    /// `lexer` and `state_masks` (the placeholders then); see [`crate::matcher`].
+    snapshot: Option<Arc<Tables>>,
+    /// The step's fuel while reading a snapshot (with own tables the lexer counts it).
+    fuel: u64,
+    fuel_per_step: u64,
+    /// A lookup in the snapshot found nothing: the step failed for that alone, and the
+    /// caller redoes it on the master tables.
+    missed: bool,
     /// `max_memory_bytes`: what the owner's charge plus this parser's heap may reach.
     max_bytes: usize,
     /// Bytes charged outside the parser (see [`Parser::set_outside`]).
@@ -163,6 +191,10 @@ impl Parser {
             error: None,
             next_serial: 0,
             state_masks: statemask::StateMasks::new(limits.max_memory_bytes),
+            snapshot: None,
+            fuel: limits.fuel_per_mask,
+            fuel_per_step: limits.fuel_per_mask,
+            missed: false,
             max_bytes: limits.max_memory_bytes,
             outside: rules_size,
             output_room: (0, 0),
@@ -188,6 +220,7 @@ impl Parser {
     /// Exchange this parser's tables with `tables` (the grammar's shared ones in, the
     /// placeholder out, and back), and size the lexer's budget for this parser.
     pub(crate) fn swap_tables(&mut self, tables: &mut Tables) {
+        self.snapshot = None;
         core::mem::swap(&mut self.lexer, &mut tables.lexer);
         core::mem::swap(&mut self.state_masks, &mut tables.state_masks);
         self.sync_lexer_budget();
@@ -211,10 +244,96 @@ impl Parser {
         tables
     }
 
+    /// Read `tables` (a published snapshot) from now on, instead of the tables this parser
+    /// holds (the placeholder: see [`Parser::swap_tables`]).
+    pub(crate) fn set_snapshot(&mut self, tables: Arc<Tables>) {
+        self.snapshot = Some(tables);
+        self.missed = false;
+    }
+
+    /// Stop reading a snapshot (a matcher handed back to its grammar keeps none alive).
+    pub(crate) fn drop_snapshot(&mut self) {
+        self.snapshot = None;
+    }
+
+    /// The snapshot this parser reads, if any.
+    pub(crate) fn snapshot(&self) -> Option<&Arc<Tables>> {
+        self.snapshot.as_ref()
+    }
+
+    /// Heap bytes of the snapshot this parser reads (the grammar's, counted in
+    /// [`Parser::heap_bytes`] while it reads them); 0 without one.
+    pub(crate) fn snapshot_heap(&self) -> usize {
+        self.snapshot
+            .as_ref()
+            .map_or(0, |t| t.lexer.bytes_used() + t.state_masks.bytes_used())
+    }
+
+    /// Whether a snapshot lookup found nothing since [`Parser::clear_missed`].
+    pub(crate) fn missed(&self) -> bool {
+        self.missed
+    }
+
+    pub(crate) fn clear_missed(&mut self) {
+        self.missed = false;
+    }
+
+    /// Record a snapshot miss; the error a step stops with.
+    #[cold]
+    fn miss(&mut self) -> LimitKind {
+        self.missed = true;
+        LimitKind::Fuel
+    }
+
+    /// The lexer tables read: the snapshot's, or this parser's own.
+    #[inline(always)]
+    fn lx(&self) -> &Lexer {
+        match &self.snapshot {
+            Some(t) => &t.lexer,
+            None => &self.lexer,
+        }
+    }
+
+    /// The remembered state masks read: the snapshot's, or this parser's own.
+    #[inline(always)]
+    fn masks(&self) -> &statemask::StateMasks {
+        match &self.snapshot {
+            Some(t) => &t.state_masks,
+            None => &self.state_masks,
+        }
+    }
+
+    /// Spend `units` of the step's fuel on parser work (see [`Lexer::spend`]).
+    #[inline]
+    pub(crate) fn spend(&mut self, units: u64) -> Result<(), LimitKind> {
+        if self.snapshot.is_none() {
+            return self.lexer.spend(units);
+        }
+        if self.fuel < units {
+            self.fuel = 0;
+            return Err(LimitKind::Fuel);
+        }
+        self.fuel -= units;
+        Ok(())
+    }
+
+    /// [`Lexer::next`] on the tables read (a snapshot answers from its table or misses).
+    #[inline]
+    fn lexer_next(&mut self, s: StateId, byte: u8) -> Result<StateId, LimitKind> {
+        match &self.snapshot {
+            None => self.lexer.next(s, byte),
+            Some(t) => match t.lexer.next_known(s, byte) {
+                Some(n) => Ok(n),
+                None => Err(self.miss()),
+            },
+        }
+    }
+
     /// Reset the per-step budgets (call before each mask or token).
     pub fn start_step(&mut self) {
         self.items_this_step = 0;
         self.error = None;
+        self.fuel = self.fuel_per_step;
         self.lexer.refuel();
         self.sync_lexer_budget();
     }
@@ -244,7 +363,16 @@ impl Parser {
     /// [`Lexer::slice_for`]).
     pub fn top_slice(&mut self) -> Option<usize> {
         let state = self.stack.last()?.state;
-        self.lexer.slice_for(state)
+        match &self.snapshot {
+            None => self.lexer.slice_for(state),
+            Some(t) => match t.lexer.slice_known(state) {
+                Some(known) => known,
+                None => {
+                    self.miss();
+                    None
+                }
+            },
+        }
     }
 
     /// Back to the start of input, discarding cached rows (the lexer tables are kept).
@@ -269,7 +397,7 @@ impl Parser {
 
     /// The lexer (for statistics).
     pub fn lexer(&self) -> &Lexer {
-        &self.lexer
+        self.lx()
     }
 
     /// Heap bytes held by this parser (its rules are shared and not included).
@@ -281,7 +409,7 @@ impl Parser {
     /// `seen`, the byte stack and scratch, the lexer's tables, the remembered state masks.
     /// The rules are shared (`Arc`) by every parser of a grammar: the grammar charges them.
     pub fn heap_bytes(&self) -> usize {
-        self.arena_bytes() + self.lexer.bytes_used() + self.state_masks.bytes_used()
+        self.arena_bytes() + self.lx().bytes_used() + self.masks().bytes_used()
     }
 
     /// The part of [`Parser::heap_bytes`] that grows with the output: items, rows, `seen`,
@@ -320,7 +448,7 @@ impl Parser {
     fn sync_lexer_budget(&mut self) {
         let rest = self
             .outside
-            .saturating_add(self.arena_bytes() + self.state_masks.bytes_used());
+            .saturating_add(self.arena_bytes() + self.masks().bytes_used());
         self.lexer
             .set_max_bytes(self.max_bytes.saturating_sub(rest));
     }
@@ -378,25 +506,29 @@ impl Parser {
 
     /// Lexer states with a remembered mask (see [`Parser::state_mask_walk`]).
     pub fn state_masks(&self) -> usize {
-        self.state_masks.len()
+        self.masks().len()
     }
 
     /// Whether the input so far is a complete sentence.
     pub fn is_accepting(&mut self) -> bool {
+        self.accepting().unwrap_or(false)
+    }
+
+    /// [`Parser::is_accepting`], with the limit that stopped the check (or a snapshot miss).
+    pub(crate) fn accepting(&mut self) -> Result<bool, LimitKind> {
         let Some(&top) = self.stack.last() else {
-            return false;
+            return Ok(false);
         };
-        let flags = self.lexer.flags(top.state);
+        let flags = self.lx().flags(top.state);
         if flags & Lexer::START != 0 {
-            return self.row_accepting(top.row);
+            return Ok(self.row_accepting(top.row));
         }
         if flags & Lexer::ACCEPT == 0 {
-            return false;
+            return Ok(false);
         }
-        match self.finish_lexeme(top.row, top.state) {
-            Ok(Some(row)) => self.row_accepting(row),
-            _ => false,
-        }
+        Ok(self
+            .finish_lexeme(top.row, top.state)?
+            .is_some_and(|row| self.row_accepting(row)))
     }
 
     fn row_accepting(&self, row: u32) -> bool {
@@ -406,8 +538,8 @@ impl Parser {
     /// Complete the lexeme matched in `state` after `row`: the row to continue from, or
     /// `None` when no item expects it. An ignored lexeme continues in `row` itself.
     fn finish_lexeme(&mut self, row: u32, state: StateId) -> Result<Option<u32>, LimitKind> {
-        let set = self.lexer.accept_set_id(state);
-        let flags = self.lexer.flags(state);
+        let set = self.lx().accept_set_id(state);
+        let flags = self.lx().flags(state);
         if flags & Lexer::ONLY_IGNORED != 0 {
             return Ok(Some(row));
         }
@@ -432,13 +564,13 @@ impl Parser {
         self.items.truncate(from.end as usize);
         let start = self.items.len();
         let (lo, hi) = self.symbol_range(from, TERMINAL, END);
-        self.lexer.spend((hi - lo) as u64 + 1)?;
+        self.spend((hi - lo) as u64 + 1)?;
         for i in lo..hi {
             let it = self.items[i];
             let sym = self.rules.rhs[dot_of(it) as usize];
             if sym != END
                 && sym & TERMINAL != 0
-                && self.lexer.accept_set(set).contains(&(sym & !TERMINAL))
+                && self.lx().accept_set(set).contains(&(sym & !TERMINAL))
             {
                 self.grow_items(1)?;
                 self.items.push(item(dot_of(it) + 1, origin_of(it)));
@@ -491,7 +623,7 @@ impl Parser {
                 // sorted by the symbol after the dot): one unit of fuel each, so ambiguous
                 // grammars (whose rows grow with the input) end in `Fuel`, not in a hang.
                 let (lo, hi) = self.waiting(o, lhs);
-                self.lexer.spend((hi - lo) as u64 + 1)?;
+                self.spend((hi - lo) as u64 + 1)?;
                 for j in lo..hi {
                     let w = self.items[j];
                     // (A small row is not sorted: its range is the whole row.)
@@ -503,7 +635,7 @@ impl Parser {
                 self.lexeme_scratch.push(sym & !TERMINAL);
             } else {
                 let rules = Arc::clone(&self.rules);
-                self.lexer.spend(rules.rules_of(sym).len() as u64 + 1)?;
+                self.spend(rules.rules_of(sym).len() as u64 + 1)?;
                 for &p in rules.rules_of(sym) {
                     self.add_item(item(p, row))?;
                 }
@@ -541,7 +673,13 @@ impl Parser {
         self.lexeme_scratch.extend_from_slice(&self.ignore);
         self.lexeme_scratch.sort_unstable();
         self.lexeme_scratch.dedup();
-        let lexer_start = self.lexer.initial_state(&self.lexeme_scratch)?;
+        let lexer_start = match &self.snapshot {
+            None => self.lexer.initial_state(&self.lexeme_scratch)?,
+            Some(t) => match t.lexer.initial_known(&self.lexeme_scratch) {
+                Some(s) => s,
+                None => return Err(self.miss()),
+            },
+        };
         self.next_serial += 1;
         if self.rows.len() == self.rows.capacity() {
             let free = self.free_bytes();
@@ -604,7 +742,7 @@ impl Parser {
     /// start of the next one (`None`: that end is rejected).
     #[inline(always)]
     fn entry_for(&mut self, row: u32, state: StateId) -> Result<Option<Entry>, LimitKind> {
-        if self.lexer.flags(state) & Lexer::LAZY != 0 {
+        if self.lx().flags(state) & Lexer::LAZY != 0 {
             return self.lazy_end(row, state);
         }
         Ok(Some(Entry { row, state }))
@@ -651,7 +789,7 @@ impl Parser {
     /// end of a lexeme.
     #[inline(never)]
     fn slow_entry(&mut self, top: Entry, byte: u8) -> Result<Option<Entry>, LimitKind> {
-        let next = self.lexer.next(top.state, byte)?;
+        let next = self.lexer_next(top.state, byte)?;
         if next != StateId::DEAD {
             return self.entry_for(top.row, next);
         }
@@ -660,14 +798,14 @@ impl Parser {
 
     #[inline(never)]
     fn push_after_lexeme(&mut self, top: Entry, byte: u8) -> Result<Option<Entry>, LimitKind> {
-        if self.lexer.flags(top.state) & Lexer::ACCEPT == 0 {
+        if self.lx().flags(top.state) & Lexer::ACCEPT == 0 {
             return Ok(None);
         }
         let Some(row) = self.finish_lexeme(top.row, top.state)? else {
             return Ok(None);
         };
         let start = self.row_start_state(row);
-        let next = self.lexer.next(start, byte)?;
+        let next = self.lexer_next(start, byte)?;
         if next == StateId::DEAD {
             return Ok(None);
         }
@@ -697,7 +835,7 @@ impl Stepper for Parser {
     /// out of accepting states with `SLOW_BIT`: a lexeme may end there).
     #[inline(always)]
     fn fast_step(&self, top: Entry, byte: u8) -> FastStep<Entry> {
-        let raw = self.lexer.next_raw(top.state, byte);
+        let raw = self.lx().next_raw(top.state, byte);
         if raw & SLOW_BIT != 0 {
             FastStep::Slow
         } else if raw == StateId::DEAD.0 {

@@ -85,6 +85,8 @@ pub(crate) struct StateMasks {
     max_bytes: usize,
     split_stack: Vec<StateId>,
     deferred: Vec<(u32, StateId)>,
+    /// Masks added so far (a snapshot with as many is up to date).
+    changes: u64,
 }
 
 impl StateMasks {
@@ -102,6 +104,29 @@ impl StateMasks {
             + crate::lexer::vec_bytes(&self.visits)
             + crate::lexer::vec_bytes(&self.split_stack)
             + crate::lexer::vec_bytes(&self.deferred)
+    }
+
+    /// A copy for a published snapshot: the entries (shared `Arc`s) and counts, no scratch.
+    pub(crate) fn snapshot(&self) -> StateMasks {
+        StateMasks {
+            entries: self.entries.clone(),
+            visits: self.visits.clone(),
+            bytes: self.bytes,
+            max_bytes: self.max_bytes,
+            split_stack: Vec::new(),
+            deferred: Vec::new(),
+            changes: self.changes,
+        }
+    }
+
+    /// Heap bytes [`StateMasks::snapshot`] adds: its two vectors (the masks are shared).
+    pub(crate) fn snapshot_bytes(&self) -> usize {
+        core::mem::size_of_val(self.entries.as_slice()) + self.visits.len()
+    }
+
+    /// How many masks were added (see [`crate::lexer::Lexer::changes`]).
+    pub(crate) fn changes(&self) -> u64 {
+        self.changes
     }
 
     /// Masks remembered.
@@ -170,7 +195,7 @@ impl Parser {
             return false;
         };
         let idx = top.state.as_usize();
-        let known = self.state_masks.entries.get(idx).and_then(Option::clone);
+        let known = self.masks().entries.get(idx).and_then(Option::clone);
         let sm = match known {
             Some(sm) => sm,
             None => {
@@ -182,6 +207,15 @@ impl Parser {
                     + (idx + 1) * 9;
                 if need > self.free_bytes() {
                     return false;
+                }
+                if let Some(t) = &self.snapshot {
+                    // A snapshot never builds or counts visits: unless the remembered masks
+                    // are full (then the master tables would walk too), ask the master.
+                    if t.state_masks.bytes >= t.state_masks.max_bytes {
+                        return false;
+                    }
+                    self.error = Some(self.miss());
+                    return true;
                 }
                 let m = &mut self.state_masks;
                 if m.visits.len() <= idx {
@@ -204,6 +238,7 @@ impl Parser {
                                 m.entries.resize(idx + 1, None);
                             }
                             if let Some(slot) = m.entries.get_mut(idx) {
+                                m.changes += 1;
                                 m.bytes += sm.bytes();
                                 *slot = Some(Arc::clone(&sm));
                             }

@@ -67,6 +67,14 @@ pub(crate) struct GrammarInner {
     /// The lexer and state-mask tables every matcher of this grammar reads and extends (see
     /// [`crate::matcher`]): a matcher takes them into its parser for the length of one call.
     pub(crate) shared: crate::sync::Mutex<SharedTables>,
+    /// The newest read-only snapshot of the shared tables and their generation, which
+    /// matchers read without the lock above (see [`crate::matcher`]).
+    pub(crate) published: crate::sync::Mutex<Option<(Arc<Tables>, u64)>>,
+    /// Moves on after each publication: a matcher refetches the snapshot when it changed.
+    pub(crate) version: core::sync::atomic::AtomicUsize,
+    /// Heap bytes of the master tables after the last call that held them: a matcher
+    /// reading a snapshot charges them to its budget beside the snapshot.
+    pub(crate) master_bytes: core::sync::atomic::AtomicUsize,
     pub(crate) lexeme_names: Vec<String>,
     /// The longest token's byte length: a trie walk pushes at most this many bytes.
     pub(crate) max_token_len: usize,
@@ -80,6 +88,12 @@ pub(crate) struct GrammarInner {
 pub(crate) struct SharedTables {
     pub(crate) tables: Tables,
     pub(crate) generation: u64,
+    /// What the published snapshot holds: the tables' changes and generation when it was
+    /// made, its bytes, and the calls that extended the tables since.
+    pub(crate) published_changes: u64,
+    pub(crate) published_generation: Option<u64>,
+    pub(crate) published_bytes: usize,
+    pub(crate) calls_since_publish: usize,
 }
 
 /// Special tokens resolve to their encodings (see [`crate::vocab`]), so a grammar's
@@ -423,7 +437,14 @@ impl Grammar {
                 shared: crate::sync::Mutex::new(SharedTables {
                     tables,
                     generation: 0,
+                    published_changes: 0,
+                    published_generation: None,
+                    published_bytes: 0,
+                    calls_since_publish: 0,
                 }),
+                published: crate::sync::Mutex::new(None),
+                version: core::sync::atomic::AtomicUsize::new(0),
+                master_bytes: core::sync::atomic::AtomicUsize::new(0),
                 lexeme_names: ir.lexemes.iter().map(|l| l.name.clone()).collect(),
                 max_token_len,
                 rules_bytes,

@@ -19,6 +19,7 @@
 //! [`ExprSet`]), table bytes (`max_memory_bytes`).
 
 mod slice;
+mod snapshot;
 
 use alloc::vec::Vec;
 use core::hash::{BuildHasher, Hash};
@@ -294,6 +295,8 @@ pub struct Lexer {
     blocks: Roomy<[u64; 4]>,
     /// Leaf node → the classes it matches (see `leaf_classes`).
     leaf_class_sets: HashMap<u32, [u64; 4]>,
+    /// Extensions of what a snapshot holds (see [`Lexer::changes`]).
+    changes: u64,
 }
 
 /// Call `f` with the index of every set bit of `set`, in increasing order.
@@ -414,6 +417,7 @@ impl Lexer {
             leaf_stack: Roomy::default(),
             blocks: Roomy::default(),
             leaf_class_sets: HashMap::new(),
+            changes: 0,
         }
     }
 
@@ -694,6 +698,7 @@ impl Lexer {
         let s = result?;
         self.initial_sets.intern(allowed);
         self.initial_states.push(s);
+        self.changes += 1;
         Ok(s)
     }
 
@@ -790,6 +795,7 @@ impl Lexer {
             self.flags(next) & Lexer::LAZY != 0
         };
         let entry = next.0 | if slow { SLOW_BIT } else { 0 };
+        self.changes += 1;
         if let Some(slot) = self.next.get_mut(idx) {
             *slot = entry;
         }
@@ -970,6 +976,7 @@ impl Lexer {
             // The unit checks grow tables `own_caps` does not see: grant afresh.
             self.granted.0 = None;
             let code = found.map_or(SLICE_NONE, |k| k as u8);
+            self.changes += 1;
             if let Some(slot) = self.slice_of_state.get_mut(idx) {
                 *slot = code;
             }
