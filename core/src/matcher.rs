@@ -272,9 +272,10 @@ impl Matcher {
         self.parser.swap_tables(&mut shared.tables);
         self.snapshot_charge = 0;
         self.charge_outside();
-        inner
-            .master_bytes
-            .store(shared.tables.heap_bytes(), core::sync::atomic::Ordering::Relaxed);
+        inner.master_bytes.store(
+            shared.tables.heap_bytes(),
+            core::sync::atomic::Ordering::Relaxed,
+        );
         self.maybe_publish(&mut shared, free);
         out
     }

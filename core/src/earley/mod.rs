@@ -303,6 +303,18 @@ impl Parser {
         }
     }
 
+    /// The flags of `s` in the tables read. The parser's rows and byte stack may name states
+    /// newer than a snapshot (made on the master tables since it was published): reading
+    /// one is a miss. (The accept set and transitions of a state found here are in the same
+    /// tables: they were added with it.)
+    #[inline(always)]
+    fn state_flags(&mut self, s: StateId) -> Result<u8, LimitKind> {
+        match self.lx().flags_of(s) {
+            Some(f) => Ok(f),
+            None => Err(self.miss()),
+        }
+    }
+
     /// Spend `units` of the step's fuel on parser work (see [`Lexer::spend`]).
     #[inline]
     pub(crate) fn spend(&mut self, units: u64) -> Result<(), LimitKind> {
@@ -519,7 +531,7 @@ impl Parser {
         let Some(&top) = self.stack.last() else {
             return Ok(false);
         };
-        let flags = self.lx().flags(top.state);
+        let flags = self.state_flags(top.state)?;
         if flags & Lexer::START != 0 {
             return Ok(self.row_accepting(top.row));
         }
@@ -538,8 +550,8 @@ impl Parser {
     /// Complete the lexeme matched in `state` after `row`: the row to continue from, or
     /// `None` when no item expects it. An ignored lexeme continues in `row` itself.
     fn finish_lexeme(&mut self, row: u32, state: StateId) -> Result<Option<u32>, LimitKind> {
+        let flags = self.state_flags(state)?;
         let set = self.lx().accept_set_id(state);
-        let flags = self.lx().flags(state);
         if flags & Lexer::ONLY_IGNORED != 0 {
             return Ok(Some(row));
         }
@@ -742,7 +754,7 @@ impl Parser {
     /// start of the next one (`None`: that end is rejected).
     #[inline(always)]
     fn entry_for(&mut self, row: u32, state: StateId) -> Result<Option<Entry>, LimitKind> {
-        if self.lx().flags(state) & Lexer::LAZY != 0 {
+        if self.state_flags(state)? & Lexer::LAZY != 0 {
             return self.lazy_end(row, state);
         }
         Ok(Some(Entry { row, state }))
@@ -798,7 +810,7 @@ impl Parser {
 
     #[inline(never)]
     fn push_after_lexeme(&mut self, top: Entry, byte: u8) -> Result<Option<Entry>, LimitKind> {
-        if self.lx().flags(top.state) & Lexer::ACCEPT == 0 {
+        if self.state_flags(top.state)? & Lexer::ACCEPT == 0 {
             return Ok(None);
         }
         let Some(row) = self.finish_lexeme(top.row, top.state)? else {

@@ -75,6 +75,8 @@ pub(crate) struct GrammarInner {
     /// Heap bytes of the master tables after the last call that held them: a matcher
     /// reading a snapshot charges them to its budget beside the snapshot.
     pub(crate) master_bytes: core::sync::atomic::AtomicUsize,
+    /// Tests: publish only when the generation moves on ([`Grammar::defer_publishing`]).
+    pub(crate) defer_publishing: core::sync::atomic::AtomicBool,
     pub(crate) lexeme_names: Vec<String>,
     /// The longest token's byte length: a trie walk pushes at most this many bytes.
     pub(crate) max_token_len: usize,
@@ -445,6 +447,7 @@ impl Grammar {
                 published: crate::sync::Mutex::new(None),
                 version: core::sync::atomic::AtomicUsize::new(0),
                 master_bytes: core::sync::atomic::AtomicUsize::new(0),
+                defer_publishing: core::sync::atomic::AtomicBool::new(false),
                 lexeme_names: ir.lexemes.iter().map(|l| l.name.clone()).collect(),
                 max_token_len,
                 rules_bytes,
@@ -499,6 +502,17 @@ impl Grammar {
         let parser = self.inner.warm.lock().clone();
         let generation = self.inner.shared.lock().generation;
         (parser, generation, charge)
+    }
+
+    /// For tests of the snapshot scheme (see `core/src/matcher/shared.rs`): publish a new
+    /// snapshot of the shared tables only when their generation moves on, so that matchers
+    /// keep reading an old one and their steps miss into the master tables. Masks are the
+    /// same either way.
+    #[doc(hidden)]
+    pub fn defer_publishing(&self, on: bool) {
+        self.inner
+            .defer_publishing
+            .store(on, core::sync::atomic::Ordering::Relaxed);
     }
 
     pub(crate) fn inner(&self) -> &GrammarInner {

@@ -55,6 +55,13 @@ impl Lexer {
         self.changes
     }
 
+    /// [`Lexer::flags`], `None` for a state these tables do not have (a snapshot older than
+    /// the state).
+    #[inline(always)]
+    pub(crate) fn flags_of(&self, s: StateId) -> Option<u8> {
+        self.flags.get(s.as_usize()).copied()
+    }
+
     /// [`Lexer::next`] from the table alone: `None` when the transition is not computed yet.
     #[inline(always)]
     pub(crate) fn next_known(&self, s: StateId, byte: u8) -> Option<StateId> {

@@ -214,16 +214,20 @@ impl Matcher {
             return;
         }
         shared.calls_since_publish += 1;
+        let inner = self.grammar.inner();
         let bytes = shared.tables.snapshot_bytes();
-        let paid = shared
-            .calls_since_publish
-            .saturating_mul(PUBLISH_BYTES_PER_CALL);
+        let paid = if inner.defer_publishing.load(Ordering::Relaxed) {
+            0
+        } else {
+            shared
+                .calls_since_publish
+                .saturating_mul(PUBLISH_BYTES_PER_CALL)
+        };
         // The new snapshot must fit beside the master tables and the old one (freed after).
         if (!new_generation && paid < bytes) || bytes > free {
             return;
         }
         let snapshot = Arc::new(shared.tables.snapshot());
-        let inner = self.grammar.inner();
         let old = inner
             .published
             .lock()
