@@ -3,9 +3,9 @@
 
 From a fresh clone (repository root; building the wheel takes a minute or two):
 
-    python3 -m venv venv
-    venv/bin/pip install ./ffi-c/python numpy tokenizers llguidance==1.9.1
-    venv/bin/python bench/scripts/scaling.py --json target/scaling.json
+    python3 -m venv target/scaling-venv
+    target/scaling-venv/bin/pip install ./ffi-c/python numpy tokenizers llguidance==1.9.1
+    target/scaling-venv/bin/python bench/scripts/scaling.py --json target/scaling.json
 
 It needs $SIEVE_SHARED (default: ../shared next to the repository) with
 tokenizers/llama3.json and data/maskbench. Install the package from the same checkout: the
@@ -369,7 +369,8 @@ def commit():
     try:
         head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
                               capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain"],
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain",
+                                "--untracked-files=no"],
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
