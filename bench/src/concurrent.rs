@@ -373,6 +373,7 @@ pub fn print_scaling(
         base.masks.count,
         rounds.max(1)
     )?;
+    writeln!(out)?;
     writeln!(
         out,
         "| threads | wall ms | masks/s | speed-up | mask µs p50 | mask µs p99 | slowest mask µs |"
@@ -393,6 +394,7 @@ pub fn print_scaling(
             r.masks.max_us
         )?;
     }
+    writeln!(out)?;
     writeln!(
         out,
         "compile ms (last run) {:.2}; peak RSS {} KiB",
