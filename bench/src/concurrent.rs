@@ -12,6 +12,12 @@
 //! What it shows: the throughput of mask computation across threads sharing one grammar, the
 //! per-mask latency under that sharing, what each matcher holds of its own (issue 15 asks for
 //! a p50 of at most 64 KB), and the process's peak RSS.
+//!
+//! [`run_many`] does the same over several schemas (matcher `i` on schema `i % k`), as a
+//! batch over many requests' schemas does; [`maskbench_workloads`] picks them from MaskBench.
+//! [`scaling`] repeats one workload at several thread counts (each run on freshly compiled
+//! grammars, best wall time of a few rounds) and [`print_scaling`] prints the speed-up table
+//! of issue 36: throughput, speed-up over one thread, and the slowest single mask (a stall).
 
 use std::io::Write;
 use std::sync::Arc;
@@ -21,9 +27,10 @@ use anyhow::{Context, Result, bail};
 use sieve_core::grammar::json::JsonOptions;
 use sieve_core::{Grammar, Limits, Matcher, Vocabulary};
 
-use crate::maskbench::peak_rss_kb;
+use crate::maskbench::{list_files, peak_rss_kb, python_dumps, read_maskbench_file};
 use crate::rng::SplitMix64;
 use crate::stats::{Summary, percentile_sorted};
+use crate::tokenizer::LoadedTokenizer;
 
 /// The default schema (an object with string, integer, number, enum and array fields);
 /// `benches/masks.rs` times it too.
@@ -66,7 +73,9 @@ impl Default for ConcurrentConfig {
 pub struct ConcurrentReport {
     /// The settings.
     pub config: ConcurrentConfig,
-    /// Compiling the grammar.
+    /// Schemas (grammars) the matchers cycle over.
+    pub schemas: usize,
+    /// Compiling the grammars (all of them).
     pub compile: Duration,
     /// Every mask computed, by every matcher.
     pub masks: Summary,
@@ -125,6 +134,17 @@ fn step(
     Ok(true)
 }
 
+/// Compile one JSON Schema with the default options.
+fn compile(
+    schema: &serde_json::Value,
+    vocab: &Arc<Vocabulary>,
+    limits: &Limits,
+) -> Result<Grammar> {
+    let (grammar, _) = Grammar::from_json_schema(schema, &JsonOptions::default(), vocab, limits)
+        .map_err(|e| anyhow::anyhow!("compiling the schema: {e}"))?;
+    Ok(grammar)
+}
+
 /// Compile `schema` and run `cfg.matchers` matchers on `cfg.threads` threads, matcher `i`
 /// fed `outputs[i % outputs.len()]` (token ids, without EOS).
 ///
@@ -137,21 +157,41 @@ pub fn run(
     outputs: &[Vec<u32>],
     cfg: &ConcurrentConfig,
 ) -> Result<ConcurrentReport> {
-    if outputs.is_empty() {
+    run_many(vocab, &[(schema, outputs)], cfg)
+}
+
+/// [`run`] over several schemas, each with its outputs: matcher `i` is a matcher of schema
+/// `w = i % k` (`k = workloads.len()`), fed that schema's output `(i / k) % outputs.len()`.
+/// Each schema is compiled once, before any mask.
+///
+/// # Errors
+/// As [`run`]; also when `workloads` is empty.
+pub fn run_many(
+    vocab: &Arc<Vocabulary>,
+    workloads: &[(&serde_json::Value, &[Vec<u32>])],
+    cfg: &ConcurrentConfig,
+) -> Result<ConcurrentReport> {
+    if workloads.is_empty() {
+        bail!("no schema to run");
+    }
+    if workloads.iter().any(|(_, outputs)| outputs.is_empty()) {
         bail!("no outputs to feed");
     }
     let t = Instant::now();
-    let (grammar, _) =
-        Grammar::from_json_schema(schema, &JsonOptions::default(), vocab, &cfg.limits)
-            .map_err(|e| anyhow::anyhow!("compiling the schema: {e}"))?;
+    let grammars = workloads
+        .iter()
+        .map(|(schema, _)| compile(schema, vocab, &cfg.limits))
+        .collect::<Result<Vec<_>>>()?;
     let compile = t.elapsed();
+    let k = workloads.len();
     let threads = cfg.threads.clamp(1, cfg.matchers.max(1));
     // Matcher `i` goes to thread `i % threads`; all are created before any mask.
     let mut groups: Vec<Vec<Seq<'_>>> = (0..threads).map(|_| Vec::new()).collect();
     for i in 0..cfg.matchers {
+        let outputs = workloads[i % k].1;
         groups[i % threads].push(Seq {
-            matcher: Matcher::new(&grammar),
-            tokens: &outputs[i % outputs.len()],
+            matcher: Matcher::new(&grammars[i % k]),
+            tokens: &outputs[(i / k) % outputs.len()],
             next: 0,
         });
     }
@@ -192,12 +232,16 @@ pub fn run(
     matcher_bytes.sort_unstable();
     Ok(ConcurrentReport {
         config: cfg.clone(),
+        schemas: k,
         compile,
         masks: Summary::from_durations(&times),
         wall,
         tokens: seqs.iter().map(|s| s.tokens.len()).sum(),
         matcher_bytes,
-        grammar_bytes: grammar.bytes_used() + grammar.tables_bytes(),
+        grammar_bytes: grammars
+            .iter()
+            .map(|g| g.bytes_used() + g.tables_bytes())
+            .sum(),
         peak_rss_kb: peak_rss_kb(),
     })
 }
@@ -214,8 +258,9 @@ impl ConcurrentReport {
         let wall = self.wall.as_secs_f64();
         writeln!(
             out,
-            "sieve concurrent: {} matchers of one grammar on {} threads, {} tokens in all",
+            "sieve concurrent: {} matchers of {} on {} threads, {} tokens in all",
             c.matchers,
+            self.grammars_label(),
             c.threads.clamp(1, c.matchers.max(1)),
             self.tokens
         )?;
@@ -246,6 +291,190 @@ impl ConcurrentReport {
         .context("writing the report")?;
         Ok(())
     }
+}
+
+impl ConcurrentReport {
+    /// "one grammar" or "k grammars".
+    fn grammars_label(&self) -> String {
+        match self.schemas {
+            1 => "one grammar".to_string(),
+            k => format!("{k} grammars"),
+        }
+    }
+
+    /// Masks per second of wall time, all threads together.
+    pub fn masks_per_s(&self) -> f64 {
+        self.masks.count as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+}
+
+/// The thread counts of a scaling table: `requested`, ascending, without repeats, with 1
+/// (the baseline of the speed-ups) added when missing.
+pub fn thread_counts(requested: &[usize]) -> Vec<usize> {
+    let mut t: Vec<usize> = requested.iter().copied().filter(|&n| n > 0).collect();
+    t.push(1);
+    t.sort_unstable();
+    t.dedup();
+    t
+}
+
+/// Runs the same workload at each of [`thread_counts`]`(threads)`, `rounds` times each
+/// (rounds outermost, so that other load on the machine falls on every thread count alike),
+/// every run on freshly compiled grammars. Returns, per thread count (ascending), the report
+/// of its round with the least wall time.
+///
+/// # Errors
+/// As [`run_many`].
+pub fn scaling(
+    vocab: &Arc<Vocabulary>,
+    workloads: &[(&serde_json::Value, &[Vec<u32>])],
+    cfg: &ConcurrentConfig,
+    threads: &[usize],
+    rounds: usize,
+) -> Result<Vec<ConcurrentReport>> {
+    let counts = thread_counts(threads);
+    let mut best: Vec<Option<ConcurrentReport>> = vec![None; counts.len()];
+    for _ in 0..rounds.max(1) {
+        for (slot, &n) in best.iter_mut().zip(&counts) {
+            let cfg = ConcurrentConfig {
+                threads: n,
+                ..cfg.clone()
+            };
+            let r = run_many(vocab, workloads, &cfg)?;
+            if slot.as_ref().is_none_or(|b| r.wall < b.wall) {
+                *slot = Some(r);
+            }
+        }
+    }
+    Ok(best.into_iter().flatten().collect())
+}
+
+/// Prints the speed-up table of [`scaling`]'s reports (the first is the 1-thread baseline):
+/// one row per thread count with the wall time, masks per second, the speed-up over one
+/// thread, and the mask times (p50, p99 and the slowest single mask, a stall).
+///
+/// # Errors
+/// Writing fails.
+pub fn print_scaling(
+    reports: &[ConcurrentReport],
+    rounds: usize,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let Some(base) = reports.first() else {
+        bail!("no runs to print");
+    };
+    writeln!(
+        out,
+        "sieve concurrent: {} matchers of {}, {} tokens, {} masks a run; best of {} rounds a \
+         thread count, each run on freshly compiled grammars",
+        base.config.matchers,
+        base.grammars_label(),
+        base.tokens,
+        base.masks.count,
+        rounds.max(1)
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "| threads | wall ms | masks/s | speed-up | mask µs p50 | mask µs p99 | slowest mask µs |"
+    )?;
+    writeln!(out, "|--:|--:|--:|--:|--:|--:|--:|")?;
+    let base_wall = base.wall.as_secs_f64();
+    for r in reports {
+        let wall = r.wall.as_secs_f64();
+        writeln!(
+            out,
+            "| {} | {:.1} | {:.0} | {:.2}x | {:.2} | {:.1} | {:.1} |",
+            r.config.threads.clamp(1, r.config.matchers.max(1)),
+            wall * 1e3,
+            r.masks_per_s(),
+            base_wall / wall.max(1e-12),
+            r.masks.p50_us,
+            r.masks.p99_us,
+            r.masks.max_us
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "compile ms (last run) {:.2}; peak RSS {} KiB",
+        reports
+            .last()
+            .map_or(0.0, |r| r.compile.as_secs_f64() * 1e3),
+        base.peak_rss_kb
+            .map_or_else(|| "?".to_string(), |k| k.to_string())
+    )
+    .context("writing the table")?;
+    Ok(())
+}
+
+/// A schema picked by [`maskbench_workloads`]: its file name, the schema, and its valid
+/// instances as token ids (serialized as Python's `json.dumps` does).
+pub type SchemaWorkload = (String, serde_json::Value, Vec<Vec<u32>>);
+
+/// The first `k` MaskBench files of `dir` in `sieve maskbench`'s sample order whose schema
+/// compiles and has at least one valid instance that a single matcher accepts token by token
+/// (checked here, untimed, with the same steps as [`run`]); the instances that fail are
+/// dropped. Returns the schemas and how many files were skipped.
+///
+/// # Errors
+/// `dir` cannot be listed.
+pub fn maskbench_workloads(
+    tok: &LoadedTokenizer,
+    dir: &std::path::Path,
+    k: usize,
+    limits: &Limits,
+) -> Result<(Vec<SchemaWorkload>, usize)> {
+    let mut picked = Vec::new();
+    let mut skipped = 0;
+    for path in list_files(&[dir.to_path_buf()], 0)? {
+        if picked.len() >= k {
+            break;
+        }
+        match usable_schema(tok, &path, limits) {
+            Some((schema, outputs)) => {
+                let name = path
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+                picked.push((name, schema, outputs));
+            }
+            None => skipped += 1,
+        }
+    }
+    Ok((picked, skipped))
+}
+
+/// The schema of `path` and its valid instances a single matcher accepts; `None` when it
+/// does not read or compile, or no instance passes.
+fn usable_schema(
+    tok: &LoadedTokenizer,
+    path: &std::path::Path,
+    limits: &Limits,
+) -> Option<(serde_json::Value, Vec<Vec<u32>>)> {
+    let (schema, tests) = read_maskbench_file(path).ok()?;
+    let grammar = compile(&schema, &tok.vocab, limits).ok()?;
+    let mut mask = vec![0u32; tok.vocab.mask_words()];
+    let mut times = Vec::new();
+    let outputs: Vec<Vec<u32>> = tests
+        .iter()
+        .filter(|(valid, _)| *valid)
+        .filter_map(|(_, data)| tok.try_encode(&python_dumps(data)).ok())
+        .filter(|tokens| {
+            let mut seq = Seq {
+                matcher: Matcher::new(&grammar),
+                tokens,
+                next: 0,
+            };
+            loop {
+                match step(&mut seq, &tok.vocab, &mut mask, &mut times) {
+                    Ok(true) => {}
+                    Ok(false) => return true,
+                    Err(_) => return false,
+                }
+            }
+        })
+        .collect();
+    (!outputs.is_empty()).then_some((schema, outputs))
 }
 
 /// Outputs for [`DEFAULT_SCHEMA`]: `n` valid instances, each from its own seed (a name of
@@ -327,5 +556,38 @@ mod tests {
             assert_eq!(&crate::pyjson::dumps(&doc), text);
         }
         assert_ne!(outputs[0], outputs[1]);
+    }
+
+    #[test]
+    fn thread_counts_add_the_baseline() {
+        assert_eq!(thread_counts(&[4, 2, 4, 0]), vec![1, 2, 4]);
+        assert_eq!(thread_counts(&[]), vec![1]);
+    }
+
+    #[test]
+    fn scaling_table_has_one_row_per_thread_count() {
+        let tok = LoadedTokenizer::load("cl100k_base").unwrap();
+        let schema: serde_json::Value = serde_json::from_str(DEFAULT_SCHEMA).unwrap();
+        let outputs: Vec<Vec<u32>> = default_outputs(4, 1)
+            .iter()
+            .map(|t| tok.encode(t))
+            .collect();
+        let cfg = ConcurrentConfig {
+            matchers: 4,
+            ..ConcurrentConfig::default()
+        };
+        let reports = scaling(&tok.vocab, &[(&schema, &outputs[..])], &cfg, &[2], 2).unwrap();
+        assert_eq!(reports.len(), 2);
+        assert_eq!(reports[0].masks.count, reports[1].masks.count);
+        let mut text = Vec::new();
+        print_scaling(&reports, 2, &mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| ")).collect();
+        assert_eq!(rows.len(), 3, "{text}");
+        assert!(
+            rows[1].starts_with("| 1 | ") && rows[1].contains("| 1.00x |"),
+            "{text}"
+        );
+        assert!(rows[2].starts_with("| 2 | "), "{text}");
     }
 }

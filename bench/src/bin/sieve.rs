@@ -49,8 +49,8 @@ enum Command {
     Maskbench(MaskbenchArgs),
     /// Run the JSON-Schema-Test-Suite (tests/<draft>/*.json) through the compiler.
     SchemaSuite(SchemaSuiteArgs),
-    /// Many matchers of one JSON Schema at once on several threads: masks/s, latency,
-    /// matcher bytes and peak RSS.
+    /// Many matchers of one JSON Schema (or of many) at once on several threads: masks/s,
+    /// latency, matcher bytes and peak RSS; with `--threads 1,2,4` a speed-up table.
     Concurrent(ConcurrentArgs),
     /// Analyze a grammar: its class (regular, linear, general) and why, nullable, productive
     /// and unreachable rules, each rule's shortest string, lexeme conflicts
@@ -224,12 +224,25 @@ struct ConcurrentArgs {
     /// is fed line `i` modulo their number.
     #[arg(long)]
     outputs: Option<PathBuf>,
+    /// Instead of one schema: the first `--schemas` MaskBench files of this directory (in
+    /// `sieve maskbench`'s sample order) whose schema compiles and has a valid instance a
+    /// matcher accepts; matcher `i` runs schema `i % k` on its instances.
+    #[arg(long, conflicts_with = "schema")]
+    maskbench: Option<PathBuf>,
+    /// With `--maskbench`: how many schemas.
+    #[arg(long, default_value_t = 64, requires = "maskbench")]
+    schemas: usize,
     /// Matchers alive at once.
     #[arg(long, default_value_t = 64)]
     matchers: usize,
-    /// Host threads (default: the available parallelism).
-    #[arg(long)]
-    threads: Option<usize>,
+    /// Host threads (default: the available parallelism). A list (`1,2,4,8`) runs the same
+    /// workload at each count (1 added as the baseline) and prints a speed-up table.
+    #[arg(long, value_delimiter = ',')]
+    threads: Vec<usize>,
+    /// With a list of `--threads`: runs per thread count; the one with the least wall time
+    /// is reported.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
     /// Seed of the first generated output (default schema).
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -485,37 +498,74 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Maskbench(args) => run_maskbench(args, &mut out),
         Command::GrammarInfo(args) => run_grammar_info(args, &mut out),
         Command::SchemaSuite(args) => run_schema_suite(args, &mut out),
-        Command::Concurrent(args) => {
-            let tok = load(&args.tokenizer)?;
-            let (schema, texts) = match (&args.schema, &args.outputs) {
-                (Some(path), Some(outputs)) => {
-                    let text = std::fs::read_to_string(outputs)
-                        .with_context(|| format!("reading {}", outputs.display()))?;
-                    let lines = text.lines().filter(|l| !l.trim().is_empty());
-                    (
-                        mask_cmd::read_schema(path)?,
-                        lines.map(str::to_owned).collect(),
-                    )
-                }
-                _ => (
-                    serde_json::from_str(concurrent::DEFAULT_SCHEMA)?,
-                    concurrent::default_outputs(args.matchers, args.seed),
-                ),
-            };
-            let outputs: Vec<Vec<u32>> = texts.iter().map(|t: &String| tok.encode(t)).collect();
-            let mut cfg = ConcurrentConfig {
-                matchers: args.matchers,
-                ..ConcurrentConfig::default()
-            };
-            if let Some(t) = args.threads {
-                cfg.threads = t;
-            }
-            let report = concurrent::run(&tok.vocab, &schema, &outputs, &cfg)?;
-            report.print(&mut out)?;
-            out.flush().context("writing the report")?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Concurrent(args) => run_concurrent(&args, &mut out),
     }
+}
+
+/// `sieve concurrent`: one run (one or no `--threads`), or a speed-up table (a list).
+fn run_concurrent(args: &ConcurrentArgs, out: &mut dyn Write) -> Result<ExitCode> {
+    let tok = load(&args.tokenizer)?;
+    let workloads = concurrent_workloads(args, &tok, out)?;
+    let refs: Vec<(&serde_json::Value, &[Vec<u32>])> =
+        workloads.iter().map(|(s, o)| (s, o.as_slice())).collect();
+    let mut cfg = ConcurrentConfig {
+        matchers: args.matchers,
+        ..ConcurrentConfig::default()
+    };
+    if args.threads.len() > 1 {
+        let reports = concurrent::scaling(&tok.vocab, &refs, &cfg, &args.threads, args.rounds)?;
+        concurrent::print_scaling(&reports, args.rounds, out)?;
+    } else {
+        if let Some(&t) = args.threads.first() {
+            cfg.threads = t;
+        }
+        let report = concurrent::run_many(&tok.vocab, &refs, &cfg)?;
+        report.print(out)?;
+    }
+    out.flush().context("writing the report")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The schemas of `sieve concurrent` and the outputs (token ids) each is fed: `--maskbench`,
+/// `--schema` with `--outputs`, or the default schema with generated outputs.
+fn concurrent_workloads(
+    args: &ConcurrentArgs,
+    tok: &LoadedTokenizer,
+    out: &mut dyn Write,
+) -> Result<Vec<(serde_json::Value, Vec<Vec<u32>>)>> {
+    if let Some(dir) = &args.maskbench {
+        let (picked, skipped) =
+            concurrent::maskbench_workloads(tok, dir, args.schemas, &Limits::default())?;
+        if picked.is_empty() {
+            anyhow::bail!("no usable schema in {}", dir.display());
+        }
+        writeln!(
+            out,
+            "schemas: {} from {} ({skipped} skipped: not compiling or no accepted valid \
+             instance), first {}",
+            picked.len(),
+            dir.display(),
+            picked[0].0
+        )?;
+        return Ok(picked.into_iter().map(|(_, s, o)| (s, o)).collect());
+    }
+    let (schema, texts) = match (&args.schema, &args.outputs) {
+        (Some(path), Some(outputs)) => {
+            let text = std::fs::read_to_string(outputs)
+                .with_context(|| format!("reading {}", outputs.display()))?;
+            let lines = text.lines().filter(|l| !l.trim().is_empty());
+            (
+                mask_cmd::read_schema(path)?,
+                lines.map(str::to_owned).collect(),
+            )
+        }
+        _ => (
+            serde_json::from_str(concurrent::DEFAULT_SCHEMA)?,
+            concurrent::default_outputs(args.matchers, args.seed),
+        ),
+    };
+    let outputs = texts.iter().map(|t: &String| tok.encode(t)).collect();
+    Ok(vec![(schema, outputs)])
 }
 
 #[cfg(feature = "generate")]
