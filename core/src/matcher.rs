@@ -121,6 +121,8 @@ pub struct Matcher {
     /// [`shared`](self::shared)), and the published snapshot's bytes, charged during a
     /// master call.
     snap_version: usize,
+    /// The snapshot version a step last missed in (see `shared::read_snapshot`).
+    miss_version: usize,
     snap_generation: u64,
     snapshot_charge: usize,
     /// Shortest-completion state: the grammar's length bounds, row costs, search scratch.
@@ -202,6 +204,7 @@ impl Matcher {
             holding: false,
             reset_tables: false,
             snap_version: usize::MAX,
+            miss_version: usize::MAX,
             snap_generation: u64::MAX,
             snapshot_charge: 0,
             completion: Completion::default(),

@@ -60,6 +60,11 @@ impl Matcher {
     fn read_snapshot(&mut self) -> bool {
         let inner = self.grammar.inner();
         let version = inner.version.load(Ordering::Acquire);
+        // The last step missed in this very snapshot: while no newer one is published, the
+        // master tables answer (the retry of a cold step would likely miss again).
+        if version == self.miss_version {
+            return false;
+        }
         if version != self.snap_version || self.parser.snapshot().is_none() {
             let Some((tables, generation)) = inner.published.lock().clone() else {
                 return false;
@@ -131,6 +136,9 @@ impl Matcher {
         }
         let accepting = !parser.missed() && parser.error().is_none() && parser.is_accepting();
         if parser.missed() || parser.error().is_some() {
+            if parser.missed() {
+                self.miss_version = self.snap_version;
+            }
             parser.truncate(depth);
             parser.clear_missed();
             return None;
@@ -174,6 +182,9 @@ impl Matcher {
         parser.start_step();
         let pushed = bytes.iter().all(|&b| parser.push_byte(b));
         if !pushed || parser.missed() || parser.error().is_some() {
+            if parser.missed() {
+                self.miss_version = self.snap_version;
+            }
             parser.truncate(depth);
             parser.clear_missed();
             return None;
@@ -198,6 +209,7 @@ impl Matcher {
         self.parser.clear_missed();
         let r = self.parser.accepting();
         if self.parser.missed() {
+            self.miss_version = self.snap_version;
             self.parser.clear_missed();
             return None;
         }
