@@ -60,6 +60,13 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
+/// Drops a panic payload; a payload whose `Drop` panics in turn is leaked instead.
+fn drop_payload(payload: Box<dyn Any + Send>) {
+    if let Err(again) = catch_unwind(AssertUnwindSafe(|| drop(payload))) {
+        std::mem::forget(again);
+    }
+}
+
 /// One call of [`Pool::run`]: shared by its caller and the workers that help.
 struct Job<'a> {
     /// Item indices in the order they start.
@@ -100,8 +107,7 @@ impl<'a> Job<'a> {
             };
             if let Err(payload) = catch_unwind(AssertUnwindSafe(|| (self.work)(i))) {
                 let _ = self.panicked.set(panic_message(&*payload));
-                // Dropping a payload can itself panic; a leaked payload is harmless.
-                std::mem::forget(payload);
+                drop_payload(payload);
             }
         }
     }
@@ -385,7 +391,7 @@ fn worker(shared: &Shared) {
                 shared.active.fetch_add(1, Ordering::AcqRel);
                 drop(st);
                 if let Err(payload) = catch_unwind(AssertUnwindSafe(task)) {
-                    std::mem::forget(payload);
+                    drop_payload(payload);
                 }
                 st = shared.lock();
                 shared.active.fetch_sub(1, Ordering::AcqRel);

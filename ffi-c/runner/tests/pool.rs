@@ -21,22 +21,26 @@ fn every_item_runs_once_and_workers_park_after_each_batch() {
     let pool = Pool::new(4);
     assert_eq!(pool.threads(), 4);
     assert_eq!(pool.workers(), 3);
-    for round in 0..200u64 {
+    // Fewer rounds under miri (`cargo +nightly miri test -p sieve-runner`), which checks the
+    // pool's unsafe code and runs its threads one step at a time.
+    let rounds = if cfg!(miri) { 12 } else { 200 };
+    for round in 0..rounds {
         let n = 1 + (round as usize * 7) % 37;
+        let spins = if cfg!(miri) { 2 } else { 200 };
         let costs: Vec<u64> = (0..n as u64).map(|i| (i * 13 + round) % 5).collect();
         let order = by_cost(&costs);
         let counts: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
         let out: Vec<Mutex<u64>> = (0..n).map(|_| Mutex::new(0)).collect();
         pool.run(&order, &|i| {
             counts[i].fetch_add(1, Ordering::Relaxed);
-            *out[i].lock().unwrap() = spin(200 * (costs[i] + 1)) ^ i as u64;
+            *out[i].lock().unwrap() = spin(spins * (costs[i] + 1)) ^ i as u64;
         })
         .unwrap();
         // The completion barrier: every worker has left the batch, none is still running.
         assert_eq!(pool.active_workers(), 0, "round {round}");
         assert!(counts.iter().all(|c| c.load(Ordering::Relaxed) == 1));
         for (i, o) in out.iter().enumerate() {
-            assert_eq!(*o.lock().unwrap(), spin(200 * (costs[i] + 1)) ^ i as u64);
+            assert_eq!(*o.lock().unwrap(), spin(spins * (costs[i] + 1)) ^ i as u64);
         }
     }
     assert_eq!(pool.workers(), 3, "workers persist between batches");
@@ -131,7 +135,8 @@ fn callers_on_many_threads_share_one_pool() {
         .map(|t| {
             let pool = Arc::clone(&pool);
             thread::spawn(move || {
-                for round in 0..50usize {
+                let rounds = if cfg!(miri) { 4 } else { 50usize };
+                for round in 0..rounds {
                     let n = 1 + (t + round) % 20;
                     let sum = AtomicUsize::new(0);
                     let order: Vec<usize> = (0..n).collect();
