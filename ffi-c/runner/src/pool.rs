@@ -277,7 +277,8 @@ impl Pool {
     /// runs it itself. A panic in the task is caught (the task reports its own failures).
     #[allow(clippy::type_complexity)]
     pub fn spawn(&self, task: Box<dyn FnOnce() + Send>) -> Result<(), Box<dyn FnOnce() + Send>> {
-        if self.shared.lock().workers == 0 && !self.start_worker() {
+        let no_worker = self.shared.lock().workers == 0;
+        if no_worker && !self.start_worker() {
             return Err(task);
         }
         let mut st = self.shared.lock();
