@@ -26,8 +26,13 @@
  * Threads: a tokenizer may be used from any thread at once (it is immutable and reference
  * counted). A constraint, matcher or stop controller is used by one thread at a time; distinct
  * ones may run on different threads at once. The tokenize callback must be thread-safe.
- * llg_par_compute_mask() runs its steps on library threads; with a done_cb it returns at
- * once and the constraints and mask rows belong to the library until done_cb is called.
+ * llg_par_compute_mask() runs its steps on the calling thread and the library's thread pool
+ * (the pool sieve_compute_masks uses: started on first use, its threads parked between
+ * calls, the most expensive masks first); with a done_cb it returns at once, the work and
+ * the callback run on a pool thread, and the constraints and mask rows belong to the library
+ * until done_cb is called. sieve_set_num_threads() and sieve_shutdown_threads() from sieve.h
+ * (a sieve extension, both headers may be included together) size the pool and join all its
+ * threads, e.g. before the process exits under a leak checker.
  *
  * Limits: LlgParserLimits is honoured by mapping each field onto sieve's budget of the same
  * kind (see the struct). Exceeding a budget is an error like any other (sticky, with a

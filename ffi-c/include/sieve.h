@@ -392,7 +392,9 @@ typedef struct sieve_tokenizer sieve_tokenizer;
 
 /**
  * Runs work item `i` of `job`. Called by a host executor (see `sieve_executor_fn`); safe to
- * call from any thread, concurrently for different `i`.
+ * call from any thread, concurrently for different `i`. Item `i` is the matcher with the
+ * `i`-th most expensive next mask (ties in list order), so an executor that starts items in
+ * index order starts the long masks first.
  */
 typedef void (*sieve_run_item_fn)(void *job, size_t i);
 
@@ -623,9 +625,11 @@ const char *sieve_version(void);
 /**
  * Computes the masks of `n` distinct matchers: row `i` of `masks` (words
  * `i * mask_words ..< (i + 1) * mask_words`) receives matcher `i`'s mask and `statuses[i]`
- * its `sieve_status`. Work is spread over up to `available_parallelism` threads that the
- * library starts for this call (and joins before returning); a build without the `std`
- * feature computes the masks one after the other on the calling thread.
+ * its `sieve_status`. The calling thread works through the items together with up to
+ * `sieve_num_threads() - 1` threads of the library's pool (started on first use, parked
+ * between calls, joined by `sieve_shutdown_threads`), most expensive mask first; when the
+ * call returns no pool thread touches the matchers or the buffers any more. A build
+ * without the `std` feature computes the masks one after the other on the calling thread.
  *
  * Returns the first failing item's status (or `SIEVE_STATUS_OK`); a failed item's row is all
  * zero. Argument errors (a NULL or repeated matcher, NULL buffers, an overflowing size)
@@ -642,8 +646,10 @@ sieve_status sieve_compute_masks(struct sieve_matcher *const *matchers,
 /**
  * Like `sieve_compute_masks`, but the work items run on the host's executor: `executor(ctx,
  * n, run_item, job)` is called once, and must call `run_item(job, i)` exactly once for each
- * `i < n` before returning (see `sieve_executor_fn`). An item it skips reports
- * `SIEVE_STATUS_CALLBACK_ERROR`; an item it runs twice runs once.
+ * `i < n` before returning (see `sieve_executor_fn`). Item `i` is the matcher whose next
+ * mask is the `i`-th most expensive (see `sieve_run_item_fn`); rows and statuses stay
+ * indexed by the matcher list. An item it skips leaves its matcher's status
+ * `SIEVE_STATUS_CALLBACK_ERROR` and its row zeroed; an item it runs twice runs once.
  */
 SIEVE_NODISCARD
 sieve_status sieve_compute_masks_with_executor(struct sieve_matcher *const *matchers,
@@ -1149,6 +1155,37 @@ sieve_status sieve_structural_tag_preset(const uint8_t *family,
                                          size_t cap,
                                          size_t *len,
                                          struct sieve_error **error_out);
+
+/**
+ * Sets how many threads a batch call (`sieve_compute_masks`, `llg_par_compute_mask`) uses,
+ * the calling thread included (default: `SIEVE_NUM_THREADS`, else `RAYON_NUM_THREADS`, else
+ * one per CPU). A pool of another size is shut down (its threads joined) and the next batch
+ * call starts one of `n`; a call in flight finishes on its own thread.
+ *
+ * `SIEVE_STATUS_INVALID_ARGUMENT` for `n == 0`, or when called on one of the pool's threads
+ * (from an `llg_par_compute_mask` completion callback); nothing changes then. Without the
+ * `std` feature there are no threads: any `n > 0` is accepted and changes nothing.
+ */
+SIEVE_NODISCARD sieve_status sieve_set_num_threads(size_t n);
+
+/**
+ * The number of threads a batch call uses, the calling thread included (1 without the
+ * `std` feature).
+ */
+size_t sieve_num_threads(void);
+
+/**
+ * Shuts the library's thread pool down: waits for pending work (an `llg_par_compute_mask`
+ * with a completion callback still running) and joins every pool thread, so that when it
+ * returns `SIEVE_STATUS_OK` no thread of the library runs. Call it before unloading the
+ * library or before the process exits under a leak checker. A later batch call starts the
+ * pool again.
+ *
+ * `SIEVE_STATUS_INVALID_ARGUMENT` when called on one of the pool's threads (from a
+ * completion callback: a thread cannot join itself); nothing is shut down then. Without the
+ * `std` feature there are no threads and it returns `SIEVE_STATUS_OK`.
+ */
+SIEVE_NODISCARD sieve_status sieve_shutdown_threads(void);
 
 /**
  * Builds a tokenizer from a token byte table.

@@ -1,6 +1,7 @@
-//! Batch mask computation: N distinct matchers at once, on threads the library owns or on a
+//! Batch mask computation: N distinct matchers at once, on the library's thread pool (the
+//! shared runner of `sieve-runner`: persistent threads, the caller working too) or on a
 //! host-supplied executor (so a runtime can overlap masks with its forward pass on its own
-//! pool).
+//! pool). Either way the items start most expensive first (`Matcher::mask_cost_hint`).
 //!
 //! Invariants: the matcher list is checked for NULLs and duplicates before any work, so each
 //! work item has exclusive use of its matcher and its mask row; an item runs at most once (a
@@ -18,7 +19,9 @@ use crate::matcher::{compute_mask_into, sieve_matcher};
 use crate::status::sieve_status;
 
 /// Runs work item `i` of `job`. Called by a host executor (see `sieve_executor_fn`); safe to
-/// call from any thread, concurrently for different `i`.
+/// call from any thread, concurrently for different `i`. Item `i` is the matcher with the
+/// `i`-th most expensive next mask (ties in list order), so an executor that starts items in
+/// index order starts the long masks first.
 pub type sieve_run_item_fn = unsafe extern "C" fn(job: *mut c_void, i: usize);
 
 /// A host executor: must call `run_item(job, i)` exactly once for every `i` in
@@ -36,6 +39,8 @@ pub type sieve_executor_fn = Option<
 /// One batch: validated inputs plus per-item claim flags and statuses.
 struct Job {
     matchers: Vec<*mut Matcher>,
+    /// Matcher indices, most expensive next mask first: work item `k` is matcher `order[k]`.
+    order: Vec<usize>,
     masks: *mut u32,
     mask_words: usize,
     claimed: Vec<AtomicBool>,
@@ -48,6 +53,7 @@ struct Job {
 unsafe impl Sync for Job {}
 
 impl Job {
+    /// Computes matcher `i`'s mask into row `i` (once: a second call does nothing).
     fn run(&self, i: usize) {
         let (Some(claim), Some(status), Some(&m)) = (
             self.claimed.get(i),
@@ -128,8 +134,16 @@ fn prepare<'a>(
     if sorted.windows(2).any(|w| w[0] == w[1]) {
         return Err(sieve_status::InvalidArgument);
     }
+    let matchers: Vec<*mut Matcher> = list.iter().map(|m| m.cast::<Matcher>()).collect();
+    let costs: Vec<sieve_core::MaskCost> = matchers
+        .iter()
+        // SAFETY: 1. live, non-NULL matcher handles (checked; caller contract), not in use
+        // elsewhere during the call; no work has started, so this is their only user.
+        .map(|&m| unsafe { &*m }.mask_cost_hint())
+        .collect();
     let job = Job {
-        matchers: list.iter().map(|m| m.cast::<Matcher>()).collect(),
+        order: sieve_runner::by_cost(&costs),
+        matchers,
         masks: mask_buf.as_mut_ptr(),
         mask_words,
         claimed: (0..n).map(|_| AtomicBool::new(false)).collect(),
@@ -142,9 +156,11 @@ fn prepare<'a>(
 
 /// Computes the masks of `n` distinct matchers: row `i` of `masks` (words
 /// `i * mask_words ..< (i + 1) * mask_words`) receives matcher `i`'s mask and `statuses[i]`
-/// its `sieve_status`. Work is spread over up to `available_parallelism` threads that the
-/// library starts for this call (and joins before returning); a build without the `std`
-/// feature computes the masks one after the other on the calling thread.
+/// its `sieve_status`. The calling thread works through the items together with up to
+/// `sieve_num_threads() - 1` threads of the library's pool (started on first use, parked
+/// between calls, joined by `sieve_shutdown_threads`), most expensive mask first; when the
+/// call returns no pool thread touches the matchers or the buffers any more. A build
+/// without the `std` feature computes the masks one after the other on the calling thread.
 ///
 /// Returns the first failing item's status (or `SIEVE_STATUS_OK`); a failed item's row is all
 /// zero. Argument errors (a NULL or repeated matcher, NULL buffers, an overflowing size)
@@ -164,44 +180,24 @@ pub extern "C" fn sieve_compute_masks(
             Ok(x) => x,
             Err(s) => return s,
         };
-        run_all(&job, n);
+        run_all(&job);
         job.finish(statuses)
     }
 }
 
-/// Runs items `0..n` of `job` on up to `available_parallelism` threads (this one included).
+/// Runs every item of `job` on the library's pool, the calling thread included.
 #[cfg(feature = "std")]
-fn run_all(job: &Job, n: usize) {
-    use core::num::NonZero;
-    use core::sync::atomic::AtomicUsize;
-
-    let threads = std::thread::available_parallelism()
-        .map_or(1, NonZero::get)
-        .min(n);
-    let next = AtomicUsize::new(0);
-    let work = || {
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= n {
-                break;
-            }
-            job.run(i);
-        }
-    };
-    std::thread::scope(|scope| {
-        for _ in 1..threads {
-            // A thread that cannot be started leaves its share to the others.
-            let _ = std::thread::Builder::new().spawn_scoped(scope, work);
-        }
-        work();
-    });
+fn run_all(job: &Job) {
+    // `Job::run` catches its item's panic (a `SIEVE_STATUS_PANIC` status), so the runner
+    // has none to report.
+    let _ = sieve_runner::run(&job.order, &|i| job.run(i));
 }
 
-/// Runs items `0..n` of `job` one after the other on the calling thread (no `std`, no
+/// Runs every item of `job` one after the other on the calling thread (no `std`, no
 /// threads; a host with cores to spare uses `sieve_compute_masks_with_executor`).
 #[cfg(not(feature = "std"))]
-fn run_all(job: &Job, n: usize) {
-    for i in 0..n {
+fn run_all(job: &Job) {
+    for &i in &job.order {
         job.run(i);
     }
 }
@@ -218,14 +214,20 @@ unsafe extern "C" fn run_item(job: *mut c_void, i: usize) {
     // SAFETY: 1. `job` points at the live `Job` of the enclosing call (contract above).
     let job = unsafe { &*job.cast::<Job>() };
     // `Job::run` catches panics of the computation; nothing else here can panic, but an
-    // unwind must never reach the host's frames.
-    let _ = catch_panic(|| job.run(i));
+    // unwind must never reach the host's frames. Out-of-range items are ignored.
+    let _ = catch_panic(|| {
+        if let Some(&m) = job.order.get(i) {
+            job.run(m);
+        }
+    });
 }
 
 /// Like `sieve_compute_masks`, but the work items run on the host's executor: `executor(ctx,
 /// n, run_item, job)` is called once, and must call `run_item(job, i)` exactly once for each
-/// `i < n` before returning (see `sieve_executor_fn`). An item it skips reports
-/// `SIEVE_STATUS_CALLBACK_ERROR`; an item it runs twice runs once.
+/// `i < n` before returning (see `sieve_executor_fn`). Item `i` is the matcher whose next
+/// mask is the `i`-th most expensive (see `sieve_run_item_fn`); rows and statuses stay
+/// indexed by the matcher list. An item it skips leaves its matcher's status
+/// `SIEVE_STATUS_CALLBACK_ERROR` and its row zeroed; an item it runs twice runs once.
 #[unsafe(no_mangle)]
 #[must_use]
 pub extern "C" fn sieve_compute_masks_with_executor(

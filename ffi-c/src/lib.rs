@@ -18,8 +18,11 @@
 //! `sieve_tokenizer_from_json` → `sieve_grammar_new` → `sieve_matcher_new` → loop {
 //! `sieve_matcher_compute_mask` → `sieve_apply_mask_f32` → sample →
 //! `sieve_matcher_consume_token` } until `sieve_matcher_is_stopped`. Batches:
-//! `sieve_compute_masks` (library threads; without `std`, the calling thread) or
-//! `sieve_compute_masks_with_executor` (host pool).
+//! `sieve_compute_masks` (the calling thread and the library's pool; without `std`, the
+//! calling thread) or `sieve_compute_masks_with_executor` (host pool). The pool
+//! (`sieve-runner`, shared with `llg_par_compute_mask`) is started on first use, its threads
+//! park between calls; `sieve_set_num_threads` sizes it and `sieve_shutdown_threads` joins
+//! every thread of it.
 //!
 //! # Conventions
 //! Handle first, then inputs, then outputs; a buffer is followed by its length; text is
@@ -29,7 +32,7 @@
 //! `SIEVE_STATUS_PANIC` (without `std`, a panic aborts).
 //!
 //! # Crate features
-//! - `std` (default): `sieve_compute_masks` and `llg_par_compute_mask` on library threads,
+//! - `std` (default): `sieve_compute_masks` and `llg_par_compute_mask` on the library's pool,
 //!   `catch_unwind` at every entry point, stderr for the LLGuidance layer's
 //!   `log_stderr_level`; forwards to `sieve-core/std` and `sieve-kernels/std`. Without it the
 //!   crate is `#![no_std]` + `alloc` (see "Without std" below).
@@ -70,7 +73,8 @@
 //! - **No threads.** `sieve_compute_masks` computes the items one after the other on the
 //!   calling thread; `sieve_compute_masks_with_executor` is unchanged, so an RTOS hands the
 //!   items to its own tasks through the executor callback; `llg_par_compute_mask` runs on the
-//!   calling thread and calls `done_cb` before it returns. The handles keep their thread
+//!   calling thread and calls `done_cb` before it returns; `sieve_set_num_threads` and
+//!   `sieve_shutdown_threads` only check their arguments. The handles keep their thread
 //!   safety: shared handles count references with atomics, so the target needs pointer-sized
 //!   compare-and-swap (`target_has_atomic = "ptr"`: Cortex-M3 and up, not `thumbv6m`).
 //! - **No stderr**: the LLGuidance layer's `log_stderr_level` prints nothing (the message is
@@ -120,6 +124,7 @@ pub mod matcher;
 mod platform;
 pub mod status;
 pub mod structural;
+pub mod threads;
 pub mod tokenizer;
 // Last: cbindgen writes items in module order, and this module uses `sieve_limits`.
 pub mod analysis;

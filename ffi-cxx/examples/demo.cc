@@ -5,8 +5,10 @@
 // controller: text held back while it may begin the stop string "END", the match never
 // shown, a clone branching the sequence, and a stop regex that is rejected. Also the same
 // kind of grammar in GBNF (llama.cpp's format), by syntax name and through grammar_from_gbnf.
-// Last, the mask kernels: a mask applied to a batch of logit rows and to a sparse candidate
-// list, checked against the mask bits.
+// Then the mask kernels: a mask applied to a batch of logit rows and to a sparse candidate
+// list, checked against the mask bits. Last, a batch of masks on the library's thread pool
+// (compute_masks), checked against the masks computed one by one, and shutdown_threads, which
+// joins the pool's threads before the program exits.
 //
 // Built by build.rs with cxx_build; `sieve_cxx_demo_main` is the program (examples/demo.rs
 // only calls it). Prints "demo ok" and returns 0 on success.
@@ -277,6 +279,51 @@ bool kernels_demo(const sieve::Tokenizer &tok, const sieve::Grammar &grammar) {
     return true;
 }
 
+// Matchers at different points of the grammar: their masks in one compute_masks call equal
+// the masks computed one by one, on pools of 1 and 3 threads.
+bool batch_demo(const sieve::Grammar &grammar) {
+    // Token ids: "hello" 95, "hi" 96, " world" 97, " sieve" 98, "!" 1 (see small_tokenizer).
+    const std::vector<std::vector<uint32_t>> prefixes = {{}, {95}, {96}, {95, 97}, {96, 98, 1}};
+    auto make = [&] {
+        std::vector<rust::Box<sieve::Matcher>> ms;
+        for (const std::vector<uint32_t> &p : prefixes) {
+            ms.push_back(sieve::matcher_new(grammar));
+            for (uint32_t t : p) {
+                ms.back()->consume_token(t);
+            }
+        }
+        return ms;
+    };
+    std::vector<rust::Box<sieve::Matcher>> one = make();
+    const size_t words = one[0]->mask_words();
+    std::vector<uint32_t> want(one.size() * words);
+    for (size_t i = 0; i < one.size(); ++i) {
+        one[i]->compute_mask(rust::Slice<uint32_t>(want.data() + i * words, words));
+    }
+    for (size_t threads : {1, 3}) {
+        sieve::set_num_threads(threads);
+        std::vector<rust::Box<sieve::Matcher>> ms = make();
+        std::vector<uint32_t> masks(ms.size() * words, 0xABABABABu);
+        std::vector<sieve::ErrorCode> statuses(ms.size(), sieve::ErrorCode::Panic);
+        sieve::compute_masks(rust::Slice<rust::Box<sieve::Matcher>>(ms.data(), ms.size()),
+                             rust::Slice<uint32_t>(masks.data(), masks.size()), words,
+                             rust::Slice<sieve::ErrorCode>(statuses.data(), statuses.size()));
+        for (size_t i = 0; i < ms.size(); ++i) {
+            if (statuses[i] != sieve::ErrorCode::Ok) {
+                std::cout << "error: batch item " << i << " failed\n";
+                return false;
+            }
+        }
+        if (masks != want) {
+            std::cout << "error: batch masks differ from the one-by-one masks\n";
+            return false;
+        }
+    }
+    std::cout << "batch: " << one.size() << " matchers on 1 and " << sieve::num_threads()
+              << " threads ok\n";
+    return true;
+}
+
 int run() {
     std::cout << "version: " << std::string(sieve::version()) << "\n";
     rust::Box<sieve::Tokenizer> tok = small_tokenizer();
@@ -317,6 +364,11 @@ int run() {
     if (!kernels_demo(*tok, *grammar)) {
         return 1;
     }
+    if (!batch_demo(*grammar)) {
+        return 1;
+    }
+    // No library thread is left running after this (the demo runs under valgrind).
+    sieve::shutdown_threads();
     std::cout << "demo ok\n";
     return 0;
 }

@@ -20,6 +20,11 @@
 //! patterns), [`apply_mask_sparse_f32`] for a candidate list, [`apply_mask_f32_batch`] for the
 //! rows `compute_mask` filled; [`kernel_name`] names the level in use.
 //!
+//! Batches: [`compute_masks`] fills one row per matcher of a `rust::Slice<rust::Box<Matcher>>`
+//! on the calling thread and the library's thread pool (`sieve-runner`, the runner of the C
+//! and Python batch calls: persistent threads parked between calls, the most expensive masks
+//! first); [`set_num_threads`] sizes the pool and [`shutdown_threads`] joins all its threads.
+//!
 //! # Usage pattern
 //! compile (`grammar_from_lark`) → `matcher_new` → `compute_mask` into a
 //! `rust::Slice<uint32_t>` of `mask_words()` words (bit `i` = token `i`) → sample →
@@ -49,7 +54,10 @@ use sieve_core::grammar::gbnf::GbnfOptions;
 use sieve_core::grammar::{CompileOptions, GrammarSyntax};
 use sieve_core::{GrammarErrorKind, Limits, MatcherError, StopError, Vocabulary};
 
+pub use batch::{compute_masks, num_threads, set_num_threads, shutdown_threads};
 pub use ffi::ErrorCode;
+
+mod batch;
 
 /// The bridge. Items are documented on the C++ side by the crate docs; the Rust functions
 /// they bind are documented below.
@@ -198,6 +206,16 @@ pub mod ffi {
             masks: &[u32],
             mask_words: usize,
         );
+
+        fn compute_masks(
+            matchers: &mut [Box<Matcher>],
+            masks: &mut [u32],
+            mask_words: usize,
+            statuses: &mut [ErrorCode],
+        ) -> Result<()>;
+        fn set_num_threads(n: usize) -> Result<()>;
+        fn num_threads() -> usize;
+        fn shutdown_threads() -> Result<()>;
     }
 }
 
@@ -1021,5 +1039,48 @@ mod tests {
         assert_eq!(e.code, ErrorCode::TokenOutOfRange);
         let e = stop_controller_new(&tok, &[], "(").expect_err("bad regex");
         assert_eq!(e.code, ErrorCode::GrammarError);
+    }
+
+    #[test]
+    fn compute_masks_equals_one_by_one() {
+        let tok = small();
+        let g = grammar_from_regex(&tok, "(a|b)+c").expect("regex compiles");
+        let make = || -> Vec<Box<Matcher>> {
+            (0..7)
+                .map(|i| {
+                    let mut m = matcher_new(&g).expect("matcher");
+                    for k in 0..i {
+                        m.consume_token(k % 2).expect("a or b");
+                    }
+                    m
+                })
+                .collect()
+        };
+        let mut want = [0u32; 7];
+        for (i, m) in make().iter_mut().enumerate() {
+            m.compute_mask(&mut want[i..i + 1]).expect("mask");
+        }
+        for threads in [1, 3] {
+            set_num_threads(threads).expect("threads");
+            assert_eq!(num_threads(), threads);
+            let mut ms = make();
+            // One matcher in error: its row is zero, the others are unaffected.
+            let e = ms[6]
+                .consume_token(3)
+                .expect_err("eos is rejected mid-word");
+            let mut masks = vec![0xABAB_ABABu32; 7];
+            let mut statuses = vec![ErrorCode::Panic; 7];
+            compute_masks(&mut ms, &mut masks, 1, &mut statuses).expect("batch");
+            assert_eq!(&masks[..6], &want[..6]);
+            assert_eq!((masks[6], statuses[6]), (0, e.code));
+            assert!(statuses[..6].iter().all(|&s| s == ErrorCode::Ok));
+            let e = compute_masks(&mut ms, &mut masks[..6], 1, &mut statuses).expect_err("short");
+            assert_eq!(e.code, ErrorCode::InsufficientSize);
+        }
+        assert_eq!(
+            set_num_threads(0).expect_err("zero").code,
+            ErrorCode::InvalidArgument
+        );
+        shutdown_threads().expect("shutdown");
     }
 }

@@ -6,12 +6,16 @@
  *     zeroed limits mean the defaults) for constraints and matchers;
  *   - the stop controller (stop regex with held-back text, stop tokens, special tokens,
  *     UTF-8 split over tokens, clones, errors);
- *   - llg_decode_tokens, llg_stringify_tokens, llg_tokenize_bytes_marker, llg_get_version.
+ *   - llg_decode_tokens, llg_stringify_tokens, llg_tokenize_bytes_marker, llg_get_version;
+ *   - sieve.h's pool calls around llg_par_compute_mask: a pool of one thread still runs the
+ *     callback on a library thread, sieve_shutdown_threads waits for a pending callback and
+ *     is refused inside one, and the program ends with no library thread left (valgrind).
  * The tokenizer is a v2 byte table with 0xFF-marked specials and two EOS ids. */
 #include <pthread.h>
 #include <stdatomic.h>
 
 #include "compat_common.h"
+#include "sieve.h" /* sieve_set_num_threads, sieve_shutdown_threads */
 
 static const char *WORDS[] = {"Hello", " world", "ST", "OP", "\n", "{\"", "\":", "\",\"",
                               "\"}", "name", "age", "42", "\xC3", "\xA9"};
@@ -290,6 +294,42 @@ static void bad_batches(const LlgConstraintInit *init) {
     printf("malformed batches: each constraint involved is in error, rows zeroed\n");
 }
 
+/* A completion callback that tries to shut the pool down (or resize it) from the pool's own
+ * thread: both are refused. */
+static atomic_int shutdown_in_cb = -1, resize_in_cb = -1;
+
+static void on_done_shutdown(const void *user_data) {
+    atomic_store(&shutdown_in_cb, (int)sieve_shutdown_threads());
+    atomic_store(&resize_in_cb, (int)sieve_set_num_threads(3));
+    on_done(user_data);
+}
+
+/* The pool around llg_par_compute_mask: a callback still pending when the host shuts the
+ * pool down has run when sieve_shutdown_threads returns. */
+static void pool_calls(const LlgConstraintInit *init) {
+    LlgConstraint *cc[N_SEQ];
+    uint32_t rows[N_SEQ][ROW_WORDS];
+    done_state d = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    d.main_thread = pthread_self();
+    atomic_init(&d.calls, 0);
+    new_constraints(init, cc);
+    LlgConstraintStep steps[N_SEQ];
+    for (int i = 0; i < N_SEQ; i++) {
+        steps[i] = (LlgConstraintStep){cc[i], rows[i], sizeof rows[i]};
+    }
+    llg_par_compute_mask(steps, N_SEQ, &d, on_done_shutdown);
+    CHECK(sieve_shutdown_threads() == SIEVE_STATUS_OK);
+    CHECK(atomic_load(&d.calls) == 1 && d.on_other_thread);
+    CHECK(atomic_load(&shutdown_in_cb) == SIEVE_STATUS_INVALID_ARGUMENT);
+    CHECK(atomic_load(&resize_in_cb) == SIEVE_STATUS_INVALID_ARGUMENT);
+    for (int i = 0; i < N_SEQ; i++) {
+        CHECK(llg_get_error(cc[i]) == NULL);
+        CHECK(!row_is(rows[i], WORDS_NEEDED, 0));
+        llg_free_constraint(cc[i]);
+    }
+    printf("pool: shutdown waited for the pending callback; refused inside it\n");
+}
+
 /* ---- LlgParserLimits ---- */
 
 static void limits(const LlgTokenizer *tok) {
@@ -506,11 +546,19 @@ int main(void) {
     llg_constraint_init_set_defaults(&init, tok);
     batch_decode(&init, 0);
     batch_decode(&init, 1);
+    /* One thread per batch: the async call still runs (and calls back) on a pool thread. */
+    CHECK(sieve_set_num_threads(1) == SIEVE_STATUS_OK);
+    batch_decode(&init, 0);
+    batch_decode(&init, 1);
+    CHECK(sieve_set_num_threads(2) == SIEVE_STATUS_OK);
     bad_batches(&init);
+    pool_calls(&init);
     limits(tok);
     stop_controller(tok);
     decode(tok);
     llg_free_tokenizer(tok);
+    /* No library thread is left when main returns. */
+    CHECK(sieve_shutdown_threads() == SIEVE_STATUS_OK);
     printf("compat batch/stop ok\n");
     return 0;
 }

@@ -138,6 +138,7 @@ int main(int argc, char **argv) {
     batch(tok, eos);
     bad_arguments();
     sieve_tokenizer_free(tok);
+    CHECK_OK(sieve_shutdown_threads()); /* sieve_compute_masks started the pool */
     printf("kernels: ok\n");
     return 0;
 }

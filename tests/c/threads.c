@@ -1,7 +1,10 @@
 /* Threads: N pthreads compute masks on distinct matchers of one shared grammar (and one
  * shared tokenizer) and must see exactly the masks of a single-threaded run; then the batch
- * API on library threads and on a host executor (a small pthread pool), plus executor
- * misbehaviour. Tokenizer: argv[1] (tokenizer.json) if readable, else a small byte table. */
+ * API on the library's pool (at several sizes, shut down and started again) and on a host
+ * executor (a small pthread pool), the most expensive item first, plus executor misbehaviour.
+ * Ends with sieve_shutdown_threads, so that no library thread is left when main returns (the
+ * program runs under valgrind). Tokenizer: argv[1] (tokenizer.json) if readable, else a small
+ * byte table. */
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -134,6 +137,15 @@ static void pool_executor(void *ctx, size_t n_items, sieve_run_item_fn run_item,
     }
 }
 
+/* Runs item 0 only: the most expensive matcher. */
+static void first_only_executor(void *ctx, size_t n_items, sieve_run_item_fn run_item,
+                                void *job) {
+    (void)ctx;
+    if (n_items > 0) {
+        run_item(job, 0);
+    }
+}
+
 /* Misbehaving executors: one skips item 0, one runs every item twice. */
 static void skipping_executor(void *ctx, size_t n_items, sieve_run_item_fn run_item, void *job) {
     (void)ctx;
@@ -169,6 +181,69 @@ static void check_rows(const uint32_t *masks, const uint32_t *statuses, size_t n
     }
 }
 
+/* The batch on pools of several sizes (8 oversubscribes), shut down and started again. */
+static void pool_sizes(sieve_matcher **ms, size_t n, const size_t *steps, uint32_t *masks,
+                       uint32_t *statuses) {
+    CHECK(sieve_num_threads() >= 1);
+    CHECK_STATUS(sieve_set_num_threads(0), SIEVE_STATUS_INVALID_ARGUMENT);
+    static const size_t sizes[] = {1, 2, 3, 8, 2};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        CHECK_OK(sieve_set_num_threads(sizes[k]));
+        CHECK(sieve_num_threads() == sizes[k]);
+        for (int round = 0; round < 3; round++) {
+            memset(masks, 0xAB, n * words * sizeof *masks);
+            CHECK_OK(sieve_compute_masks(ms, n, masks, words, statuses));
+            check_rows(masks, statuses, n, steps);
+        }
+        if (k == 2) {
+            CHECK_OK(sieve_shutdown_threads());
+            CHECK_OK(sieve_shutdown_threads());
+        }
+    }
+    printf("batch: pools of 1, 2, 3, 8 threads, and after a shutdown: ok\n");
+}
+
+/* After a skipping executor: exactly one matcher (item 0's) failed, with a zero row. */
+static void check_one_skipped(const uint32_t *masks, const uint32_t *statuses, size_t n,
+                              const size_t *steps) {
+    size_t skipped = n;
+    for (size_t i = 0; i < n; i++) {
+        if (statuses[i] == SIEVE_STATUS_CALLBACK_ERROR) {
+            CHECK(skipped == n);
+            skipped = i;
+            CHECK(popcount_mask(masks + i * words, words) == 0);
+        } else {
+            CHECK(statuses[i] == SIEVE_STATUS_OK);
+            CHECK(memcmp(masks + i * words, expected + steps[i] * words,
+                         words * sizeof *masks) == 0);
+        }
+    }
+    CHECK(skipped < n);
+}
+
+/* Every matcher's mask is made the copy of its last one, except the last matcher's, which
+ * moves on a token: the host executor's item 0 (the most expensive) is that matcher. */
+static void most_expensive_first(sieve_matcher **ms, size_t n, size_t *steps, uint32_t *masks,
+                                 uint32_t *statuses) {
+    CHECK_OK(sieve_compute_masks(ms, n, masks, words, statuses));
+    if (steps[n - 1] < n_script) {
+        CHECK_OK(sieve_matcher_consume_token(ms[n - 1], script[steps[n - 1]]));
+        steps[n - 1]++;
+        CHECK_STATUS(sieve_compute_masks_with_executor(ms, n, masks, words, statuses,
+                                                       first_only_executor, NULL),
+                     SIEVE_STATUS_CALLBACK_ERROR);
+        CHECK(statuses[n - 1] == SIEVE_STATUS_OK);
+        CHECK(memcmp(masks + (n - 1) * words, expected + steps[n - 1] * words,
+                     words * sizeof *masks) == 0);
+        for (size_t i = 0; i + 1 < n; i++) {
+            CHECK(statuses[i] == SIEVE_STATUS_CALLBACK_ERROR);
+        }
+        CHECK_OK(sieve_compute_masks(ms, n, masks, words, statuses));
+        check_rows(masks, statuses, n, steps);
+        printf("batch: the host executor's item 0 is the most expensive matcher\n");
+    }
+}
+
 static void batch(void) {
     enum { N = 6 };
     sieve_matcher *ms[N];
@@ -181,6 +256,8 @@ static void batch(void) {
     CHECK_OK(sieve_compute_masks(ms, N, masks, words, statuses));
     check_rows(masks, statuses, N, steps);
     printf("batch: %d matchers on library threads: ok\n", N);
+
+    pool_sizes(ms, N, steps, masks, statuses);
 
     pool_t pool;
     atomic_init(&pool.next, 0);
@@ -199,9 +276,8 @@ static void batch(void) {
     CHECK_STATUS(sieve_compute_masks_with_executor(ms, N, masks, words, statuses,
                                                    skipping_executor, NULL),
                  SIEVE_STATUS_CALLBACK_ERROR);
-    CHECK(statuses[0] == SIEVE_STATUS_CALLBACK_ERROR);
-    CHECK(popcount_mask(masks, words) == 0);
-    check_rows(masks + words, statuses + 1, N - 1, steps + 1);
+    check_one_skipped(masks, statuses, N, steps);
+    most_expensive_first(ms, N, steps, masks, statuses);
 
     /* Argument errors write nothing. */
     sieve_matcher *dup[2] = {ms[0], ms[0]};
@@ -263,6 +339,8 @@ int main(int argc, char **argv) {
     sieve_grammar_free(grammar);
     sieve_tokenizer_free(tok);
     free(expected);
+    /* Joins every library thread: none runs (or holds thread-local memory) after this. */
+    CHECK_OK(sieve_shutdown_threads());
     printf("threads: ok\n");
     return 0;
 }

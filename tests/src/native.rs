@@ -76,8 +76,8 @@ pub fn libsieve() -> &'static Path {
 
 /// The valgrind flags every native test program runs under: any error or definite, indirect
 /// or possibly lost block fails the run (a handle a host keeps until exit points at the start
-/// of its allocation, so it is reachable). `tests/valgrind.supp` suppresses only the one block
-/// std keeps per host thread that calls into `std::thread` (see the file).
+/// of its allocation, so it is reachable). `tests/valgrind.supp` holds the suppressions (none
+/// today; see the file).
 pub const VALGRIND_ARGS: &[&str] = &[
     "--error-exitcode=1",
     "--leak-check=full",

@@ -1,6 +1,7 @@
 //! Batch calls: masks for N requests (and for every draft position of each request) in one
-//! call from Python, on the calling thread and a pool's helpers with the GIL released;
-//! parallel consume; and applying masks to logits with sieve's kernels.
+//! call from Python, on the calling thread and the pool's threads with the GIL released, the
+//! most expensive masks first; parallel consume; and applying masks to logits with sieve's
+//! kernels.
 //!
 //! Invariants: every batch validates its inputs (bitmask type and shape, row indices in
 //! range and distinct, token ids in range) before any work, so each work item writes only
@@ -20,6 +21,13 @@ use crate::matcher::{Matcher, fill_row};
 /// without the GIL).
 fn matchers<'a>(list: &'a [Bound<'_, Matcher>]) -> Vec<&'a Matcher> {
     list.iter().map(|b| b.get()).collect()
+}
+
+/// The order in which a batch starts the matchers' items: their next masks' expected cost,
+/// most expensive first (`Matcher::mask_cost_hint`).
+fn by_cost(ms: &[&Matcher]) -> Vec<usize> {
+    let costs: Vec<sieve_core::MaskCost> = ms.iter().map(|m| m.lock().mask_cost_hint()).collect();
+    sieve_runner::by_cost(&costs)
 }
 
 /// The mask words every matcher needs (they must agree: one bitmask).
@@ -83,7 +91,7 @@ pub fn fill_next_token_bitmask_batch(
     }
     check_rows(&rows, &view)?;
     py.detach(|| {
-        executor::run(ms.len(), |i| {
+        executor::run(&by_cost(&ms), |i| {
             // SAFETY: 1. `rows[i] < view.rows` and the rows are distinct (checked), so this
             // item is the only user of its row; 2. `bitmask` is borrowed for the whole call.
             let row = unsafe { view.row_u32(rows[i]) };
@@ -152,7 +160,7 @@ pub fn fill_next_token_bitmask_draft(
         .collect();
     check_rows(&all_rows, &view)?;
     py.detach(|| {
-        executor::run(ms.len(), |i| {
+        executor::run(&by_cost(&ms), |i| {
             let (d, o) = (&drafts[i], offsets[i]);
             let mut m = ms[i].lock();
             let (mut filled, mut consumed, mut live) = (0, 0, true);
@@ -205,7 +213,9 @@ pub fn consume_token_batch(
             )));
         }
     }
-    py.detach(|| executor::run(ms.len(), |i| ms[i].lock().consume_token(tokens[i]).is_ok()))
+    py.detach(|| {
+        executor::run_in_order(ms.len(), |i| ms[i].lock().consume_token(tokens[i]).is_ok())
+    })
 }
 
 /// Sets `logits[r, t]` to `-inf` wherever bit `t` of `bitmask[r]` is clear (tokens past

@@ -1,8 +1,8 @@
 //! `sieve._sieve`, the extension module of the `sieve` Python package (`python/sieve/`).
 //!
 //! A shell: it maps Python objects onto `sieve-core` (tokenizers, grammars, matchers) and
-//! `sieve-kernels` (applying masks), and runs batches on a thread pool with the GIL
-//! released. Masks are written straight into the caller's int32 arrays (numpy, torch or
+//! `sieve-kernels` (applying masks), and runs batches on `sieve-runner`'s thread pool (shared
+//! with the C and C++ bindings' batch calls) with the GIL released. Masks are written straight into the caller's int32 arrays (numpy, torch or
 //! anything with `__array_interface__`); see `buffers.rs`.
 
 use pyo3::prelude::*;
@@ -31,6 +31,8 @@ fn _sieve(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(batch::consume_token_batch, m)?)?;
     m.add_function(wrap_pyfunction!(batch::apply_token_bitmask_inplace, m)?)?;
     m.add_function(wrap_pyfunction!(executor::set_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(executor::get_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(executor::shutdown_threads, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -154,3 +154,60 @@ def test_consume_token_batch(grammars, llama3):
     assert ok[3] is False
     with pytest.raises(ValueError):
         sieve.consume_token_batch(ms[:1], [llama3.vocab_size])
+
+
+def pool_threads():
+    """sieve's pool threads the OS lists (Linux), or None."""
+    import os
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    n = 0
+    for t in tasks:
+        try:
+            with open(f"/proc/self/task/{t}/comm") as f:
+                n += f.read().startswith("sieve-")
+        except OSError:
+            pass
+    return n
+
+
+def settled_pool_threads(want):
+    """pool_threads(), polled for up to 2 s until it is `want`: the kernel may list a
+    joined thread a moment longer."""
+    import time
+
+    deadline = time.monotonic() + 2
+    n = pool_threads()
+    while n is not None and n != want and time.monotonic() < deadline:
+        time.sleep(0.01)
+        n = pool_threads()
+    return want if n is None else n
+
+
+def test_pool_size_and_shutdown(grammars, llama3):
+    with pytest.raises(ValueError, match="at least 1"):
+        sieve.set_num_threads(0)
+    ms = make_batch(grammars, llama3, 24, 5)
+    want = []
+    for m in ms:
+        one = sieve.allocate_token_bitmask(1, llama3.vocab_size)
+        m.fill_next_token_bitmask(one, 0)
+        want.append(one[0].copy())
+    try:
+        sieve.set_num_threads(3)
+        assert sieve.get_num_threads() == 3
+        batch = sieve.allocate_token_bitmask(24, llama3.vocab_size)
+        sieve.fill_next_token_bitmask_batch(ms, batch)
+        assert settled_pool_threads(2) == 2, "two parked pool threads"
+        sieve.shutdown_threads()
+        sieve.shutdown_threads()
+        assert settled_pool_threads(0) == 0
+        # The next batch starts the pool again, with the same masks.
+        batch2 = sieve.allocate_token_bitmask(24, llama3.vocab_size)
+        sieve.fill_next_token_bitmask_batch(ms, batch2)
+        for i in range(24):
+            assert (batch[i] == want[i]).all() and (batch2[i] == want[i]).all(), f"row {i}"
+    finally:
+        sieve.set_num_threads(2)

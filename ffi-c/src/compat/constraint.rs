@@ -283,6 +283,15 @@ impl Constraint {
         }
     }
 
+    /// What this constraint's next `fill_mask` costs, roughly (batch runners start the
+    /// expensive ones first): a copy for a constraint in error, stopped or without a grammar.
+    pub(crate) fn cost_hint(&self) -> sieve_core::MaskCost {
+        match &self.matcher {
+            Some(m) if self.error.is_none() && !self.stop => m.mask_cost_hint(),
+            _ => sieve_core::MaskCost::Copy,
+        }
+    }
+
     /// Records an error from outside a computation (a bad `llg_par_compute_mask` step).
     pub(crate) fn set_error(&mut self, msg: &str) {
         self.fail(msg);

@@ -28,9 +28,10 @@
 //!   same pick at every step of 18 generations (`bench/real-clients/`).
 //!
 //! # Beyond the per-sequence calls
-//! - `llg_par_compute_mask` (`par.rs`): a batch of constraints on library threads, optionally
-//!   asynchronous with a completion callback (without `std`: on the calling thread, and the
-//!   callback runs before the call returns).
+//! - `llg_par_compute_mask` (`par.rs`): a batch of constraints on the library's pool (the
+//!   runner `sieve_compute_masks` uses), optionally asynchronous with a completion callback
+//!   run on a pool thread (without `std`: on the calling thread, and the callback runs before
+//!   the call returns).
 //! - The stop controller (`stop.rs`): `LlgStopController` is a handle around
 //!   `sieve_core::StopController` (stop tokens and a stop regex; the algorithm, its
 //!   `MAX_STOP_BYTES` bound and its tests are in `core/src/stop.rs`); the file only converts

@@ -1,8 +1,11 @@
 //! `llg_par_compute_mask`: LLGuidance's batch call. Masks of many constraints at once, on
-//! threads the library starts; with a completion callback the call returns at once and the
-//! work (then the callback) runs on a library thread, so the host overlaps it with its
-//! forward pass. Without the `std` feature there are no library threads: the items run one
-//! after the other on the calling thread, and the callback before the call returns.
+//! the library's pool (`sieve-runner`, the runner `sieve_compute_masks` uses: the calling
+//! thread works too, the most expensive masks start first); with a completion callback the
+//! call returns at once and the work (then the callback) runs as a task on a pool thread, so
+//! the host overlaps it with its forward pass. No thread is started per call and none is
+//! detached: `sieve_shutdown_threads` waits for a pending task and joins the pool. Without
+//! the `std` feature there are no library threads: the items run one after the other on the
+//! calling thread, and the callback before the call returns.
 //!
 //! Invariants: steps are validated on the calling thread before any work: a constraint listed
 //! twice, or two mask rows that overlap, put the constraints involved in the error state with
@@ -41,6 +44,8 @@ struct Item {
 /// The work of one call.
 struct Batch {
     items: Vec<Item>,
+    /// Item indices, most expensive next mask first.
+    order: Vec<usize>,
 }
 
 // SAFETY: 1. every item's constraint and row are distinct from every other item's (checked
@@ -125,7 +130,16 @@ impl Batch {
                 unsafe { core::ptr::write_bytes(s.mask_dest, 0, words) };
             }
         }
-        Batch { items }
+        let costs: Vec<sieve_core::MaskCost> = items
+            .iter()
+            // SAFETY: 1. a live constraint handle (caller contract), listed once (checked);
+            // 2. no work has started, so this thread is its only user.
+            .map(|item| unsafe { &*item.constraint }.cost_hint())
+            .collect();
+        Batch {
+            order: sieve_runner::by_cost(&costs),
+            items,
+        }
     }
 
     /// Computes item `i` (nothing if there is none).
@@ -147,39 +161,19 @@ impl Batch {
         });
     }
 
-    /// Computes every item on up to `available_parallelism` threads (this one included).
+    /// Computes every item on the library's pool, the calling thread included, most
+    /// expensive first.
     #[cfg(feature = "std")]
     fn run(&self) {
-        use core::num::NonZero;
-        use core::sync::atomic::{AtomicUsize, Ordering};
-
-        let n = self.items.len();
-        let threads = std::thread::available_parallelism()
-            .map_or(1, NonZero::get)
-            .min(n);
-        let next = AtomicUsize::new(0);
-        let work = || {
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    break;
-                }
-                self.run_item(i);
-            }
-        };
-        std::thread::scope(|scope| {
-            for _ in 1..threads {
-                // A thread that cannot be started leaves its share to the others.
-                let _ = std::thread::Builder::new().spawn_scoped(scope, work);
-            }
-            work();
-        });
+        // `run_item` catches its item's panic (a `guard` around it would too): the runner
+        // has none to report.
+        let _ = sieve_runner::run(&self.order, &|i| self.run_item(i));
     }
 
     /// Computes every item on the calling thread, one after the other (no `std`).
     #[cfg(not(feature = "std"))]
     fn run(&self) {
-        for i in 0..self.items.len() {
+        for &i in &self.order {
             self.run_item(i);
         }
     }
@@ -194,10 +188,12 @@ impl Batch {
 /// constraint listed twice, overlapping rows) puts its constraint in error. NULL constraints
 /// are skipped.
 ///
-/// With `done_cb` NULL the call returns when all masks are written. Otherwise it returns at
-/// once, the work runs on a library thread, and `done_cb(user_data)` is called exactly once
-/// (on that thread) when all masks are written; until then the host must not touch the
-/// constraints or the rows. `steps` NULL with `n_steps > 0` does no work (and still calls
+/// With `done_cb` NULL the call returns when all masks are written (and no library thread
+/// touches the constraints or rows any more). Otherwise it returns at once, the work runs
+/// on a thread of the library's pool, and `done_cb(user_data)` is called exactly once (on
+/// that thread) when all masks are written; until then the host must not touch the
+/// constraints or the rows. `sieve_shutdown_threads` (sieve.h) waits for pending callbacks
+/// and joins the pool; it cannot be called from `done_cb` itself. `steps` NULL with `n_steps > 0` does no work (and still calls
 /// `done_cb`). The step array is copied: it need not outlive the call. Without the `std`
 /// feature everything (the callback included) runs on the calling thread before the return.
 #[unsafe(no_mangle)]
@@ -234,33 +230,18 @@ pub extern "C" fn llg_par_compute_mask(
     run_async(batch, done);
 }
 
-/// Runs `batch` on a new library thread, then `done` there; both here if no thread starts.
+/// Runs `batch`, then `done`, as a task on a pool thread (which the pool's other threads help
+/// with the batch); both here if the pool cannot take it (shutting down, or no thread could
+/// be started).
 #[cfg(feature = "std")]
-fn run_async(batch: Batch, done: impl FnOnce() + Copy + Send + 'static) {
-    use std::sync::{Arc, Mutex};
-
-    // The batch waits in a slot so that it can still run here if no thread can be started.
-    let slot = Arc::new(Mutex::new(Some(batch)));
-    let task = {
-        let slot = Arc::clone(&slot);
-        move || {
-            let batch = slot.lock().ok().and_then(|mut b| b.take());
-            if let Some(batch) = batch {
-                guard((), || batch.run());
-            }
-            done();
-        }
-    };
-    if std::thread::Builder::new()
-        .name("sieve-llg-par".to_owned())
-        .spawn(task)
-        .is_err()
-    {
-        let batch = slot.lock().ok().and_then(|mut b| b.take());
-        if let Some(batch) = batch {
-            guard((), || batch.run());
-        }
+fn run_async(batch: Batch, done: impl FnOnce() + Send + 'static) {
+    let task = Box::new(move || {
+        guard((), || batch.run());
+        // The last use of the host's data: after the callback the task only returns.
         done();
+    });
+    if let Err(task) = sieve_runner::global().spawn(task) {
+        task();
     }
 }
 

@@ -31,7 +31,9 @@ from ._sieve import (
     consume_token_batch,
     fill_next_token_bitmask_batch,
     fill_next_token_bitmask_draft,
+    get_num_threads,
     set_num_threads,
+    shutdown_threads,
 )
 
 __all__ = [
@@ -49,7 +51,9 @@ __all__ = [
     "fill_next_token_bitmask",
     "fill_next_token_bitmask_batch",
     "fill_next_token_bitmask_draft",
+    "get_num_threads",
     "set_num_threads",
+    "shutdown_threads",
     "unpack_bitmask",
 ]
 

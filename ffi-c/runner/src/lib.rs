@@ -1,0 +1,102 @@
+//! sieve-runner: the one batch runner behind every batch call of sieve's bindings: the C ABI's
+//! `sieve_compute_masks` and `sieve_compute_masks_with_executor`, the LLGuidance-compatible
+//! `llg_par_compute_mask` (sync and with a completion callback), the C++ `compute_masks`, and
+//! Python's `fill_next_token_bitmask_batch`, `fill_next_token_bitmask_draft` and
+//! `consume_token_batch`.
+//!
+//! # Where it lives, and why
+//! `ffi-c/runner/`, a crate of its own that `sieve-ffi-c`, `sieve-ffi-cxx` and `sieve-py`
+//! depend on. Not a module of `sieve-ffi-c`: that crate's rlib carries every exported
+//! `#[no_mangle]` C function, which would be linked into (and exported from) the Python
+//! extension and clash with a `libsieve.so` loaded in the same process. This crate exports
+//! no symbol and depends on nothing but `std` (and on nothing at all without its `std`
+//! feature, where only [`by_cost`] is there, for `sieve-ffi-c`'s `no_std` build). Each
+//! binary that links it (libsieve, the Python extension, a C++ program) has its own global
+//! pool.
+//!
+//! # Design
+//! - **A persistent pool** ([`Pool`]): its worker threads are started once, when the pool is
+//!   made, and wait on a condition variable between calls (no spawn per call, no spinning).
+//! - **The calling thread works too.** [`Pool::run`] posts up to `threads - 1` help requests,
+//!   wakes that many workers, and starts on the items itself; a worker that wakes up claims
+//!   items from the same counter. A batch of cheap masks is often done before any worker is
+//!   awake, and then the help requests are withdrawn unserved.
+//! - **Items are claimed dynamically, most expensive first.** The caller passes the order in
+//!   which items start ([`by_cost`]: a stable sort of the item indices by the matchers'
+//!   `sieve_core::Matcher::mask_cost_hint`, full walks first, copies last); one atomic
+//!   counter hands out positions in that order, so the long masks start at once and the
+//!   cheap ones fill the gaps.
+//! - **A completion barrier.** [`Pool::run`] returns only when every item has finished and
+//!   every worker that joined the call has let go of it: the caller withdraws the help
+//!   requests no worker took, then waits (on a condition variable, not by sleeping) until
+//!   the count of workers inside the call is zero. Nothing of the call's data is touched
+//!   after it returns, and with no other call in flight every worker is parked again
+//!   ([`Pool::active_workers`] is 0).
+//! - **Joined threads.** [`Pool::shutdown`] (also run by `Drop`) lets the workers finish the
+//!   queued work, then joins every one of them: when it returns, no thread of the pool is
+//!   running, thread-local destructors included. The process-wide pool ([`global`]) is shut
+//!   down by [`shutdown`] (the C ABI's `sieve_shutdown_threads`, Python's
+//!   `sieve.shutdown_threads`, C++'s `sieve::shutdown_threads`) and made again, lazily, by
+//!   the next batch call. [`set_threads`] replaces it by a pool of another size (the old one
+//!   is joined).
+//! - **Panics propagate.** Each item runs under `catch_unwind`; a panicking item does not
+//!   stop the others, the worker survives, and the call returns [`Panicked`] (the bindings
+//!   turn it into their error: `SIEVE_STATUS_PANIC`, an exception). Nothing aborts.
+//! - **Owned tasks** ([`Pool::spawn`]): work that outlives the call that started it
+//!   (`llg_par_compute_mask` with a completion callback) runs on a pool worker, which may
+//!   itself run a batch with the other workers' help. [`Pool::shutdown`] waits for it.
+//!
+//! # Memory ordering
+//! Every hand-over goes through the pool's one mutex: a help request is pushed and popped
+//! under it, and a worker leaves a call (decrements the call's joined count) under it. So
+//! whatever a worker wrote while computing items (masks, matcher state) happens-before the
+//! caller's reacquisition of the mutex that observes the count at zero, and the call's data
+//! (on the caller's stack) is published to a worker by the pop. The item counter itself only
+//! distributes indices (`Relaxed`): it carries no data.
+//!
+//! # Limits
+//! A pool's size is fixed when it is made. Calls from many host threads at once share the
+//! pool's workers; each caller always works through its own batch, so none waits for a
+//! worker that never comes. [`shutdown`] and [`set_threads`] are refused on a pool worker
+//! (from inside an `llg_par_compute_mask` completion callback): a thread cannot join itself.
+#![cfg_attr(not(feature = "std"), no_std)]
+#![deny(missing_docs)]
+
+extern crate alloc;
+
+use alloc::vec::Vec;
+
+#[cfg(feature = "std")]
+mod global;
+#[cfg(feature = "std")]
+mod pool;
+
+#[cfg(feature = "std")]
+pub use global::{
+    OnPoolThread, SetThreadsError, default_threads, global, run, set_threads, shutdown, threads,
+};
+#[cfg(feature = "std")]
+pub use pool::{Panicked, Pool};
+
+/// The order in which a batch starts its items: the indices `0..costs.len()` sorted by
+/// `costs`, highest first; equal costs keep their index order (a stable sort, so the result
+/// is deterministic). `costs[i]` is item `i`'s expected cost, for masks
+/// `sieve_core::Matcher::mask_cost_hint()` (a walk before a slice before a remembered state
+/// mask before a copy).
+pub fn by_cost<K: Ord>(costs: &[K]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..costs.len()).collect();
+    order.sort_by(|&a, &b| costs[b].cmp(&costs[a]));
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::by_cost;
+
+    #[test]
+    fn by_cost_is_stable_and_descending() {
+        assert_eq!(by_cost(&[1, 3, 2, 3, 1, 0]), [1, 3, 2, 0, 4, 5]);
+        assert!(by_cost::<u8>(&[]).is_empty());
+        assert_eq!(by_cost(&[5; 4]), [0, 1, 2, 3]);
+    }
+}
