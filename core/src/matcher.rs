@@ -120,6 +120,9 @@ pub struct Matcher {
     /// The grammar's snapshot version and generation the parser reads (see
     /// [`shared`](self::shared)), and the published snapshot's bytes, charged during a
     /// master call.
+    /// Given by the grammar (a fork keeps it): tells the publisher whether one matcher
+    /// alone extends the tables (see [`shared`](self::shared)).
+    id: u64,
     snap_version: usize,
     /// The snapshot version a step last missed in (see `shared::read_snapshot`).
     miss_version: usize,
@@ -187,7 +190,7 @@ fn forced_tokens(
 impl Matcher {
     /// A matcher at the start of the grammar.
     pub fn new(grammar: &Grammar) -> Matcher {
-        let (parser, generation, shared) = grammar.start_parser();
+        let (parser, generation, shared, id) = grammar.start_parser();
         let mut m = Matcher {
             grammar: grammar.clone(),
             parser,
@@ -203,6 +206,7 @@ impl Matcher {
             generation,
             holding: false,
             reset_tables: false,
+            id,
             snap_version: usize::MAX,
             miss_version: usize::MAX,
             snap_generation: u64::MAX,
@@ -241,7 +245,11 @@ impl Matcher {
         let grammar = self.grammar.clone();
         let inner = grammar.inner();
         let mut shared = inner.shared.lock();
-        self.snapshot_charge = shared.published_bytes;
+        if self.snapshot_charge != shared.published_bytes {
+            // On the master tables: the published snapshot is charged beside them.
+            self.snapshot_charge = shared.published_bytes;
+            self.charge_outside();
+        }
         if shared.tables.is_placeholder() {
             // Tables lost to a panic inside a call (they stayed in that parser): start over
             // from the pristine ones.
@@ -270,16 +278,24 @@ impl Matcher {
             shared.generation += 1;
             self.generation = shared.generation;
         }
+        // Only a call that extended the tables (or reset them) can publish or change what
+        // they weigh: the rest skip the bookkeeping.
+        let extended = self.parser.tables_changes() != shared.published_changes
+            || shared.published_generation != Some(shared.generation);
         // What this matcher's budget leaves beside the tables and the published snapshot.
-        let free = self.parser.free_bytes();
+        let free = if extended {
+            self.parser.free_bytes()
+        } else {
+            0
+        };
         self.parser.swap_tables(&mut shared.tables);
-        self.snapshot_charge = 0;
-        self.charge_outside();
-        inner.master_bytes.store(
-            shared.tables.heap_bytes(),
-            core::sync::atomic::Ordering::Relaxed,
-        );
-        self.maybe_publish(&mut shared, free);
+        if extended {
+            inner.master_bytes.store(
+                shared.tables.heap_bytes(),
+                core::sync::atomic::Ordering::Relaxed,
+            );
+            self.maybe_publish(&mut shared, free);
+        }
         out
     }
 
@@ -1251,7 +1267,10 @@ impl Matcher {
     /// the grammar's share, nor the published tables it reads).
     pub fn bytes_used(&self) -> usize {
         (self.parser.heap_bytes() - self.parser.snapshot_heap())
-            + self.parser.outside().saturating_sub(self.shared)
+            + self
+                .parser
+                .outside()
+                .saturating_sub(self.shared + self.snapshot_charge)
     }
 }
 

@@ -95,12 +95,21 @@ pub(crate) struct Tables {
     pub(crate) state_masks: statemask::StateMasks,
 }
 
+/// A published read-only copy of [`Tables`], shared by `Arc` (see [`crate::matcher`]): the
+/// lexer inline, so that a read through the `Arc` costs no more loads than one through the
+/// master tables' box.
+#[derive(Debug)]
+pub(crate) struct Snapshot {
+    pub(crate) lexer: Lexer,
+    pub(crate) state_masks: statemask::StateMasks,
+}
+
 impl Tables {
     /// A read-only copy for a published snapshot (see [`crate::matcher`]): the lexer's
     /// lookup tables and the remembered masks (shared), not the expression store.
-    pub(crate) fn snapshot(&self) -> Tables {
-        Tables {
-            lexer: Box::new(self.lexer.snapshot()),
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            lexer: self.lexer.snapshot(),
             state_masks: self.state_masks.snapshot(),
         }
     }
@@ -147,7 +156,7 @@ pub struct Parser {
     state_masks: statemask::StateMasks,
     /// A published read-only copy of the grammar's tables this parser reads instead of
     /// `lexer` and `state_masks` (the placeholders then); see [`crate::matcher`].
-    snapshot: Option<Arc<Tables>>,
+    snapshot: Option<Arc<Snapshot>>,
     /// The step's fuel while reading a snapshot (with own tables the lexer counts it).
     fuel: u64,
     fuel_per_step: u64,
@@ -246,7 +255,7 @@ impl Parser {
 
     /// Read `tables` (a published snapshot) from now on, instead of the tables this parser
     /// holds (the placeholder: see [`Parser::swap_tables`]).
-    pub(crate) fn set_snapshot(&mut self, tables: Arc<Tables>) {
+    pub(crate) fn set_snapshot(&mut self, tables: Arc<Snapshot>) {
         self.snapshot = Some(tables);
         self.missed = false;
     }
@@ -257,7 +266,7 @@ impl Parser {
     }
 
     /// The snapshot this parser reads, if any.
-    pub(crate) fn snapshot(&self) -> Option<&Arc<Tables>> {
+    pub(crate) fn snapshot(&self) -> Option<&Arc<Snapshot>> {
         self.snapshot.as_ref()
     }
 
@@ -276,6 +285,12 @@ impl Parser {
 
     pub(crate) fn clear_missed(&mut self) {
         self.missed = false;
+    }
+
+    /// [`Tables::changes`] of the tables this parser holds (its own: the master tables
+    /// during a master call).
+    pub(crate) fn tables_changes(&self) -> u64 {
+        self.lexer.changes() + self.state_masks.changes()
     }
 
     /// Record a snapshot miss; the error a step stops with.
@@ -385,6 +400,12 @@ impl Parser {
                 }
             },
         }
+    }
+
+    /// The slice of the top lexer state as far as the tables read now know it (`None`: not
+    /// known); nothing is computed.
+    pub(crate) fn top_slice_known(&self) -> Option<Option<usize>> {
+        self.lx().slice_known(self.stack.last()?.state)
     }
 
     /// Back to the start of input, discarding cached rows (the lexer tables are kept).

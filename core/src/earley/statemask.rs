@@ -184,6 +184,17 @@ impl LexerSplit<'_> {
 }
 
 impl Parser {
+    /// Whether the top lexer state has a remembered mask in the tables read now (a hint:
+    /// between calls only a snapshot is read, see [`crate::matcher`]).
+    pub(crate) fn top_has_state_mask(&self) -> bool {
+        self.stack.last().is_some_and(|top| {
+            matches!(
+                self.masks().entries.get(top.state.as_usize()),
+                Some(Some(_))
+            )
+        })
+    }
+
     /// Computes the mask into `mask` (`vocab.mask_words()` long, written whole) from the
     /// state mask of the top lexer state, building it on the state's first visit (second,
     /// once the remembered masks fill half their bound). Returns `false` without touching

@@ -69,7 +69,7 @@ pub(crate) struct GrammarInner {
     pub(crate) shared: crate::sync::Mutex<SharedTables>,
     /// The newest read-only snapshot of the shared tables and their generation, which
     /// matchers read without the lock above (see [`crate::matcher`]).
-    pub(crate) published: crate::sync::Mutex<Option<(Arc<Tables>, u64)>>,
+    pub(crate) published: crate::sync::Mutex<Option<(Arc<crate::earley::Snapshot>, u64)>>,
     /// Moves on after each publication: a matcher refetches the snapshot when it changed.
     pub(crate) version: core::sync::atomic::AtomicUsize,
     /// Heap bytes of the master tables after the last call that held them: a matcher
@@ -96,6 +96,9 @@ pub(crate) struct SharedTables {
     pub(crate) published_generation: Option<u64>,
     pub(crate) published_bytes: usize,
     pub(crate) calls_since_publish: usize,
+    /// Matcher ids: the next to give out, and the matcher of the last master call.
+    pub(crate) next_matcher: u64,
+    pub(crate) last_caller: u64,
 }
 
 /// Special tokens resolve to their encodings (see [`crate::vocab`]), so a grammar's
@@ -443,6 +446,8 @@ impl Grammar {
                     published_generation: None,
                     published_bytes: 0,
                     calls_since_publish: 0,
+                    next_matcher: 0,
+                    last_caller: u64::MAX,
                 }),
                 published: crate::sync::Mutex::new(None),
                 version: core::sync::atomic::AtomicUsize::new(0),
@@ -494,14 +499,16 @@ impl Grammar {
     }
 
     /// A parser at the start of input for a new matcher (without tables: a copy of the
-    /// roomiest one handed back), the shared tables' generation, and the grammar's charge to
-    /// its budget at that moment ([`Grammar::bytes_used`] plus room for a reset's copy of
+    /// roomiest one handed back), the shared tables' generation, the grammar's charge to
+    /// its budget at that moment, and an id for the matcher ([`Grammar::bytes_used`] plus room for a reset's copy of
     /// the pristine tables).
-    pub(crate) fn start_parser(&self) -> (Parser, u64, usize) {
+    pub(crate) fn start_parser(&self) -> (Parser, u64, usize, u64) {
         let charge = self.bytes_used() + self.inner.pristine.heap_bytes();
         let parser = self.inner.warm.lock().clone();
-        let generation = self.inner.shared.lock().generation;
-        (parser, generation, charge)
+        let mut shared = self.inner.shared.lock();
+        let id = shared.next_matcher;
+        shared.next_matcher = id.wrapping_add(1);
+        (parser, shared.generation, charge, id)
     }
 
     /// For tests of the snapshot scheme (see `core/src/matcher/shared.rs`): publish a new

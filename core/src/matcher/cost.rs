@@ -17,8 +17,8 @@ pub enum MaskCost {
 }
 
 impl Matcher {
-    /// A cheap guess of what the next mask costs (see [`MaskCost`]); no tables are touched
-    /// and nothing is computed.
+    /// A cheap guess of what the next mask costs (see [`MaskCost`]), read off the tables the
+    /// matcher last read (the grammar's published snapshot); nothing is computed or locked.
     pub fn mask_cost_hint(&self) -> MaskCost {
         if self.error.is_some() || self.stopped || self.gate.is_some() {
             return MaskCost::Copy;
@@ -26,6 +26,12 @@ impl Matcher {
         if self.cached_key == Some(self.parser.state_key()) {
             return MaskCost::Copy;
         }
-        MaskCost::Walk
+        if self.parser.top_has_state_mask() {
+            return MaskCost::StateMask;
+        }
+        match self.parser.top_slice_known() {
+            Some(Some(_)) => MaskCost::Slice,
+            _ => MaskCost::Walk,
+        }
     }
 }

@@ -22,7 +22,8 @@
 //! reader-visible part of the tables (not the expression store: a snapshot never builds) into
 //! a new `Arc`, when the tables' generation moved on or once enough calls extended them to pay
 //! for the copy ([`PUBLISH_BYTES_PER_CALL`] bytes of copy per call: the copies of a warm-up
-//! add up to a small multiple of its table work). It then stores the `Arc` into
+//! add up to a small multiple of its table work; 16 times less while one matcher alone makes
+//! the master calls, as when a grammar serves one sequence at a time). It then stores the `Arc` into
 //! `GrammarInner::published` (a spin lock held for the store and for a reader's `Arc` clone
 //! only) and increments `GrammarInner::version`.
 //!
@@ -53,6 +54,10 @@ use sieve_kernels as kernels;
 
 /// Bytes of snapshot copy one extending master call pays for (see the module docs).
 const PUBLISH_BYTES_PER_CALL: usize = 64 << 10;
+
+/// While one matcher alone makes the master calls (a grammar used by one sequence at a
+/// time), a call pays for this much less copy: nobody else would read the snapshot.
+const SOLO_DISCOUNT: usize = 16;
 
 impl Matcher {
     /// Make the parser read the grammar's newest snapshot. False when there is none, or it is
@@ -220,6 +225,8 @@ impl Matcher {
     /// tables changed enough since the last one (see the module docs) and `free` bytes of
     /// this matcher's budget hold it.
     pub(super) fn maybe_publish(&self, shared: &mut SharedTables, free: usize) {
+        let solo = shared.last_caller == self.id;
+        shared.last_caller = self.id;
         let changes = shared.tables.changes();
         let new_generation = shared.published_generation != Some(shared.generation);
         if !new_generation && changes == shared.published_changes {
@@ -231,9 +238,12 @@ impl Matcher {
         let paid = if inner.defer_publishing.load(Ordering::Relaxed) {
             0
         } else {
-            shared
-                .calls_since_publish
-                .saturating_mul(PUBLISH_BYTES_PER_CALL)
+            let per_call = if solo {
+                PUBLISH_BYTES_PER_CALL / SOLO_DISCOUNT
+            } else {
+                PUBLISH_BYTES_PER_CALL
+            };
+            shared.calls_since_publish.saturating_mul(per_call)
         };
         // The new snapshot must fit beside the master tables and the old one (freed after).
         if (!new_generation && paid < bytes) || bytes > free {
