@@ -16,6 +16,23 @@ pub use alloc::sync::Arc;
 #[cfg(not(target_has_atomic = "ptr"))]
 pub use portable_atomic_util::Arc;
 
-/// The lock of the grammar's warm parser and shared tables and of the gate's cache: a spin lock
-/// (never contended for long: each critical section is a clone or a table lookup).
-pub(crate) type Mutex<T> = spin::Mutex<T>;
+/// The lock of the grammar's warm parser, master tables and published snapshot, and of the
+/// gate's cache: a spin lock (each critical section is a clone, a lookup, or a master-table
+/// step on a cold state; warm masks take none, see `matcher/shared.rs`). With `std`, a waiter
+/// yields its core instead of spinning ([`Backoff`]): with more threads than cores, a
+/// descheduled holder would otherwise let the waiters spin out their time slices.
+pub(crate) type Mutex<T> = spin::mutex::SpinMutex<T, Backoff>;
+
+/// What a waiter does while a [`Mutex`] is held: yield the thread with `std`, a spin-loop hint
+/// without (a bare-metal target has no scheduler to yield to).
+pub(crate) struct Backoff;
+
+impl spin::RelaxStrategy for Backoff {
+    #[inline]
+    fn relax() {
+        #[cfg(feature = "std")]
+        std::thread::yield_now();
+        #[cfg(not(feature = "std"))]
+        core::hint::spin_loop();
+    }
+}
