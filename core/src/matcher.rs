@@ -233,9 +233,9 @@ impl Matcher {
         m
     }
 
-    /// Run `f` with the grammar's shared tables in this matcher's parser: they are taken
-    /// under the grammar's lock and given back when `f` returns, so matchers of one grammar
-    /// take turns (see the module docs). If they were reset since this parser last held
+    /// Run `f` with the grammar's master tables in this matcher's parser: they are taken
+    /// under the grammar's lock and given back when `f` returns (master calls take turns;
+    /// steps on the published snapshot take no lock, see [`shared`](self::shared)). If they were reset since this parser last held
     /// them, its rows name states of the old ones: the output is replayed first. Calls
     /// nest (a held matcher runs `f` directly).
     fn with_tables<T>(&mut self, f: impl FnOnce(&mut Matcher) -> T) -> T {
