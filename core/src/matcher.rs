@@ -3,7 +3,7 @@
 //! A [`Matcher`] owns its Earley state (items, rows, the byte stack), its byte log and its
 //! last mask. The lazily built tables (the lexer's states and transitions, the masks
 //! remembered per lexer state) belong to the grammar and are shared by all its matchers, in
-//! two forms (see [`shared`](self::shared)): an immutable published snapshot that masks and
+//! two forms (see `matcher/shared.rs`): an immutable published snapshot that masks and
 //! tokens read without any lock, so that matchers of one grammar run in parallel, and the
 //! master tables, which a call takes into the matcher's parser under the grammar's lock
 //! when the snapshot lacks an entry (a cold state), and gives back when it returns. So a
@@ -89,7 +89,7 @@ pub struct MaskStats {
     /// Times the lexer tables were rebuilt after filling a budget (see the module docs).
     pub lexer_rebuilds: u64,
     /// Masks computed on the grammar's published snapshot, without its lock (see
-    /// [`shared`](self::shared)); cached copies included.
+    /// `matcher/shared.rs`); cached copies included.
     pub lock_free: u64,
 }
 
@@ -119,10 +119,10 @@ pub struct Matcher {
     /// A rebuild reset the shared tables: their generation moves on when they go back.
     reset_tables: bool,
     /// The grammar's snapshot version and generation the parser reads (see
-    /// [`shared`](self::shared)), and the published snapshot's bytes, charged during a
+    /// `matcher/shared.rs`), and the published snapshot's bytes, charged during a
     /// master call.
     /// Given by the grammar (a fork keeps it): tells the publisher whether one matcher
-    /// alone extends the tables (see [`shared`](self::shared)).
+    /// alone extends the tables (see `matcher/shared.rs`).
     id: u64,
     snap_version: usize,
     /// The snapshot version a step last missed in (see `shared::read_snapshot`).
@@ -236,9 +236,9 @@ impl Matcher {
 
     /// Run `f` with the grammar's master tables in this matcher's parser: they are taken
     /// under the grammar's lock and given back when `f` returns (master calls take turns;
-    /// steps on the published snapshot take no lock, see [`shared`](self::shared)). If they were reset since this parser last held
-    /// them, its rows name states of the old ones: the output is replayed first. Calls
-    /// nest (a held matcher runs `f` directly).
+    /// steps on the published snapshot take no lock, see `matcher/shared.rs`). If they were
+    /// reset since this parser last held them, its rows name states of the old ones: the
+    /// output is replayed first. Calls nest (a held matcher runs `f` directly).
     fn with_tables<T>(&mut self, f: impl FnOnce(&mut Matcher) -> T) -> T {
         if self.holding {
             return f(self);
