@@ -418,39 +418,9 @@ fn eight_threads_sharing_a_grammar_see_the_masks_of_one() {
     // long path builds (so the threads reset the shared tables under each other); every
     // mask must equal that of a matcher with a roomy grammar of its own, walked alone.
     let paths = roomy_paths(100..108, 100);
-    let expected: Vec<Vec<Vec<u32>>> = paths
-        .iter()
-        .map(|path| {
-            let mut m = Matcher::new(&with_lexer_states(50_000));
-            path.iter()
-                .map(|&t| {
-                    let mask = mask_of(&mut m);
-                    m.consume_token(t).unwrap();
-                    mask
-                })
-                .collect()
-        })
-        .collect();
+    let expected = alone_masks(&paths);
     let (g, _) = quarter_budget_grammar();
-    let rebuilds: u64 = std::thread::scope(|s| {
-        let handles: Vec<_> = paths
-            .iter()
-            .zip(&expected)
-            .enumerate()
-            .map(|(k, (path, want))| {
-                let g = &g;
-                s.spawn(move || {
-                    let mut m = Matcher::new(g);
-                    for (i, (&t, want)) in path.iter().zip(want).enumerate() {
-                        assert_eq!(&mask_of(&mut m), want, "thread {k}, token {i}");
-                        m.consume_token(t).unwrap();
-                    }
-                    m.stats().lexer_rebuilds
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).sum()
-    });
+    let [_, _, rebuilds] = walk_in_threads(&g, &paths, &expected);
     assert!(
         rebuilds > 0,
         "the tight budget never reset the shared tables"
