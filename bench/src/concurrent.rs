@@ -56,6 +56,9 @@ pub struct ConcurrentConfig {
     pub threads: usize,
     /// Engine budgets.
     pub limits: Limits,
+    /// Advance the matchers as one batch, one call of sieve's batch runner a step
+    /// ([`crate::lockstep`]), instead of one host thread per group of matchers.
+    pub lockstep: bool,
 }
 
 impl Default for ConcurrentConfig {
@@ -64,6 +67,7 @@ impl Default for ConcurrentConfig {
             matchers: 64,
             threads: std::thread::available_parallelism().map_or(4, |n| n.get()),
             limits: Limits::default(),
+            lockstep: false,
         }
     }
 }
@@ -184,6 +188,29 @@ pub fn run_many(
         .collect::<Result<Vec<_>>>()?;
     let compile = t.elapsed();
     let k = workloads.len();
+    if cfg.lockstep {
+        let requests: Vec<(&Grammar, &[u32])> = (0..cfg.matchers)
+            .map(|i| {
+                let outputs = workloads[i % k].1;
+                (
+                    &grammars[i % k],
+                    outputs[(i / k) % outputs.len()].as_slice(),
+                )
+            })
+            .collect();
+        let r = crate::lockstep::run(vocab, &requests, cfg.threads.max(1))?;
+        let matchers: Vec<Seq<'_>> = r
+            .matchers
+            .into_iter()
+            .zip(&requests)
+            .map(|(matcher, &(_, tokens))| Seq {
+                matcher,
+                tokens,
+                next: tokens.len(),
+            })
+            .collect();
+        return Ok(report(cfg, &grammars, compile, &r.times, r.wall, &matchers));
+    }
     let threads = cfg.threads.clamp(1, cfg.matchers.max(1));
     // Matcher `i` goes to thread `i % threads`; all are created before any mask.
     let mut groups: Vec<Vec<Seq<'_>>> = (0..threads).map(|_| Vec::new()).collect();
@@ -228,13 +255,25 @@ pub fn run_many(
         seqs.extend(group);
         times.extend(t);
     }
+    Ok(report(cfg, &grammars, compile, &times, wall, &seqs))
+}
+
+/// The report of a run: `times` of every mask, `wall` of the run, the matchers still alive.
+fn report(
+    cfg: &ConcurrentConfig,
+    grammars: &[Grammar],
+    compile: Duration,
+    times: &[Duration],
+    wall: Duration,
+    seqs: &[Seq<'_>],
+) -> ConcurrentReport {
     let mut matcher_bytes: Vec<usize> = seqs.iter().map(|s| s.matcher.bytes_used()).collect();
     matcher_bytes.sort_unstable();
-    Ok(ConcurrentReport {
+    ConcurrentReport {
         config: cfg.clone(),
-        schemas: k,
+        schemas: grammars.len(),
         compile,
-        masks: Summary::from_durations(&times),
+        masks: Summary::from_durations(times),
         wall,
         tokens: seqs.iter().map(|s| s.tokens.len()).sum(),
         matcher_bytes,
@@ -243,7 +282,7 @@ pub fn run_many(
             .map(|g| g.bytes_used() + g.tables_bytes())
             .sum(),
         peak_rss_kb: peak_rss_kb(),
-    })
+    }
 }
 
 impl ConcurrentReport {

@@ -13,6 +13,8 @@
 //!   writes improvements and refuses regressions not named in `SIEVE_ACCEPT_REGRESSIONS`).
 //! - [`trace`]: traces an invalid instance the grammar accepts to the superset entry of the
 //!   coverage report that explains it, with an independent validator (or counts it a bug).
+//! - [`concurrent`] and [`lockstep`]: `sieve concurrent` (many matchers on many threads,
+//!   on host threads or as batches on sieve's batch runner).
 //! - [`grammar_info`]: `sieve grammar-info` and `sieve maskbench --classes` (grammar analysis).
 //! - [`stats`], [`rng`], [`util`]: timing summaries, a seeded PRNG, mask and text helpers.
 //! - `profile` (with `--features pprof`): sampling flamegraphs for `sieve maskbench
@@ -23,6 +25,7 @@ pub mod demo;
 #[cfg(feature = "generate")]
 pub mod generate_cmd;
 pub mod grammar_info;
+pub mod lockstep;
 pub mod mask_cmd;
 pub mod maskbench;
 #[cfg(feature = "pprof")]

@@ -411,11 +411,17 @@ impl Matcher {
         if self.parser.is_accepting() {
             kernels::set_bits(mask, vocab.eos_tokens());
         }
+        // A rebuild renames the parser's rows, and so its key.
+        let key = self.parser.state_key();
+        self.keep_mask(mask, key);
+        Ok(())
+    }
+
+    /// Keeps `mask`, the mask of state `key`, for a next call in the same state.
+    pub(crate) fn keep_mask(&mut self, mask: &[u32], key: (u64, u32)) {
         self.cached_mask.clear();
         self.cached_mask.extend_from_slice(mask);
-        // A rebuild renames the parser's rows, and so its key.
-        self.cached_key = Some(self.parser.state_key());
-        Ok(())
+        self.cached_key = Some(key);
     }
 
     /// Room for the copy of the mask kept for the next call, charged before it is made.

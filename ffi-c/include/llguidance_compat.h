@@ -27,7 +27,7 @@
  * counted). A constraint, matcher or stop controller is used by one thread at a time; distinct
  * ones may run on different threads at once. The tokenize callback must be thread-safe.
  * llg_par_compute_mask() runs its steps on the calling thread and the library's thread pool
- * (the pool sieve_compute_masks uses: started on first use, its threads parked between
+ * (the pool sieve_compute_masks uses: started on first use, its threads idle between
  * calls, the most expensive masks first); with a done_cb it returns at once, the work and
  * the callback run on a pool thread, and the constraints and mask rows belong to the library
  * until done_cb is called. sieve_set_num_threads() and sieve_shutdown_threads() from sieve.h

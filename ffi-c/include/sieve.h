@@ -626,8 +626,9 @@ const char *sieve_version(void);
  * Computes the masks of `n` distinct matchers: row `i` of `masks` (words
  * `i * mask_words ..< (i + 1) * mask_words`) receives matcher `i`'s mask and `statuses[i]`
  * its `sieve_status`. The calling thread works through the items together with up to
- * `sieve_num_threads() - 1` threads of the library's pool (started on first use, parked
- * between calls, joined by `sieve_shutdown_threads`), most expensive mask first; when the
+ * `sieve_num_threads() - 1` threads of the library's pool (started on first use, idle
+ * between calls, joined by `sieve_shutdown_threads`; one call runs on at most one thread
+ * per CPU), most expensive mask first; when the
  * call returns no pool thread touches the matchers or the buffers any more. A build
  * without the `std` feature computes the masks one after the other on the calling thread.
  *

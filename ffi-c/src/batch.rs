@@ -41,6 +41,9 @@ struct Job {
     matchers: Vec<*mut Matcher>,
     /// Matcher indices, most expensive next mask first: work item `k` is matcher `order[k]`.
     order: Vec<usize>,
+    /// The batch's expected work (`MaskCost::typical_ns`), for the runner's wake-ups.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    expected_ns: u64,
     masks: *mut u32,
     mask_words: usize,
     claimed: Vec<AtomicBool>,
@@ -143,6 +146,7 @@ fn prepare<'a>(
         .collect();
     let job = Job {
         order: sieve_runner::by_cost(&costs),
+        expected_ns: costs.iter().map(|c| c.typical_ns(mask_words)).sum(),
         matchers,
         masks: mask_buf.as_mut_ptr(),
         mask_words,
@@ -157,8 +161,9 @@ fn prepare<'a>(
 /// Computes the masks of `n` distinct matchers: row `i` of `masks` (words
 /// `i * mask_words ..< (i + 1) * mask_words`) receives matcher `i`'s mask and `statuses[i]`
 /// its `sieve_status`. The calling thread works through the items together with up to
-/// `sieve_num_threads() - 1` threads of the library's pool (started on first use, parked
-/// between calls, joined by `sieve_shutdown_threads`), most expensive mask first; when the
+/// `sieve_num_threads() - 1` threads of the library's pool (started on first use, idle
+/// between calls, joined by `sieve_shutdown_threads`; one call runs on at most one thread
+/// per CPU), most expensive mask first; when the
 /// call returns no pool thread touches the matchers or the buffers any more. A build
 /// without the `std` feature computes the masks one after the other on the calling thread.
 ///
@@ -190,7 +195,7 @@ pub extern "C" fn sieve_compute_masks(
 fn run_all(job: &Job) {
     // `Job::run` catches its item's panic (a `SIEVE_STATUS_PANIC` status), so the runner
     // has none to report.
-    let _ = sieve_runner::run(&job.order, &|i| job.run(i));
+    let _ = sieve_runner::run_expecting(&job.order, job.expected_ns, &|i| job.run(i));
 }
 
 /// Runs every item of `job` one after the other on the calling thread (no `std`, no

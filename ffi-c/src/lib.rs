@@ -21,7 +21,7 @@
 //! `sieve_compute_masks` (the calling thread and the library's pool; without `std`, the
 //! calling thread) or `sieve_compute_masks_with_executor` (host pool). The pool
 //! (`sieve-runner`, shared with `llg_par_compute_mask`) is started on first use, its threads
-//! park between calls; `sieve_set_num_threads` sizes it and `sieve_shutdown_threads` joins
+//! idle between calls (polling for 200 µs, then asleep); `sieve_set_num_threads` sizes it and `sieve_shutdown_threads` joins
 //! every thread of it.
 //!
 //! # Conventions

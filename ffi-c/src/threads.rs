@@ -3,7 +3,7 @@
 //!
 //! The pool is `sieve-runner`'s process-wide pool (shared by `sieve_compute_masks` and
 //! `llg_par_compute_mask`): started by the first batch call that needs it, its threads
-//! parked between calls, joined by `sieve_shutdown_threads`. Without the `std` feature there
+//! idle between calls (polling for 200 µs, then asleep), joined by `sieve_shutdown_threads`. Without the `std` feature there
 //! are no threads: these functions only check their arguments.
 
 use crate::boundary::ffi_boundary;

@@ -62,6 +62,7 @@ pub fn compute_masks(
             .map(|m| m.matcher.mask_cost_hint())
             .collect();
         let order = sieve_runner::by_cost(&costs);
+        let expected_ns = costs.iter().map(|c| c.typical_ns(mask_words)).sum();
         let mut rows = masks;
         let items: Vec<Mutex<Item<'_>>> = matchers
             .iter_mut()
@@ -77,7 +78,7 @@ pub fn compute_masks(
             })
             .collect();
         // Each item is locked once, by the one thread that claims it.
-        sieve_runner::run(&order, &|i| {
+        sieve_runner::run_expecting(&order, expected_ns, &|i| {
             items[i].lock().unwrap_or_else(|e| e.into_inner()).run();
         })
         .map_err(|e| Error::new(ErrorCode::Panic, e))

@@ -22,8 +22,8 @@
 //!
 //! Batches: [`compute_masks`] fills one row per matcher of a `rust::Slice<rust::Box<Matcher>>`
 //! on the calling thread and the library's thread pool (`sieve-runner`, the runner of the C
-//! and Python batch calls: persistent threads parked between calls, the most expensive masks
-//! first); [`set_num_threads`] sizes the pool and [`shutdown_threads`] joins all its threads.
+//! and Python batch calls: persistent threads, idle between calls (polling for 200 µs, then
+//! asleep), the most expensive masks first); [`set_num_threads`] sizes the pool and [`shutdown_threads`] joins all its threads.
 //!
 //! # Usage pattern
 //! compile (`grammar_from_lark`) → `matcher_new` → `compute_mask` into a

@@ -246,6 +246,11 @@ struct ConcurrentArgs {
     /// Seed of the first generated output (default schema).
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Advance all matchers as one batch, one call of sieve's batch runner (the pool behind
+    /// the C, C++ and Python batch APIs) per step, the host consuming tokens in between;
+    /// the wall time is that of the batch calls.
+    #[arg(long)]
+    lockstep: bool,
 }
 
 #[derive(Debug, Args)]
@@ -510,6 +515,7 @@ fn run_concurrent(args: &ConcurrentArgs, out: &mut dyn Write) -> Result<ExitCode
         workloads.iter().map(|(s, o)| (s, o.as_slice())).collect();
     let mut cfg = ConcurrentConfig {
         matchers: args.matchers,
+        lockstep: args.lockstep,
         ..ConcurrentConfig::default()
     };
     if args.threads.len() > 1 {

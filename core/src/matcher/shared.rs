@@ -155,9 +155,7 @@ impl Matcher {
         stats.masks += 1;
         stats.lock_free += 1;
         self.stats = stats;
-        self.cached_mask.clear();
-        self.cached_mask.extend_from_slice(mask);
-        self.cached_key = Some(key);
+        self.keep_mask(mask, key);
         Some(Ok(()))
     }
 

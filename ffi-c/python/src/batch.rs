@@ -23,11 +23,17 @@ fn matchers<'a>(list: &'a [Bound<'_, Matcher>]) -> Vec<&'a Matcher> {
     list.iter().map(|b| b.get()).collect()
 }
 
-/// The order in which a batch starts the matchers' items: their next masks' expected cost,
-/// most expensive first (`Matcher::mask_cost_hint`).
-fn by_cost(ms: &[&Matcher]) -> Vec<usize> {
+/// The order in which a batch starts the matchers' items, their next masks' expected cost
+/// most expensive first (`Matcher::mask_cost_hint`), and the whole batch's expected work in
+/// ns with `masks_each` masks an item (`MaskCost::typical_ns`).
+fn by_cost(ms: &[&Matcher], words: usize, masks_each: &dyn Fn(usize) -> u64) -> (Vec<usize>, u64) {
     let costs: Vec<sieve_core::MaskCost> = ms.iter().map(|m| m.lock().mask_cost_hint()).collect();
-    sieve_runner::by_cost(&costs)
+    let expected = costs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| c.typical_ns(words).saturating_mul(masks_each(i)))
+        .fold(0u64, u64::saturating_add);
+    (sieve_runner::by_cost(&costs), expected)
 }
 
 /// The mask words every matcher needs (they must agree: one bitmask).
@@ -90,8 +96,9 @@ pub fn fill_next_token_bitmask_batch(
         )));
     }
     check_rows(&rows, &view)?;
+    let (order, expected) = by_cost(&ms, words, &|_| 1);
     py.detach(|| {
-        executor::run(&by_cost(&ms), |i| {
+        executor::run(&order, expected, |i| {
             // SAFETY: 1. `rows[i] < view.rows` and the rows are distinct (checked), so this
             // item is the only user of its row; 2. `bitmask` is borrowed for the whole call.
             let row = unsafe { view.row_u32(rows[i]) };
@@ -159,8 +166,10 @@ pub fn fill_next_token_bitmask_draft(
         .flat_map(|(&o, d)| (0..=d.len()).map(move |k| o.saturating_add(k)))
         .collect();
     check_rows(&all_rows, &view)?;
+    // A draft of k tokens is k + 1 masks, the later ones mostly cheaper: weighed as k + 1.
+    let (order, expected) = by_cost(&ms, words, &|i| drafts[i].len() as u64 + 1);
     py.detach(|| {
-        executor::run(&by_cost(&ms), |i| {
+        executor::run(&order, expected, |i| {
             let (d, o) = (&drafts[i], offsets[i]);
             let mut m = ms[i].lock();
             let (mut filled, mut consumed, mut live) = (0, 0, true);
@@ -214,7 +223,10 @@ pub fn consume_token_batch(
         }
     }
     py.detach(|| {
-        executor::run_in_order(ms.len(), |i| ms[i].lock().consume_token(tokens[i]).is_ok())
+        // A token is consumed in about a microsecond (a few parser steps).
+        executor::run_in_order(ms.len(), 1_000, |i| {
+            ms[i].lock().consume_token(tokens[i]).is_ok()
+        })
     })
 }
 

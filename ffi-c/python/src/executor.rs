@@ -1,8 +1,9 @@
 //! The batch calls' executor: `sieve-runner`'s process-wide pool (`ffi-c/runner`, the runner
 //! the C and C++ batch calls use too). The calling thread works through the items itself,
-//! most expensive first, and parked pool threads join in as they wake, so a batch of cheap
-//! masks is often done before a helper is even awake; the call returns only once every
-//! helper has let go of it. The pool's threads are started once and parked between calls;
+//! most expensive first, and pool threads join in: at once if they are still polling after
+//! the last call (for 200 µs), else as they wake (a batch expected to be cheaper than a
+//! wake-up wakes none); the call returns only once every
+//! helper has let go of it. The pool's threads are started once and idle between calls;
 //! `shutdown_threads` joins them.
 //!
 //! Invariants: each item runs exactly once (the runner hands out positions of `order` with
@@ -40,15 +41,21 @@ pub fn shutdown_threads(py: Python<'_>) -> PyResult<()> {
 
 /// Runs `f(i)` for every `i` in `order` (a permutation of `0..n`, started in that order: see
 /// `sieve_runner::by_cost`), on the calling thread and the pool's threads, and returns the
-/// results by `i`. Call it with the GIL released.
-pub fn run<T: Send + Sync>(order: &[usize], f: impl Fn(usize) -> T + Sync) -> PyResult<Vec<T>> {
+/// results by `i`. `expected_ns`: the batch's expected work (`sieve_runner::run_expecting`).
+/// Call it with the GIL released.
+pub fn run<T: Send + Sync>(
+    order: &[usize],
+    expected_ns: u64,
+    f: impl Fn(usize) -> T + Sync,
+) -> PyResult<Vec<T>> {
     let slots: Vec<OnceLock<T>> = (0..order.len()).map(|_| OnceLock::new()).collect();
     let item = |i: usize| {
         if let Some(slot) = slots.get(i) {
             let _ = slot.set(f(i));
         }
     };
-    sieve_runner::run(order, &item).map_err(|e| PyRuntimeError::new_err(format!("sieve: {e}")))?;
+    sieve_runner::run_expecting(order, expected_ns, &item)
+        .map_err(|e| PyRuntimeError::new_err(format!("sieve: {e}")))?;
     slots
         .into_iter()
         .map(|s| {
@@ -58,8 +65,12 @@ pub fn run<T: Send + Sync>(order: &[usize], f: impl Fn(usize) -> T + Sync) -> Py
         .collect()
 }
 
-/// [`run`] over `0..n` in index order (items of about the same cost).
-pub fn run_in_order<T: Send + Sync>(n: usize, f: impl Fn(usize) -> T + Sync) -> PyResult<Vec<T>> {
+/// [`run`] over `0..n` in index order, for items of about `item_ns` each.
+pub fn run_in_order<T: Send + Sync>(
+    n: usize,
+    item_ns: u64,
+    f: impl Fn(usize) -> T + Sync,
+) -> PyResult<Vec<T>> {
     let order: Vec<usize> = (0..n).collect();
-    run(&order, f)
+    run(&order, item_ns.saturating_mul(n as u64), f)
 }

@@ -50,10 +50,20 @@ pub fn global() -> Arc<Pool> {
 /// ([`Pool::run`]); a batch of at most one item runs on the calling thread without making the
 /// pool.
 pub fn run(order: &[usize], work: &(dyn Fn(usize) + Sync)) -> Result<(), Panicked> {
+    run_expecting(order, u64::MAX, work)
+}
+
+/// [`run`] for a batch expected to take about `expected_ns` nanoseconds of work in all
+/// ([`Pool::run_expecting`]).
+pub fn run_expecting(
+    order: &[usize],
+    expected_ns: u64,
+    work: &(dyn Fn(usize) + Sync),
+) -> Result<(), Panicked> {
     if order.len() <= 1 {
         return run_on_caller(order, work);
     }
-    global().run(order, work)
+    global().run_expecting(order, expected_ns, work)
 }
 
 /// [`shutdown`] or [`set_threads`] was called on a pool worker (from inside a task the pool

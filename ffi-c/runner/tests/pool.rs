@@ -18,7 +18,9 @@ fn spin(n: u64) -> u64 {
 
 #[test]
 fn every_item_runs_once_and_workers_park_after_each_batch() {
-    let pool = Pool::new(4);
+    // Four threads take part in each call whatever the CPUs (the default caps a call at
+    // one thread per CPU; see `calls_run_on_at_most_one_thread_per_cpu`).
+    let pool = Pool::with_parallelism(4, 4);
     assert_eq!(pool.threads(), 4);
     assert_eq!(pool.workers(), 3);
     // Fewer rounds under miri (`cargo +nightly miri test -p sieve-runner`), which checks the
@@ -48,7 +50,7 @@ fn every_item_runs_once_and_workers_park_after_each_batch() {
 
 #[test]
 fn a_batch_returns_after_a_slow_item_on_a_worker() {
-    let pool = Pool::new(2);
+    let pool = Pool::with_parallelism(2, 2);
     for _ in 0..5 {
         let started = AtomicUsize::new(0);
         let finished = AtomicUsize::new(0);
@@ -91,7 +93,7 @@ fn one_thread_runs_in_cost_order_on_the_caller() {
 
 #[test]
 fn the_caller_and_the_workers_share_a_batch() {
-    let pool = Pool::new(3);
+    let pool = Pool::with_parallelism(3, 3);
     // Each item waits for the other two: three threads must hold one item each at once.
     let barrier = Barrier::new(3);
     let threads = Mutex::new(Vec::new());
@@ -105,6 +107,34 @@ fn the_caller_and_the_workers_share_a_batch() {
     ids.sort_by_key(|id| format!("{id:?}"));
     ids.dedup();
     assert_eq!(ids.len(), 3);
+    assert_eq!(pool.active_workers(), 0);
+}
+
+#[test]
+fn calls_run_on_at_most_one_thread_per_cpu() {
+    let cpus = thread::available_parallelism().map_or(1, |n| n.get());
+    let pool = Pool::new(cpus + 3);
+    assert_eq!((pool.threads(), pool.workers()), (cpus + 3, cpus + 2));
+    assert_eq!(pool.parallelism(), cpus);
+    assert_eq!(Pool::with_parallelism(2, 5).parallelism(), 2);
+    assert_eq!(Pool::with_parallelism(3, 0).parallelism(), 1);
+    // Items that hold their thread until `cpus` of them run at once, and count how many
+    // threads a call ever ran on together (the workers beyond the CPUs stay out).
+    let (running, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    for _ in 0..if cfg!(miri) { 2 } else { 20 } {
+        let order: Vec<usize> = (0..4 * cpus).collect();
+        pool.run(&order, &|_| {
+            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(now, Ordering::SeqCst);
+            spin(2000);
+            running.fetch_sub(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    }
+    assert!(
+        most.load(Ordering::SeqCst) <= cpus,
+        "{most:?} threads at once"
+    );
     assert_eq!(pool.active_workers(), 0);
 }
 
@@ -238,7 +268,7 @@ mod exits {
 fn shutdown_and_drop_join_every_worker() {
     for threads in [2, 4] {
         let before = exits::exited();
-        let pool = Pool::new(threads);
+        let pool = Pool::with_parallelism(threads, threads);
         let barrier = Barrier::new(threads);
         let order: Vec<usize> = (0..threads).collect();
         pool.run(&order, &|_| {

@@ -46,6 +46,9 @@ struct Batch {
     items: Vec<Item>,
     /// Item indices, most expensive next mask first.
     order: Vec<usize>,
+    /// The batch's expected work (`MaskCost::typical_ns`), for the runner's wake-ups.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    expected_ns: u64,
 }
 
 // SAFETY: 1. every item's constraint and row are distinct from every other item's (checked
@@ -136,8 +139,14 @@ impl Batch {
             // 2. no work has started, so this thread is its only user.
             .map(|item| unsafe { &*item.constraint }.cost_hint())
             .collect();
+        let expected_ns = costs
+            .iter()
+            .zip(&items)
+            .map(|(c, item)| c.typical_ns(item.words))
+            .sum();
         Batch {
             order: sieve_runner::by_cost(&costs),
+            expected_ns,
             items,
         }
     }
@@ -167,7 +176,9 @@ impl Batch {
     fn run(&self) {
         // `run_item` catches its item's panic (a `guard` around it would too): the runner
         // has none to report.
-        let _ = sieve_runner::run(&self.order, &|i| self.run_item(i));
+        let _ = sieve_runner::run_expecting(&self.order, self.expected_ns, &|i| {
+            self.run_item(i);
+        });
     }
 
     /// Computes every item on the calling thread, one after the other (no `std`).
