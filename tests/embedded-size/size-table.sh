@@ -39,8 +39,16 @@ for c in "${configs[@]}"; do
   case "$name" in *"opt-level z"*) opt=z ;; esac
   CARGO_PROFILE_RELEASE_OPT_LEVEL=$opt cargo build -q --release --target "$target" --features "$features" >/dev/null
   bin="$CARGO_TARGET_DIR/$target/release/sieve-embedded-size"
-  read -r text rodata data < <("$size_tool" -A "$bin" | awk '
+  # The size tool's own output first (a failing tool stops the script under `set -e`; read
+  # from a process substitution, its failure was lost and the sizes read as 0 bytes).
+  sections=$("$size_tool" -A "$bin")
+  read -r text rodata data < <(printf '%s\n' "$sections" | awk '
     $1==".text"{t=$2} $1==".rodata"{r=$2} $1==".data"{d=$2} END{print t+0, r+0, d+0}')
+  if [ "$text" -eq 0 ]; then
+    echo "size table: $size_tool -A $bin gave no .text section:"
+    printf '%s\n' "$sections"
+    exit 1
+  fi
   flash=$((text + rodata + data))
   printf '%-38s %9d %9d %7d %9d\n' "$name" "$text" "$rodata" "$data" "$flash"
 done

@@ -288,8 +288,11 @@ fn pct(a: usize, b: usize) -> f64 {
     }
 }
 
-/// The most invalid instances of the sample accepted with no superset entry explaining them.
-const MAX_UNEXPLAINED: usize = 7;
+/// The invalid instances of the sample that sieve accepts with no superset entry of its
+/// coverage report explaining them (measured 2026-11-28: 5 of 2,009). Exact, not a margin:
+/// one more fails the test, and one fewer fails it too until this is lowered (a stale
+/// allowance would hide the next regression).
+const MAX_UNEXPLAINED: usize = 5;
 
 #[test]
 fn maskbench_bytes() {
@@ -393,7 +396,9 @@ fn maskbench_bytes() {
          most {MAX_UNEXPLAINED}; see {})",
         out.display()
     );
-    if unexplained < MAX_UNEXPLAINED {
-        println!("improvement: lower MAX_UNEXPLAINED to {unexplained}");
-    }
+    assert!(
+        unexplained >= MAX_UNEXPLAINED,
+        "improvement: {unexplained} unexplained where MAX_UNEXPLAINED is {MAX_UNEXPLAINED}: lower \
+         it to {unexplained}"
+    );
 }
