@@ -22,11 +22,14 @@
 //!   masks: a host that calls batches back to back (consuming tokens in between) finds a
 //!   polling worker, and one that calls once per forward pass pays one wake-up per call.
 //! - **The calling thread works too.** [`Pool::run`] posts up to `threads - 1` help requests
-//!   (at most one per other CPU: more threads than CPUs would only take turns on them),
-//!   wakes as many sleeping workers as no poller will serve, and starts on the items itself;
-//!   a worker that arrives claims items from the same counter. A batch of cheap masks is
-//!   often done before a sleeping worker is awake, and then the help requests are withdrawn
-//!   unserved.
+//!   (at most one per other CPU: more threads than CPUs would only take turns on them) and
+//!   starts on the items itself; a polling worker takes a request at once, and a worker that
+//!   arrives claims items from the same counter. Sleeping workers are woken one at a time
+//!   (each that joins wakes the next while items are left), and not at all for a batch
+//!   expected to take under [`WAKE_WORTH_NS`] ([`Pool::run_expecting`]; the bindings pass
+//!   the sum of `sieve_core::MaskCost::typical_ns`), unless calls come back to back. A batch
+//!   of cheap masks is often done before a sleeping worker is awake, and then the help
+//!   requests are withdrawn unserved.
 //! - **Items are claimed dynamically, most expensive first.** The caller passes the order in
 //!   which items start ([`by_cost`]: a stable sort of the item indices by the matchers'
 //!   `sieve_core::Matcher::mask_cost_hint`, full walks first, copies last); one atomic
@@ -36,8 +39,8 @@
 //!   every worker that joined the call has let go of it: the caller withdraws the help
 //!   requests no worker took, then waits until the count of workers inside the call is zero
 //!   (polling for [`SPIN`], then on a condition variable). Nothing of the call's data is touched
-//!   after it returns, and with no other call in flight every worker is parked again
-//!   ([`Pool::active_workers`] is 0).
+//!   after it returns, and with no other call in flight every worker has left its task
+//!   ([`Pool::active_workers`] is 0; it may still poll for [`SPIN`] before sleeping).
 //! - **Joined threads.** [`Pool::shutdown`] (also run by `Drop`) lets the workers finish the
 //!   queued work, then joins every one of them: when it returns, no thread of the pool is
 //!   running, thread-local destructors included. The process-wide pool ([`global`]) is shut
