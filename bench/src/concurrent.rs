@@ -59,6 +59,8 @@ pub struct ConcurrentConfig {
     /// Advance the matchers as one batch, one call of sieve's batch runner a step
     /// ([`crate::lockstep`]), instead of one host thread per group of matchers.
     pub lockstep: bool,
+    /// With `lockstep`: also a digest of every mask ([`crate::lockstep::Lockstep::digest`]).
+    pub mask_digest: bool,
 }
 
 impl Default for ConcurrentConfig {
@@ -68,6 +70,7 @@ impl Default for ConcurrentConfig {
             threads: std::thread::available_parallelism().map_or(4, |n| n.get()),
             limits: Limits::default(),
             lockstep: false,
+            mask_digest: false,
         }
     }
 }
@@ -93,6 +96,9 @@ pub struct ConcurrentReport {
     pub grammar_bytes: usize,
     /// Peak resident set of the process (KiB), on Linux.
     pub peak_rss_kb: Option<u64>,
+    /// With `lockstep` and `mask_digest`: the digest of every mask by request and step
+    /// ([`crate::lockstep::Lockstep::digest`]), equal at every thread count when the masks are.
+    pub mask_digest: Option<u64>,
 }
 
 /// One matcher and the output it is fed.
@@ -198,7 +204,7 @@ pub fn run_many(
                 )
             })
             .collect();
-        let r = crate::lockstep::run(vocab, &requests, cfg.threads.max(1))?;
+        let r = crate::lockstep::run(vocab, &requests, cfg.threads.max(1), cfg.mask_digest)?;
         let matchers: Vec<Seq<'_>> = r
             .matchers
             .into_iter()
@@ -209,7 +215,9 @@ pub fn run_many(
                 next: tokens.len(),
             })
             .collect();
-        return Ok(report(cfg, &grammars, compile, &r.times, r.wall, &matchers));
+        let mut report = report(cfg, &grammars, compile, &r.times, r.wall, &matchers);
+        report.mask_digest = r.digest;
+        return Ok(report);
     }
     let threads = cfg.threads.clamp(1, cfg.matchers.max(1));
     // Matcher `i` goes to thread `i % threads`; all are created before any mask.
@@ -282,6 +290,7 @@ fn report(
             .map(|g| g.bytes_used() + g.tables_bytes())
             .sum(),
         peak_rss_kb: peak_rss_kb(),
+        mask_digest: None,
     }
 }
 
@@ -304,6 +313,9 @@ impl ConcurrentReport {
             self.tokens
         )?;
         writeln!(out, "  compile ms {:.2}", self.compile.as_secs_f64() * 1e3)?;
+        if let Some(d) = self.mask_digest {
+            writeln!(out, "  mask digest {d:016x}")?;
+        }
         let mask_s = self.masks.mean_us * self.masks.count as f64 / 1e6;
         writeln!(
             out,
@@ -434,6 +446,16 @@ pub fn print_scaling(
         )?;
     }
     writeln!(out)?;
+    if let Some(d) = base.mask_digest {
+        if let Some(r) = reports.iter().find(|r| r.mask_digest != Some(d)) {
+            bail!(
+                "the masks differ: digest {d:016x} at 1 thread, {:016x?} at {} threads",
+                r.mask_digest,
+                r.config.threads
+            );
+        }
+        writeln!(out, "mask digest {d:016x}, the same at every thread count")?;
+    }
     writeln!(
         out,
         "compile ms (last run) {:.2}; peak RSS {} KiB",

@@ -251,6 +251,11 @@ struct ConcurrentArgs {
     /// the wall time is that of the batch calls.
     #[arg(long)]
     lockstep: bool,
+    /// With `--lockstep`: also a digest of every mask by request and step, taken between the
+    /// batch calls, and a failure if it differs between thread counts (it slows the batch
+    /// calls that follow: a check, not a timing run).
+    #[arg(long, requires = "lockstep")]
+    mask_digest: bool,
 }
 
 #[derive(Debug, Args)]
@@ -516,6 +521,7 @@ fn run_concurrent(args: &ConcurrentArgs, out: &mut dyn Write) -> Result<ExitCode
     let mut cfg = ConcurrentConfig {
         matchers: args.matchers,
         lockstep: args.lockstep,
+        mask_digest: args.mask_digest,
         ..ConcurrentConfig::default()
     };
     if args.threads.len() > 1 {

@@ -213,12 +213,11 @@ impl Shared {
         self.queued.store(st.queue.len(), Ordering::Release);
     }
 
-    /// Wakes up to `n` sleeping workers for `n` new tasks, fewer if workers poll: a poller
-    /// takes a task sooner than a sleeper wakes, and a wake-up is a system call. Under the
-    /// mutex (`st`); an under-estimate only leaves a task to its caller.
-    fn wake_for(&self, st: &State, n: usize) {
-        let polling = self.spinning.load(Ordering::Acquire);
-        for _ in 0..n.saturating_sub(polling).min(st.sleeping) {
+    /// Wakes one sleeping worker for a new help request, unless a worker polls: a poller
+    /// takes it sooner than a sleeper wakes, and a wake-up is a system call. Under the mutex
+    /// (`st`); a request no one takes is left to its caller.
+    fn wake_one(&self, st: &State) {
+        if st.sleeping > 0 && self.spinning.load(Ordering::Acquire) == 0 {
             self.wake.notify_one();
         }
     }
@@ -481,7 +480,7 @@ impl<'a> Posted<'a> {
         // ended within `SPIN`): then the worker it wakes is late for this one but polls, and
         // serves the next ones.
         if wake_sleepers || shared.calls_are_frequent() {
-            shared.wake_for(&st, 1);
+            shared.wake_one(&st);
         }
         posted
     }
@@ -546,7 +545,7 @@ fn worker(shared: &Shared) {
                     && wanted
                     && job.next.load(Ordering::Relaxed) + 1 < job.order.len()
                 {
-                    shared.wake_for(&st, 1);
+                    shared.wake_one(&st);
                 }
                 drop(st);
                 job.drain();
