@@ -138,6 +138,8 @@ pub struct Matcher {
     /// completion after any allowed token takes there (`None`: some token has none). A
     /// budget at least that large keeps every token, so the walk is skipped.
     widest: Option<((u64, u32), Option<usize>)>,
+    /// Budget mode's completion counts after tokens, kept while the top row is the same.
+    counts: budget::CountCache,
     /// The reasoning phase and triggers in front of the grammar ([`Matcher::with_gate`]).
     gate: Option<Box<gated::GateRun>>,
 }
@@ -215,6 +217,7 @@ impl Matcher {
             completion: Completion::default(),
             plan: None,
             widest: None,
+            counts: budget::CountCache::default(),
             gate: None,
         };
         m.charge_outside();
@@ -265,6 +268,8 @@ impl Matcher {
             self.cached_key = None;
             // Lexer state ids are renamed with the tables.
             self.widest = None;
+            self.counts = budget::CountCache::default();
+            self.completion.forget_exprs();
             if self.error.is_none() && !self.replay() {
                 // The tables filled up again (other matchers explored since): reset them.
                 let kind = self.parser.error().unwrap_or(LimitKind::LexerStates);
@@ -494,6 +499,8 @@ impl Matcher {
         self.reset_tables = true;
         self.cached_key = None;
         self.widest = None;
+        self.counts = budget::CountCache::default();
+        self.completion.forget_exprs();
         self.charge_outside();
         let replayed = self.replay();
         if !replayed {

@@ -22,7 +22,7 @@ use crate::regex::{ExprSet, PatternFlags};
 use crate::toktrie::TokTrie;
 
 /// Characters allowed unescaped in a JSON string.
-const JSON_TEXT: &str = r#"[^"\\\x00-\x1F\x7F]"#;
+pub(crate) const JSON_TEXT: &str = r#"[^"\\\x00-\x1F\x7F]"#;
 
 /// The default slices, JSON-oriented (as in LLGuidance).
 pub fn default_slices() -> Vec<String> {

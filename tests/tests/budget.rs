@@ -425,7 +425,10 @@ fn cost_on_a_real_tokenizer() {
             continue;
         };
         let v: serde_json::Value = serde_json::from_str(&text).expect("json");
-        let Ok((g, _)) = Grammar::from_json_schema(&v["schema"], &opts, &vocab, &Limits::default())
+        // A grammar each, so that each mode pays for the tables it builds (as a process of
+        // its own would).
+        let compile = || Grammar::from_json_schema(&v["schema"], &opts, &vocab, &Limits::default());
+        let (Ok((g, _)), Ok((g_loose, _)), Ok((g_tight, _))) = (compile(), compile(), compile())
         else {
             eprintln!("skip {f}: does not compile");
             continue;
@@ -439,8 +442,8 @@ fn cost_on_a_real_tokenizer() {
         let doc = serde_json::to_string(&inst["data"]).expect("json");
         let ids = tok.encode(&doc);
         let mut m = Matcher::new(&g);
-        let mut loose = Matcher::new(&g);
-        let mut budgeted = Matcher::new(&g);
+        let mut loose = Matcher::new(&g_loose);
+        let mut budgeted = Matcher::new(&g_tight);
         for (i, &t) in ids.iter().enumerate() {
             let left = ids.len() - i;
             let a = Instant::now();
@@ -628,4 +631,102 @@ fn budget_edge_cases() {
     );
     m.compute_mask_within(&mut mask, 5).expect("mask");
     assert_eq!(sieve_tests::allowed_tokens(&mask), vec![eos]);
+}
+
+/// The narrowing against its definition (`core/docs/budget.md`, point 3), token by token,
+/// on JSON Schemas whose lexer states group tokens in every way `compute_mask_within`
+/// groups them (string bodies that loop after one character, free keys beside named ones,
+/// bounded strings, enums, numbers, escapes and multi-byte text): on a matcher with no
+/// remembered plan, token `t` (not EOS) stays iff the greedy count of
+/// `shortest_completion()` after `t` is at most `max(r, T) - 1`, or `t`'s bytes start the
+/// shortest completion here and the rest of it counts at most that; EOS stays iff the plain
+/// mask has it. Each side is computed from the public calls on clones, not from the
+/// narrowing's groups.
+#[test]
+fn narrowing_keeps_what_its_definition_names() {
+    use sieve_core::grammar::json::serde_json::json;
+    let vocab = Arc::new(Vocabulary::synthetic(300, 11));
+    let trie = vocab.trie();
+    let schemas = [
+        json!({"type": "object", "properties": {
+            "name": {"type": "string"}, "nick": {"type": "string", "maxLength": 5},
+            "n": {"type": "number"}, "e": {"enum": ["red", "rose", "é"]}},
+          "additionalProperties": {"type": "string"}}),
+        json!({"type": "array", "items": {"type": "string", "pattern": "^[a-z é]+$"}, "minItems": 1}),
+        json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "boolean"}},
+          "required": ["a", "b"], "additionalProperties": false}),
+    ];
+    let opts = sieve_core::grammar::json::JsonOptions::default();
+    let mut rng = Rng::new(5);
+    let mut plain = vec![0u32; vocab.mask_words()];
+    let mut got = vec![0u32; vocab.mask_words()];
+    let mut checked = 0;
+    for schema in &schemas {
+        let (g, _) = Grammar::from_json_schema(schema, &opts, &vocab, &Limits::default())
+            .expect("schema compiles");
+        for _ in 0..4 {
+            let mut m = Matcher::new(&g);
+            let mut walked = Vec::new();
+            for _ in 0..24 {
+                m.compute_mask(&mut plain).expect("mask");
+                let allowed = sieve_tests::allowed_tokens(&plain);
+                let count = |c: &mut Matcher| {
+                    let s = c.shortest_completion().expect("search");
+                    s.and_then(|s| trie.greedy_count(&s))
+                };
+                let shortest = m.clone().shortest_completion().expect("search");
+                let t0 = count(&mut m.clone());
+                // The count after each allowed token (EOS aside).
+                let after: Vec<(u32, Option<usize>)> = allowed
+                    .iter()
+                    .filter(|t| !vocab.eos_tokens().contains(t))
+                    .map(|&t| {
+                        let mut c = m.clone();
+                        c.consume_token(t).expect("allowed");
+                        (t, count(&mut c))
+                    })
+                    .collect();
+                let Some(t0) = t0 else { break };
+                for r in [t0, t0 + 1, t0 + 3, 10_000] {
+                    let mut expected = vec![0u32; vocab.mask_words()];
+                    for &e in vocab.eos_tokens() {
+                        if bit(&plain, e as usize) {
+                            expected[e as usize / 32] |= 1 << (e % 32);
+                        }
+                    }
+                    if let Some(limit) = r.max(t0).checked_sub(1) {
+                        for &(t, n) in &after {
+                            let bytes = vocab.trie_bytes(t);
+                            let on_plan = shortest.as_ref().is_some_and(|s| {
+                                s.starts_with(bytes)
+                                    && trie
+                                        .greedy_count(&s[bytes.len()..])
+                                        .is_some_and(|k| k <= limit)
+                            });
+                            if on_plan || n.is_some_and(|n| n <= limit) {
+                                expected[t as usize / 32] |= 1 << (t % 32);
+                            }
+                        }
+                    }
+                    m.clone().compute_mask_within(&mut got, r).expect("mask");
+                    assert_eq!(
+                        sieve_tests::allowed_tokens(&got),
+                        sieve_tests::allowed_tokens(&expected),
+                        "schema {schema}, after {:?}, budget {r} (T = {t0})",
+                        String::from_utf8_lossy(&vocab.tokens_to_bytes(&walked)),
+                    );
+                    checked += 1;
+                }
+                let choices: Vec<u32> = after.iter().map(|&(t, _)| t).collect();
+                if choices.is_empty() {
+                    break;
+                }
+                let t = choices[rng.below(choices.len())];
+                m.consume_token(t).expect("allowed");
+                walked.push(t);
+            }
+        }
+    }
+    eprintln!("{checked} narrowed masks equal their definition");
+    assert!(checked > 200, "only {checked} masks checked");
 }

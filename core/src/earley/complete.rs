@@ -213,7 +213,9 @@ fn lookup(table: &[(u32, u32)], key: u32) -> u32 {
 pub struct Completion {
     mins: Option<MinLens>,
     rows: Vec<RowCosts>,
-    /// Expression id → `min_len` (cleared by each call: a lexer reset renames expressions).
+    /// Expression id → `min_len`, kept from call to call (expressions are only added to a
+    /// lexer); cleared by [`Completion::forget_exprs`] when the tables are replaced (a
+    /// rebuilt lexer reuses ids).
     expr_memo: HashMap<u32, u32>,
     /// The transposition table of one search round: state key → fewest bytes it was
     /// reached with.
@@ -237,15 +239,20 @@ impl Completion {
             + vec_bytes(&self.leaders)
     }
 
-    /// Start a call: per-call memos cleared, the grammar's bounds computed on first use.
+    /// Start a call: the per-call memo cleared, the grammar's bounds computed on first use.
     pub(crate) fn begin(&mut self, p: &Parser) {
         debug_assert!(p.snapshot().is_none());
-        self.expr_memo.clear();
         self.tt.clear();
         if self.mins.is_none() {
             self.mins = Some(MinLens::new(p));
         }
         self.leaders = p.lexer.class_leaders();
+    }
+
+    /// Forgets what was learnt of the lexer's expressions: call when the parser's tables
+    /// are replaced (their expression ids then name other expressions).
+    pub(crate) fn forget_exprs(&mut self) {
+        self.expr_memo.clear();
     }
 
     /// Make the costs of rows `0..=row` current.

@@ -21,6 +21,7 @@
 //! ([`Parser::set_outside`]) plus what the parser holds ([`Parser::heap_bytes`]).
 
 mod complete;
+pub(crate) mod ends;
 mod rules;
 mod statemask;
 

@@ -81,12 +81,17 @@ impl StateMask {
 pub(crate) struct StateMasks {
     entries: Vec<Option<Arc<StateMask>>>,
     visits: Vec<u8>,
-    bytes: usize,
-    max_bytes: usize,
-    split_stack: Vec<StateId>,
+    pub(super) bytes: usize,
+    pub(super) max_bytes: usize,
+    pub(super) split_stack: Vec<StateId>,
     deferred: Vec<(u32, StateId)>,
-    /// Masks added so far (a snapshot with as many is up to date).
-    changes: u64,
+    /// Masks (and budget mode's groups) added so far (a snapshot with as many is up to
+    /// date).
+    pub(super) changes: u64,
+    /// Budget mode's groups by lexer state (see `ends.rs`): master tables only.
+    pub(super) ends: Vec<Option<Arc<super::ends::Ends>>>,
+    /// Bytes held by `ends`' groups (shared ones counted in full).
+    pub(super) ends_bytes: usize,
 }
 
 impl StateMasks {
@@ -100,13 +105,16 @@ impl StateMasks {
     /// Bytes held by remembered masks (shared ones counted in full).
     pub(crate) fn bytes_used(&self) -> usize {
         self.bytes
+            + self.ends_bytes
+            + crate::lexer::vec_bytes(&self.ends)
             + crate::lexer::vec_bytes(&self.entries)
             + crate::lexer::vec_bytes(&self.visits)
             + crate::lexer::vec_bytes(&self.split_stack)
             + crate::lexer::vec_bytes(&self.deferred)
     }
 
-    /// A copy for a published snapshot: the entries (shared `Arc`s) and counts, no scratch.
+    /// A copy for a published snapshot: the entries (shared `Arc`s) and counts, no scratch
+    /// and no budget-mode groups (budget mode runs on the master tables).
     pub(crate) fn snapshot(&self) -> StateMasks {
         StateMasks {
             entries: self.entries.clone(),
@@ -116,6 +124,8 @@ impl StateMasks {
             split_stack: Vec::new(),
             deferred: Vec::new(),
             changes: self.changes,
+            ends: Vec::new(),
+            ends_bytes: 0,
         }
     }
 
@@ -138,9 +148,9 @@ impl StateMasks {
 /// The lexer as a [`Splitter`]: a byte is pushed when some lexeme stays alive (and the
 /// target is not lazy), rejected when none does and none can end before it, and deferred
 /// otherwise.
-struct LexerSplit<'a> {
-    lexer: &'a mut Lexer,
-    error: Option<LimitKind>,
+pub(super) struct LexerSplit<'a> {
+    pub(super) lexer: &'a mut Lexer,
+    pub(super) error: Option<LimitKind>,
 }
 
 impl Splitter for LexerSplit<'_> {

@@ -5,7 +5,10 @@
 use alloc::vec::Vec;
 
 use super::{Matcher, Plan, advance_plan};
+use crate::earley::ends::Ends;
+use crate::earley::{Completion, Parser};
 use crate::error::{LimitKind, MatcherError};
+use crate::toktrie::TokTrie;
 use crate::vocab::Vocabulary;
 use sieve_kernels as kernels;
 
@@ -89,7 +92,7 @@ impl Matcher {
         }
         let vocab = self.grammar.vocab().clone();
         let mut kept = Vec::new();
-        let r = self.with_rebuild(|m| m.narrow(&vocab, &mut kept, remaining));
+        let r = self.with_rebuild(|m| m.narrow(&vocab, mask, &mut kept, remaining));
         self.charge_outside();
         match r {
             Ok(true) => {
@@ -108,12 +111,13 @@ impl Matcher {
     }
 
     /// Budget mode's narrowing (see [`Matcher::compute_mask_within`]): sets in `kept` the
-    /// bits of the allowed tokens (EOS and duplicate ids aside) after which a completion
-    /// within `remaining - 1` tokens is known, and remembers the best completion known here.
-    /// `Ok(false)` when no completion exists (nothing to narrow).
+    /// bits of the allowed tokens (`mask`'s; EOS and duplicate ids aside) after which a
+    /// completion within `remaining - 1` tokens is known, and remembers the best completion
+    /// known here. `Ok(false)` when no completion exists (nothing to narrow).
     fn narrow(
         &mut self,
         vocab: &Vocabulary,
+        mask: &[u32],
         kept: &mut Vec<u32>,
         remaining: usize,
     ) -> Result<bool, LimitKind> {
@@ -123,7 +127,6 @@ impl Matcher {
         kept.clear();
         kept.resize(vocab.mask_words(), 0);
         let depth = self.parser.depth();
-        let base_row = self.parser.top_row();
         let trie = vocab.trie();
         // The completions known here, fewest tokens first: the shortest one, and the one
         // remembered from the last step.
@@ -160,85 +163,208 @@ impl Matcher {
         {
             return Ok(false);
         }
-        // Tokens of the shortest completion after a token, by the parser state it leads to:
-        // for tokens that end in the current row (most: no lexeme ends inside them) the lexer
-        // state alone, otherwise the path key (see `Parser::path_key`).
-        let mut in_row: hashbrown::HashMap<u32, Option<usize>> = hashbrown::HashMap::new();
-        let mut cache: hashbrown::HashMap<Vec<u32>, Option<usize>> = hashbrown::HashMap::new();
-        let mut path = Vec::new();
-        let mut failed = None;
-        // The most tokens the shortest completion after a token takes (`None`: no completion).
-        let mut widest: Option<usize> = Some(0);
+        // Counts from the last call stay good while the top row is the same.
+        let mut cache = core::mem::take(&mut self.counts);
+        if cache.serial != Some(key.0) || cache.entries() > MAX_KEPT_COUNTS {
+            cache = CountCache::default();
+        }
+        cache.serial = Some(key.0);
+        let mut counts = Counts::new(depth, self.parser.top_row(), limit, cache);
+        match self.parser.top_ends(vocab) {
+            Ok(Some(ends)) => self.narrow_by_ends(&ends, vocab, mask, kept, &mut counts),
+            Ok(None) => self.narrow_by_walk(vocab, kept, &mut counts),
+            Err(kind) => counts.failed = Some(kind),
+        }
+        self.parser.truncate(depth);
+        // A failed search leaves no entry; a rebuild renames rows and states (and resets the
+        // cache itself).
+        if counts.failed.is_none() && self.parser.error().is_none() {
+            self.counts = counts.cache;
+        }
+        if let Some(kind) = counts.failed.or(self.parser.error()) {
+            return Err(kind);
+        }
         // The tokens that start a known completion and leave one within `limit` tokens.
-        let mut by_plan: Vec<u32> = Vec::new();
         for (s, _) in &plans {
             trie.prefix_tokens(s, |t, len| {
                 let rest = s.get(len..).and_then(|rest| trie.greedy_count(rest));
                 if rest.is_some_and(|n| n <= limit) {
-                    by_plan.push(t);
+                    kernels::set_bit(kept, t);
                 }
             });
         }
-        by_plan.sort_unstable();
-        // Tokens next to each other in the trie often reach the same lexer state.
-        let mut last: Option<(u32, Option<usize>)> = None;
+        // The key again: a rebuild during the walk would have renamed the rows.
+        self.widest = Some((self.parser.state_key(), counts.widest));
+        Ok(true)
+    }
+
+    /// [`Matcher::narrow`] by the groups of the top lexer state: one count per group of
+    /// tokens that stay in the current lexeme (by pushing its shortest token), one per
+    /// allowed token that crosses a lexeme boundary. A budget run into ends it in
+    /// `counts.failed`; the parser is left at its depth.
+    fn narrow_by_ends(
+        &mut self,
+        ends: &Ends,
+        vocab: &Vocabulary,
+        mask: &[u32],
+        kept: &mut [u32],
+        counts: &mut Counts,
+    ) {
+        let trie = vocab.trie();
+        for g in ends.groups() {
+            let bytes = trie.token_bytes(g.rep);
+            let within = self.count_after(bytes, trie, counts);
+            debug_assert!(
+                counts.failed.is_some() || self.parser.top_entry().1 == g.state.0,
+                "a group's token ends in its state"
+            );
+            self.parser.truncate(counts.depth);
+            if counts.failed.is_some() {
+                return;
+            }
+            if within {
+                ends.or_group(g, kept);
+            }
+        }
+        // The allowed tokens that cross a lexeme boundary (EOS among them when accepting:
+        // its bytes do not push, and the caller sets it).
+        for (w, (&m, &inside)) in mask.iter().zip(ends.within()).enumerate() {
+            let mut bits = m & !inside;
+            while bits != 0 {
+                let t = (w as u32) * 32 + bits.trailing_zeros();
+                bits &= bits - 1;
+                let within = self.count_after(trie.token_bytes(t), trie, counts);
+                self.parser.truncate(counts.depth);
+                if counts.failed.is_some() {
+                    return;
+                }
+                if within {
+                    kernels::set_bit(kept, t);
+                }
+            }
+        }
+    }
+
+    /// Pushes `bytes` and counts the completion after them: whether it is within the
+    /// limit (false when they do not push). The caller truncates the parser.
+    fn count_after(&mut self, bytes: &[u8], trie: &TokTrie, counts: &mut Counts) -> bool {
+        if !self.push_bytes(bytes) {
+            counts.failed = counts.failed.or(self.parser.error());
+            return false;
+        }
+        counts.within(&mut self.parser, &mut self.completion, trie)
+    }
+
+    /// [`Matcher::narrow`] by walking the trie through the parser (when the top state's
+    /// groups do not fit the memory budget).
+    fn narrow_by_walk(&mut self, vocab: &Vocabulary, kept: &mut [u32], counts: &mut Counts) {
+        let trie = vocab.trie();
         let completion = &mut self.completion;
         trie.walk_visit(&mut self.parser, |parser, t| {
-            // Plan tokens are evaluated too (they usually hit the caches), for `widest`.
-            let on_plan = by_plan.binary_search(&t).is_ok();
-            let within = {
-                let (row, state) = parser.top_entry();
-                let known = if row == base_row {
-                    match last {
-                        Some((s, n)) if s == state => Some(n),
-                        _ => in_row.get(&state).copied(),
-                    }
-                } else {
-                    parser.path_key(base_row, &mut path);
-                    cache.get(&path).copied()
-                };
-                let n = match known {
-                    Some(n) => n,
-                    None => {
-                        let n = match completion.shortest(parser) {
-                            Ok(s) => s.and_then(|s| trie.greedy_count(&s)),
-                            Err(kind) => {
-                                failed = Some(kind);
-                                return false;
-                            }
-                        };
-                        if row == base_row {
-                            in_row.insert(state, n);
-                        } else {
-                            cache.insert(path.clone(), n);
-                        }
-                        n
-                    }
-                };
-                if row == base_row {
-                    last = Some((state, n));
-                }
-                widest = widest.zip(n).map(|(w, n)| w.max(n));
-                n.is_some_and(|n| n <= limit)
-            };
-            let ok = on_plan || within;
-            if ok {
+            if counts.within(parser, completion, trie) {
                 kernels::set_bit(kept, t);
             }
-            true
+            counts.failed.is_none()
         });
-        self.parser.truncate(depth);
-        if let Some(kind) = failed.or(self.parser.error()) {
-            return Err(kind);
-        }
-        // The key again: a rebuild during the walk would have renamed the rows.
-        self.widest = Some((self.parser.state_key(), widest));
-        Ok(true)
     }
 
     /// After `bytes` were consumed from `depth`: the remembered completion goes on if it
     /// starts with them, and is dropped otherwise.
     pub(super) fn advance_plan(&mut self, depth: usize, bytes: &[u8]) {
         advance_plan(&mut self.plan, depth, bytes);
+    }
+}
+
+/// Counts kept past this many entries are dropped (they are a cache).
+const MAX_KEPT_COUNTS: usize = 4096;
+
+/// Completion counts after tokens (`None`: no completion), by the parser state a token leads
+/// to from a top row: for tokens that end in that row (no lexeme ends inside them) by the
+/// lexer state alone, otherwise by the path key (see `Parser::path_key`). Within one row the
+/// states a token leads to, and so their shortest completions, are the same from step to
+/// step: the counts are kept while the top row's serial (which names the whole row stack)
+/// is the same, and dropped with the tables' state ids.
+#[derive(Debug, Clone, Default)]
+pub(super) struct CountCache {
+    serial: Option<u64>,
+    in_row: hashbrown::HashMap<u32, Option<usize>>,
+    by_path: hashbrown::HashMap<Vec<u32>, Option<usize>>,
+}
+
+impl CountCache {
+    fn entries(&self) -> usize {
+        self.in_row.len() + self.by_path.len()
+    }
+}
+
+/// One narrowing's counting: the cache, the limit, and what the counts found.
+struct Counts {
+    /// The parser's depth and top row before any token.
+    depth: usize,
+    base_row: u32,
+    /// The most tokens a completion may take.
+    limit: usize,
+    cache: CountCache,
+    path: Vec<u32>,
+    /// Tokens next to each other often reach the same lexer state.
+    last: Option<(u32, Option<usize>)>,
+    /// The most tokens the shortest completion after a token counted so far takes (`None`:
+    /// some token has no completion).
+    widest: Option<usize>,
+    /// The budget a search ran into.
+    failed: Option<LimitKind>,
+}
+
+impl Counts {
+    fn new(depth: usize, base_row: u32, limit: usize, cache: CountCache) -> Counts {
+        Counts {
+            depth,
+            base_row,
+            limit,
+            cache,
+            path: Vec::new(),
+            last: None,
+            widest: Some(0),
+            failed: None,
+        }
+    }
+
+    /// Whether the shortest completion from the parser's state takes at most `limit`
+    /// tokens (greedily tokenized); a search's budget error is kept in `failed`.
+    fn within(&mut self, parser: &mut Parser, completion: &mut Completion, trie: &TokTrie) -> bool {
+        let (row, state) = parser.top_entry();
+        let in_row = row == self.base_row;
+        let known = if in_row {
+            match self.last {
+                Some((s, n)) if s == state => Some(n),
+                _ => self.cache.in_row.get(&state).copied(),
+            }
+        } else {
+            parser.path_key(self.base_row, &mut self.path);
+            self.cache.by_path.get(&self.path).copied()
+        };
+        let n = match known {
+            Some(n) => n,
+            None => {
+                let n = match completion.shortest(parser) {
+                    Ok(s) => s.and_then(|s| trie.greedy_count(&s)),
+                    Err(kind) => {
+                        self.failed = Some(kind);
+                        return false;
+                    }
+                };
+                if in_row {
+                    self.cache.in_row.insert(state, n);
+                } else {
+                    self.cache.by_path.insert(self.path.clone(), n);
+                }
+                n
+            }
+        };
+        if in_row {
+            self.last = Some((state, n));
+        }
+        self.widest = self.widest.zip(n).map(|(w, n)| w.max(n));
+        n.is_some_and(|n| n <= self.limit)
     }
 }

@@ -133,6 +133,44 @@ impl TokTrie {
         mask: &mut [u32],
         deferred: &mut Vec<(u32, S::Entry)>,
     ) -> Result<(), StopWalk> {
+        self.walk_split_with(
+            splitter,
+            start,
+            stack,
+            |token, _| set_bit_checked(mask, token),
+            |node, top| deferred.push((node, top)),
+        )
+    }
+
+    /// [`TokTrie::walk_split`] with the pushes reported: `pushed(token, entry)` for every
+    /// token whose bytes the splitter pushes all the way, with the entry its last byte
+    /// pushed (the state the token ends in). Deferred nodes are not entered. Duplicate ids
+    /// are not reported.
+    pub fn walk_split_ends<S: Splitter + ?Sized>(
+        &self,
+        splitter: &mut S,
+        start: S::Entry,
+        stack: &mut Vec<S::Entry>,
+        mut pushed: impl FnMut(u32, S::Entry),
+    ) -> Result<(), StopWalk> {
+        let pushed = |token, entry| {
+            if token != Node::NO_TOKEN {
+                pushed(token, entry);
+            }
+        };
+        self.walk_split_with(splitter, start, stack, pushed, |_, _| {})
+    }
+
+    /// The loop of [`TokTrie::walk_split`]: `pushed(token, entry)` for each pushed node's
+    /// token (`Node::NO_TOKEN` for nodes without one), `deferred(node, entry before it)`.
+    fn walk_split_with<S: Splitter + ?Sized>(
+        &self,
+        splitter: &mut S,
+        start: S::Entry,
+        stack: &mut Vec<S::Entry>,
+        mut pushed: impl FnMut(u32, S::Entry),
+        mut deferred: impl FnMut(u32, S::Entry),
+    ) -> Result<(), StopWalk> {
         stack.clear();
         stack.push(start);
         let nodes = self.nodes.as_slice();
@@ -141,7 +179,7 @@ impl TokTrie {
             let top = stack.last().copied().unwrap_or(start);
             let pending = match splitter.split(top, node.byte())? {
                 Split::Push(e) => {
-                    set_bit_checked(mask, node.token());
+                    pushed(node.token(), e);
                     p += 1;
                     if node.subtree_size() == 1 {
                         node.pops() - 1
@@ -155,7 +193,7 @@ impl TokTrie {
                     node.pops() - 1
                 }
                 Split::Defer => {
-                    deferred.push((p as u32, top));
+                    deferred(p as u32, top);
                     p += node.subtree_size();
                     node.pops() - 1
                 }
