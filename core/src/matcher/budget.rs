@@ -1,6 +1,6 @@
 //! Budget mode: masks narrowed to tokens after which the output can still be completed
 //! within a number of tokens, and the completion counts it rests on (see
-//! `core/docs/budget.md`). Moved here from `matcher.rs` unchanged.
+//! `core/docs/budget.md`).
 
 use alloc::vec::Vec;
 
@@ -64,10 +64,12 @@ impl Matcher {
     /// completion exists at all, the mask is [`Matcher::compute_mask`]'s.
     ///
     /// # Cost
-    /// One shortest-completion search per distinct parser state the allowed tokens lead to
-    /// (tokens that stay inside one lexeme share one), each token's bytes pushed once; all
-    /// within one step's budgets ([`crate::Limits::fuel_per_mask`] for the whole call). See
-    /// `core/docs/budget.md` for numbers.
+    /// One shortest-completion search per distinct parser state the allowed tokens lead to,
+    /// counts kept while the top row stays the same. Tokens that stay in the current lexeme
+    /// are grouped by the lexer state they end in (groups kept per lexer state with the
+    /// grammar's tables: one push per group); tokens that cross a lexeme boundary are pushed
+    /// one by one. All within one step's budgets ([`crate::Limits::fuel_per_mask`] for the
+    /// whole call). See `core/docs/budget.md` for how, and numbers.
     ///
     /// # Errors
     /// As [`Matcher::compute_mask`]; a budget run into by the searches is not sticky (see
