@@ -9,12 +9,15 @@
 //! Comparing an expected file with a run, case by case:
 //! - a **regression** is a case that passed and now fails, or passed and is gone;
 //! - an **improvement** is a case that failed and now passes;
-//! - a **change** is a case added, or a failing case removed.
+//! - a **change** is a case added, or a failing case removed;
+//! - a **kind change** is a failing case that fails another way (`A` → `F`: an explained
+//!   acceptance became unexplained; `e` → `p`: a compile error became a panic).
 //!
-//! A different failure letter (`F` for `A`) is no difference. Any difference fails the test.
+//! Any difference fails the test.
 //!
-//! Blessing (`SIEVE_BLESS=1`) rewrites the file to the run's outcomes **except regressions**:
-//! a regressed case keeps its passing code in the file and the test fails listing every one of
+//! Blessing (`SIEVE_BLESS=1`) rewrites the file to the run's outcomes **except regressions**,
+//! and prints every difference it wrote (old → new, by case) as a commit message to use. A
+//! regressed case keeps its passing code in the file and the test fails listing every one of
 //! them. To accept regressions, name each of them in a file given as
 //! `SIEVE_ACCEPT_REGRESSIONS=<path>` (one case per line, `#` starts a comment); the bless then
 //! writes them too and prints each accepted regression. A regression not in that file is
@@ -47,12 +50,17 @@ pub struct Diff {
     pub improvements: Vec<(String, String)>,
     /// Cases added, or failing cases removed.
     pub changes: Vec<(String, String)>,
+    /// Failing cases that fail another way (`"A -> F"`).
+    pub kinds: Vec<(String, String)>,
 }
 
 impl Diff {
     /// No difference in pass/fail.
     pub fn is_empty(&self) -> bool {
-        self.regressions.is_empty() && self.improvements.is_empty() && self.changes.is_empty()
+        self.regressions.is_empty()
+            && self.improvements.is_empty()
+            && self.changes.is_empty()
+            && self.kinds.is_empty()
     }
 
     /// A report for a test failure message, at most `max` lines per section (`usize::MAX`:
@@ -63,6 +71,7 @@ impl Diff {
             ("regressions (passed before, fail now)", &self.regressions),
             ("improvements (failed before, pass now)", &self.improvements),
             ("changed cases", &self.changes),
+            ("failing another way", &self.kinds),
         ] {
             if list.is_empty() {
                 continue;
@@ -97,6 +106,9 @@ pub fn compare(expected: &Outcomes, actual: &Outcomes) -> Diff {
             Some(got) if !passes(want) && passes(got) => {
                 diff.improvements
                     .push((name.clone(), format!("{want} -> {got}")));
+            }
+            Some(got) if !passes(want) && got != want => {
+                diff.kinds.push((name.clone(), format!("{want} -> {got}")));
             }
             Some(_) => {}
         }
@@ -196,6 +208,28 @@ pub fn plan_bless(expected: &Outcomes, actual: &Outcomes, accepted: &BTreeSet<St
     bless
 }
 
+/// The commit message a bless prints: every difference it wrote into `path`, by kind.
+pub fn bless_message(path: &Path, written: &Diff) -> String {
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let count = written.regressions.len()
+        + written.improvements.len()
+        + written.changes.len()
+        + written.kinds.len();
+    format!(
+        "---- commit message for the bless ----\nratchet {name}: {count} cases changed \
+         ({} regressions accepted by name, {} improvements, {} failing another way, {} added or \
+         removed)\n\n{}---- end ----",
+        written.regressions.len(),
+        written.improvements.len(),
+        written.kinds.len(),
+        written.changes.len(),
+        written.render(usize::MAX)
+    )
+}
+
 fn render_list(list: &[(String, String)]) -> String {
     let mut s = String::new();
     for (case, what) in list {
@@ -229,6 +263,10 @@ pub fn check(path: &Path, actual: &Outcomes, test_name: &str) -> Result<()> {
         };
         let plan = plan_bless(&expected, actual, &accepted);
         write(path, &plan.outcomes)?;
+        let written = compare(&expected, &plan.outcomes);
+        if !written.is_empty() {
+            eprintln!("{}", bless_message(path, &written));
+        }
         if !plan.accepted.is_empty() {
             eprintln!(
                 "{}: ACCEPTED {} regressions (named in SIEVE_ACCEPT_REGRESSIONS):\n{}",
@@ -313,10 +351,30 @@ mod tests {
         assert_eq!(d.regressions[1].1, "P -> removed");
         assert_eq!(names(&d.improvements), ["f#1", "g", "g#0"]);
         assert_eq!(names(&d.changes), ["i#0", "j#0"]);
+        assert!(d.kinds.is_empty());
         assert!(compare(&want, &want).is_empty());
-        // A different failure letter is not a difference.
-        assert!(compare(&outcomes(&[("a", "F")]), &outcomes(&[("a", "A")])).is_empty());
-        assert!(compare(&outcomes(&[("a", "e")]), &outcomes(&[("a", "l")])).is_empty());
+        // A different failure letter is a difference of its own.
+        let d = compare(&outcomes(&[("a", "A")]), &outcomes(&[("a", "F")]));
+        assert_eq!(d.kinds, [("a".to_owned(), "A -> F".to_owned())]);
+        assert!(!d.is_empty());
+        assert!(!compare(&outcomes(&[("a", "e")]), &outcomes(&[("a", "p")])).is_empty());
+    }
+
+    /// The gate itself: a ratchet file whose failing case now fails another way fails the
+    /// check, and a bless writes it and names it in the commit message.
+    #[test]
+    fn changed_failure_letter_fails_until_blessed() {
+        let path = std::env::temp_dir().join(format!("sieve-ratchet-kind-{}", std::process::id()));
+        write(&path, &outcomes(&[("f#0", "A"), ("f#1", "P")])).expect("write");
+        let run = outcomes(&[("f#0", "F"), ("f#1", "P")]);
+        let err = check(&path, &run, "x").unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(msg.contains("f#0: A -> F"), "{msg}");
+        let diff = compare(&read(&path).expect("read"), &run);
+        let message = bless_message(&path, &diff);
+        assert!(message.contains("1 cases changed"), "{message}");
+        assert!(message.contains("f#0: A -> F"), "{message}");
+        let _ = std::fs::remove_file(&path);
     }
 
     #[test]
