@@ -385,11 +385,13 @@ fn check_mask_exact(m: &Matcher, mask: &[u32], rng: &mut Rng) -> Result<(), Stri
 }
 
 /// A prefix of an accepted string has a completion (`shortest_completion`): the mask never
-/// leads into a dead end. A search over its budget is not a failure.
+/// leads into a dead end. A search that runs out of its budget decides nothing and fails too
+/// (none does on these cases: the check cannot pass undecided).
 fn check_live(m: &mut Matcher) -> Result<(), String> {
     match m.shortest_completion() {
-        Ok(Some(_)) | Err(_) => Ok(()),
+        Ok(Some(_)) => Ok(()),
         Ok(None) => Err("no completion exists (dead end)".to_owned()),
+        Err(e) => Err(format!("liveness undecided: the search failed ({e})")),
     }
 }
 
