@@ -38,7 +38,10 @@ fn gpt2() -> Option<Arc<Vocabulary>> {
             Vocabulary::from_tokenizer_json(&text).expect("gpt2.json loads"),
         )),
         Err(_) => {
-            eprintln!("SKIP: {} not found (set SIEVE_SHARED)", path.display());
+            sieve_tests::skip_missing_data(&format!(
+                "{} not found (set SIEVE_SHARED)",
+                path.display()
+            ));
             None
         }
     }

@@ -46,11 +46,11 @@ fn shared_dir() -> Option<PathBuf> {
     if need.iter().all(|p| p.exists()) {
         return Some(shared);
     }
-    eprintln!(
-        "SKIP: GBNF examples: {} or {} is missing (set SIEVE_SHARED)",
+    sieve_tests::skip_missing_data(&format!(
+        "GBNF examples: {} or {} is missing (set SIEVE_SHARED)",
         need[0].display(),
         need[1].display()
-    );
+    ));
     None
 }
 

@@ -817,10 +817,10 @@ fn shared_dir() -> Option<PathBuf> {
     if path.is_file() {
         return Some(path);
     }
-    eprintln!(
-        "SKIP: GBNF oracle: {} is missing (set SIEVE_SHARED)",
+    sieve_tests::skip_missing_data(&format!(
+        "GBNF oracle: {} is missing (set SIEVE_SHARED)",
         path.display()
-    );
+    ));
     None
 }
 
@@ -1211,4 +1211,38 @@ fn check_after_bytes(
             want[t]
         )),
     }
+}
+
+/// The gate (issue 39): with the tokenizer missing, this file's oracle fails under `CI=true`
+/// (as `.ci/run` sets it) and only skips, with a SKIP line, outside CI. Runs this test binary
+/// again on the oracle test with `SIEVE_SHARED` pointing nowhere.
+#[test]
+fn missing_tokenizer_fails_under_ci() {
+    let run = |ci: bool| {
+        let mut cmd = std::process::Command::new(std::env::current_exe().expect("test binary"));
+        cmd.args([
+            "--exact",
+            "random_gbnf_masks_match_an_independent_earley_reference",
+            "--test-threads",
+            "1",
+            "--nocapture",
+        ])
+        .env("SIEVE_SHARED", "/nonexistent/sieve-shared");
+        if ci {
+            cmd.env("CI", "true");
+        } else {
+            cmd.env_remove("CI");
+        }
+        cmd.output().expect("the test binary runs")
+    };
+    let ci = run(true);
+    assert!(
+        !ci.status.success(),
+        "a missing tokenizer passed under CI:\n{}",
+        String::from_utf8_lossy(&ci.stderr)
+    );
+    let local = run(false);
+    let err = String::from_utf8_lossy(&local.stderr);
+    assert!(local.status.success(), "{err}");
+    assert!(err.contains("SKIP: GBNF oracle"), "no SKIP line:\n{err}");
 }

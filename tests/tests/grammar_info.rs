@@ -10,8 +10,8 @@ use sieve::error::{sieve_error, sieve_error_free, sieve_error_line, sieve_error_
 use sieve::status::sieve_status;
 use sieve::tokenizer::{sieve_tokenizer, sieve_tokenizer_free, sieve_tokenizer_new};
 use sieve_bench::grammar_info::{ClassCensus, analyze_text, census};
+use sieve_core::Limits;
 use sieve_core::grammar::{CompileOptions, GrammarSyntax};
-use sieve_core::{GrammarErrorKind, Limits};
 use sieve_tests::native::root;
 
 /// A tokenizer of `a`, `b`, `c` and the special token `<|end|>` (also EOS).
@@ -140,7 +140,7 @@ fn null_arguments_are_refused() {
 fn grammar_info_over_the_gbnf_examples() {
     let dir = root().join("../shared/data/gbnf");
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!("SKIP: {} not found", dir.display());
+        sieve_tests::skip_missing_data(&format!("{} not found", dir.display()));
         return;
     };
     let mut files: Vec<_> = entries
@@ -165,10 +165,6 @@ fn grammar_info_over_the_gbnf_examples() {
                 let start = info.rules.iter().find(|r| r.name == info.start).unwrap();
                 assert!(start.productive, "{}: {}", path.display(), info.to_text());
             }
-            Err(e) if e.kind == GrammarErrorKind::Unsupported => {
-                eprintln!("SKIP: the GBNF front end has not landed ({e})");
-                return;
-            }
             Err(e) => panic!("{}: {e}", path.display()),
         }
     }
@@ -178,7 +174,7 @@ fn grammar_info_over_the_gbnf_examples() {
 fn grammar_info_over_maskbench_schemas() {
     let dir = root().join("../shared/data/maskbench");
     if !dir.is_dir() {
-        eprintln!("SKIP: {} not found", dir.display());
+        sieve_tests::skip_missing_data(&format!("{} not found", dir.display()));
         return;
     }
     // A sample (the full census: `sieve maskbench --classes`, core/docs/analysis.md).

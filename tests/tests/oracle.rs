@@ -264,7 +264,7 @@ fn o200k() -> Option<std::sync::Arc<Vocabulary>> {
     match sieve_bench::tokenizer::LoadedTokenizer::load("o200k_base") {
         Ok(t) => Some(t.vocab.clone()),
         Err(e) => {
-            eprintln!("SKIP: o200k_base did not load: {e}");
+            sieve_tests::skip_missing_data(&format!("o200k_base did not load: {e}"));
             None
         }
     }
