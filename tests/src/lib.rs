@@ -31,9 +31,15 @@ pub fn allowed_tokens(mask: &[u32]) -> Vec<u32> {
     out
 }
 
-/// The brute-force mask: token `t` is allowed iff a copy of the matcher accepts `t`'s bytes
+/// The per-token mask: token `t` is allowed iff a copy of the matcher accepts `t`'s bytes
 /// pushed one by one (no trie, no row reuse across tokens); EOS iff the matcher accepts.
-pub fn oracle_mask(m: &Matcher) -> Vec<u32> {
+///
+/// A **consistency** check, not an independent oracle: it runs the engine's own lexer and
+/// parser byte by byte, so it proves the trie walk, slices, state masks and caches agree with
+/// the engine's byte-level answer, not that the answer is right. Exactness rests on the
+/// independent oracles (`cfg::recognize`, the GBNF reference in `gbnf_oracle.rs`,
+/// `jsonschema` in `json_exact.rs`, regex-automata's DFA in `oracle.rs`).
+pub fn per_token_mask(m: &Matcher) -> Vec<u32> {
     let vocab = m.grammar().vocab().clone();
     let mut mask = vec![0u32; vocab.mask_words()];
     let mut probe = m.clone();
@@ -53,9 +59,9 @@ pub fn oracle_mask(m: &Matcher) -> Vec<u32> {
     mask
 }
 
-/// A cheaper oracle for large vocabularies: `is_allowed` per token (pushes the token's
-/// bytes and truncates; no trie walk).
-pub fn oracle_mask_is_allowed(m: &Matcher) -> Vec<u32> {
+/// [`per_token_mask`] for large vocabularies: `is_allowed` per token (pushes the token's
+/// bytes and truncates; no trie walk). A consistency check, as [`per_token_mask`] is.
+pub fn per_token_mask_is_allowed(m: &Matcher) -> Vec<u32> {
     let vocab = m.grammar().vocab().clone();
     let mut mask = vec![0u32; vocab.mask_words()];
     let mut probe = m.clone();

@@ -1,10 +1,11 @@
 //! Inline JSON Schemas in Lark grammars (`name: %json {...}`): whole texts accepted or
-//! rejected, masks checked against the brute-force oracle, and the `%ignore` boundary.
+//! rejected, masks checked against the per-token consistency check (the engine's own
+//! byte-level answers, `sieve_tests::per_token_mask`), and the `%ignore` boundary.
 
 use sieve_core::grammar::json::serde_json;
 use sieve_core::{Grammar, GrammarErrorKind, Limits, Matcher};
 use sieve_tests::{
-    accepts, allowed_tokens, bit, check_walk, is_prefix, lark, mask_diff, oracle_mask,
+    accepts, allowed_tokens, bit, check_walk, is_prefix, lark, mask_diff, per_token_mask,
     synthetic_vocab,
 };
 
@@ -160,7 +161,7 @@ fn masks_inside_the_json_value() {
     assert!(m.try_consume_bytes(br#"Answer: {"x": "#));
     let mut mask = vec![0u32; vocab.mask_words()];
     m.compute_mask(&mut mask).expect("mask");
-    assert_eq!(mask_diff(&vocab, &mask, &oracle_mask(&m)), None);
+    assert_eq!(mask_diff(&vocab, &mask, &per_token_mask(&m)), None);
     let allowed = allowed_tokens(&mask);
     assert!(!allowed.is_empty());
     for t in &allowed {
@@ -189,7 +190,7 @@ fn masks_match_the_oracle_on_random_walks() {
     for (name, src) in [("answer", ANSWER), ("call", CALL), ("mixed", MIXED)] {
         let g = lark(src, &vocab);
         for seed in 0..4 {
-            let mut oracle = |m: &Matcher, _: &[u8]| oracle_mask(m);
+            let mut oracle = |m: &Matcher, _: &[u8]| per_token_mask(m);
             if let Err(e) = check_walk(&g, seed, 20, &mut oracle) {
                 panic!("{name}, seed {seed}: {e}");
             }
@@ -220,7 +221,7 @@ fn byte_by_byte_documents() {
         for (i, b) in doc.bytes().enumerate() {
             m.compute_mask(&mut mask).expect("mask");
             assert_eq!(
-                mask_diff(&vocab, &mask, &oracle_mask(&m)),
+                mask_diff(&vocab, &mask, &per_token_mask(&m)),
                 None,
                 "{doc} at {i}"
             );

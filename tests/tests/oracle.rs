@@ -1,9 +1,11 @@
-//! Differential tests: the trie-walk mask equals a brute-force oracle.
+//! Differential tests: the trie-walk mask against token-by-token answers.
 //!
 //! - Regexes: an independent oracle, regex-automata's DFA (token allowed iff the DFA is not
 //!   dead after the prefix plus the token's bytes; EOS iff it matches at the end).
-//! - Lark grammars: a token is allowed iff a fresh copy of the matcher accepts its bytes one
-//!   by one (no trie walk).
+//! - Lark grammars: a consistency check, not an independent oracle: a token is allowed iff a
+//!   fresh copy of the matcher accepts its bytes one by one (no trie walk, but the engine's
+//!   own lexer and parser). Exactness of CFG masks is proven against independent recognizers
+//!   in `budget.rs`/`gbnf_oracle.rs` (`sieve_tests::cfg`, the GBNF reference).
 //!
 //! Both over the synthetic vocabulary (proptest) and over o200k_base (fixed seeds).
 //! Last, the stop controller (`sieve_core::StopController`): the text it shows and where it
@@ -17,7 +19,7 @@ use regex_automata::{Anchored, MatchKind};
 use sieve_core::{
     Grammar, GrammarErrorKind, Limits, Matcher, StopController, StopError, Vocabulary,
 };
-use sieve_tests::{check_walk, oracle_mask, oracle_mask_is_allowed, synthetic_vocab};
+use sieve_tests::{check_walk, per_token_mask, per_token_mask_is_allowed, synthetic_vocab};
 use std::collections::{HashMap, HashSet};
 
 /// The DFA oracle for `pattern`: a prefix is viable iff the DFA state after it can still
@@ -144,14 +146,14 @@ proptest! {
     }
 
     #[test]
-    fn lark_masks_match_the_per_token_oracle(src in lark_strategy(), seed in 0u64..1000) {
+    fn lark_masks_match_the_per_token_consistency_check(src in lark_strategy(), seed in 0u64..1000) {
         let vocab = synthetic_vocab();
         let g = match Grammar::from_lark(&src, &vocab, &Limits::default()) {
             Ok(g) => g,
             Err(e) if e.kind == GrammarErrorKind::Unproductive => return Ok(()),
             Err(e) => return Err(TestCaseError::fail(format!("{e}\n{src}"))),
         };
-        let mut oracle = |m: &Matcher, _: &[u8]| oracle_mask(m);
+        let mut oracle = |m: &Matcher, _: &[u8]| per_token_mask(m);
         check_walk(&g, seed, 12, &mut oracle)
             .map_err(|e| TestCaseError::fail(format!("{e}\n{src}")))?;
     }
@@ -307,7 +309,7 @@ array: "[" [value ("," value)*] "]"
 "#;
     let g = Grammar::from_lark(src, &vocab, &Limits::default()).unwrap();
     for seed in 0..3 {
-        let mut oracle = |m: &Matcher, _: &[u8]| oracle_mask_is_allowed(m);
+        let mut oracle = |m: &Matcher, _: &[u8]| per_token_mask_is_allowed(m);
         if let Err(e) = check_walk(&g, seed, 8, &mut oracle) {
             panic!("json grammar, seed {seed}: {e}");
         }
@@ -339,7 +341,7 @@ fn sliced_walks_match_the_oracle(g: &Grammar, seeds: u64, steps: usize) -> u64 {
         let mut rng = sieve_tests::Rng::new(seed);
         let mut mask = vec![0u32; vocab.mask_words()];
         for step in 0..steps {
-            let want = oracle_mask_is_allowed(&m);
+            let want = per_token_mask_is_allowed(&m);
             // Walked, then built into the state's remembered mask, then reused.
             for pass in 0..3 {
                 m.forget_last_mask();

@@ -2,7 +2,7 @@
 //!
 //! Builds a 27-token vocabulary, compiles a JSON grammar (Lark) and a regex, steps matchers
 //! through fixed token sequences and checks every mask twice: against allowed sets written
-//! by hand (`EXPECTED_*`), and against a brute-force oracle (a copy of the matcher fed each
+//! by hand (`EXPECTED_*`), and against a per-token consistency check (a copy of the matcher fed each
 //! token's bytes). Then runs the same walks, the host's adversarial sources and grammars too big for the budget, under
 //! `max_memory_bytes` = 64 KiB and 256 KiB, measuring the heap peak of each (compile, matcher,
 //! masks) with a counting allocator and the stack high-water mark by painting; each peak must
