@@ -7,7 +7,9 @@
 //!
 //! - valid but rejected ⇒ the report has a subset entry at the schema's pointer (the root
 //!   here), and strict mode refuses the schema unless that entry is a spelling restriction;
-//! - invalid but accepted ⇒ the report has a superset entry at that pointer.
+//! - invalid but accepted ⇒ the report has a superset entry for a keyword the validator
+//!   failed the document on (its schema path is the entry's keyword or below it);
+//! - a schema that does not compile ⇒ none of the texts is valid.
 //!
 //! Values stay where `f64` is exact (quarters, small exponents), so the validator's float
 //! arithmetic is the mathematical one; `multipleOf` uses integer divisors for the same
@@ -41,8 +43,18 @@ fn check_with(schema: &Value, texts: &[String], opts: &JsonOptions) -> Result<()
     let (g, report): (Grammar, CoverageReport) =
         match Grammar::from_json_schema(schema, opts, &vocab, &limits) {
             Ok(x) => x,
-            // A schema that admits nothing (`minimum` above `maximum`) fails to compile.
-            Err(_) => return Ok(()),
+            // A schema that admits nothing (`minimum` above `maximum`) fails to compile: only
+            // when the validator too finds none of the texts valid.
+            Err(e) => {
+                return match texts.iter().find(|t| {
+                    serde_json::from_str::<Value>(t).is_ok_and(|v| validator.is_valid(&v))
+                }) {
+                    Some(t) => Err(format!(
+                        "{schema}: does not compile ({e}), yet {t} is valid"
+                    )),
+                    None => Ok(()),
+                };
+            }
         };
     let at_root = |e: &&sieve_core::grammar::json::CoverageEntry| e.pointer.is_empty();
     for text in texts {
@@ -71,10 +83,25 @@ fn check_with(schema: &Value, texts: &[String], opts: &JsonOptions) -> Result<()
                 ));
             }
         }
-        if !valid && accepted && report.supersets().filter(at_root).count() == 0 {
-            return Err(format!(
-                "{schema}: invalid {text} accepted with no superset reported ({report:?})"
-            ));
+        // An invalid document accepted is excused only by a superset entry on the path of a
+        // keyword the validator failed it on (the entry's keyword, or a keyword below it).
+        if !valid && accepted {
+            let failed: Vec<String> = validator
+                .iter_errors(&instance)
+                .map(|e| e.schema_path().as_str().to_owned())
+                .collect();
+            let on_path = |e: &sieve_core::grammar::json::CoverageEntry| {
+                let at = format!("{}/{}", e.pointer, e.keyword);
+                failed
+                    .iter()
+                    .any(|f| *f == at || f.starts_with(&format!("{at}/")))
+            };
+            if !report.supersets().any(on_path) {
+                return Err(format!(
+                    "{schema}: invalid {text} accepted with no superset reported where the \
+                     validator failed it ({failed:?}; {report:?})"
+                ));
+            }
         }
     }
     Ok(())
