@@ -1,65 +1,82 @@
 #!/usr/bin/env python3
-"""Gate on a `sieve maskbench --json` summary.
+"""Gate on a `sieve maskbench --json` summary: exact counts, not rounded-down rates.
 
-Usage: maskbench-gate.py SUMMARY.json [--compiled PCT] [--valid PCT] [--invalid PCT]
-                                      [--max-unexplained N]
+Usage: maskbench-gate.py SUMMARY.json --name NAME [--expected .ci/maskbench-expected.json]
 
-- compiled: schemas compiled / schema files (default 95);
-- valid: valid instances accepted / valid instances of compiled schemas (default 99.5);
-- invalid: invalid instances rejected / ALL invalid instances of compiled schemas (default
-  99.0). Nothing is dropped from the denominator: an invalid instance accepted under a
-  reported superset is a failure here too. The rate without the explained ones is printed
-  beside it for information;
-- max-unexplained: invalid instances the grammar accepts that no superset entry of the
-  coverage report explains (`invalid_accepted_unexplained`: the independent validator fails
-  them at a schema location no Superset/Unsupported entry covers; see
-  bench/src/trace.rs). These are bugs; default 0.
-Prints the numbers, exits 1 when a bar is missed.
+The expected file maps a run name to today's measured counts:
+- not_compiled: schema files that did not compile;
+- valid_rejected: valid instances (of compiled schemas) the grammar rejects;
+- invalid_accepted: invalid instances (of compiled schemas) the grammar accepts, explained or
+  not (nothing is dropped from the denominator);
+- unexplained: of those, the ones no superset entry of the coverage report explains
+  (`invalid_accepted_unexplained`: the independent validator fails them at a schema location
+  no Superset/Unsupported entry covers; see bench/src/trace.rs). These are bugs.
+
+Each count must equal its expectation: more is a regression; fewer fails too, until the
+expectation is lowered to the new count (so an allowance never drifts above the truth). A run
+that measured nothing (no schema, no valid or no invalid instance) fails. A name without an
+expectation fails, printing the entry to add. Rates are printed for information.
 """
 import argparse
 import json
+import os
 import sys
+
+KEYS = ("not_compiled", "valid_rejected", "invalid_accepted", "unexplained")
+
+
+def counts(s):
+    return {
+        "not_compiled": s["schemas"] - s["compiled"],
+        "valid_rejected": s["valid_total"] - s["valid_accepted"],
+        "invalid_accepted": s["invalid_total"] - s["invalid_rejected"],
+        "unexplained": s["invalid_accepted_unexplained"],
+    }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("summary")
-    ap.add_argument("--compiled", type=float, default=95.0)
-    ap.add_argument("--valid", type=float, default=99.5)
-    ap.add_argument("--invalid", type=float, default=99.0)
-    ap.add_argument("--max-unexplained", type=int, default=0)
+    ap.add_argument("--name", required=True)
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--expected", default=os.path.join(here, "maskbench-expected.json"))
     a = ap.parse_args()
     s = json.load(open(a.summary))
-    explained = s["invalid_accepted_explained"]
-    unexplained = s["invalid_accepted_unexplained"]
-    rows = [
-        ("compiled", s["compiled"], s["schemas"], a.compiled),
-        ("valid accepted", s["valid_accepted"], s["valid_total"], a.valid),
-        ("invalid rejected (all invalid)", s["invalid_rejected"], s["invalid_total"], a.invalid),
-    ]
+    got = counts(s)
     ok = True
-    for name, num, den, bar in rows:
-        pct = 100.0 * num / den if den else 100.0
-        good = pct >= bar
-        ok &= good
-        print(f"{'ok  ' if good else 'FAIL'} {name}: {num} / {den} = {pct:.2f}% (bar {bar}%)")
-    good = unexplained <= a.max_unexplained
-    ok &= good
-    print(
-        f"{'ok  ' if good else 'FAIL'} invalid accepted, unexplained (bugs): {unexplained} "
-        f"(bar <= {a.max_unexplained})"
-    )
-    den = s["invalid_total"] - explained
-    pct = 100.0 * s["invalid_rejected"] / den if den else 100.0
-    print(f"     invalid accepted, explained by a superset entry: {explained}")
-    print(f"     invalid rejected excl. explained: {s['invalid_rejected']} / {den} = {pct:.2f}%")
+    for what, den in (("schemas", s["schemas"]), ("valid instances", s["valid_total"]),
+                      ("invalid instances", s["invalid_total"])):
+        if not den:
+            print(f"FAIL {a.name}: no {what} measured")
+            ok = False
+    expected = json.load(open(a.expected)).get(a.name)
+    if expected is None:
+        print(f"FAIL {a.name}: no expectation in {a.expected}; today's counts: "
+              f'"{a.name}": {json.dumps(got)}')
+        return 1
+    for key in KEYS:
+        want = expected[key]
+        if got[key] > want:
+            verdict = "FAIL (more than expected: a regression)"
+            ok = False
+        elif got[key] < want:
+            verdict = f"FAIL (fewer than expected: lower {a.name}.{key} to {got[key]} in {a.expected})"
+            ok = False
+        else:
+            verdict = "ok"
+        print(f"{verdict:<4} {a.name}: {key} {got[key]} (expected {want})")
+    rate = lambda num, den: f"{100.0 * num / den:.2f}%" if den else "n/a"
+    print(f"     compiled {s['compiled']} / {s['schemas']} = {rate(s['compiled'], s['schemas'])}; "
+          f"valid accepted {s['valid_accepted']} / {s['valid_total']} = "
+          f"{rate(s['valid_accepted'], s['valid_total'])}; invalid rejected "
+          f"{s['invalid_rejected']} / {s['invalid_total']} = "
+          f"{rate(s['invalid_rejected'], s['invalid_total'])}; explained acceptances "
+          f"{s['invalid_accepted_explained']}")
     print(f"     mask us: {s['mask_us']}  ttfm us: {s['ttfm_us']}")
     mb = s.get("matcher_bytes", {})
-    print(
-        f"     matcher bytes p50 {mb.get('p50')} max {mb.get('max')}; "
-        f"peak RSS {s.get('peak_rss_kb')} KiB; wall {s.get('wall_s')} s"
-    )
-    if not good:
+    print(f"     matcher bytes p50 {mb.get('p50')} max {mb.get('max')}; "
+          f"peak RSS {s.get('peak_rss_kb')} KiB; wall {s.get('wall_s')} s")
+    if got["unexplained"] != expected["unexplained"]:
         for f in s.get("failures", []):
             if f["kind"] == "invalid_accepted":
                 print(f"     unexplained: {f['file']}: {f['detail']}")
