@@ -571,54 +571,61 @@ fn private_keywords_are_not_the_users() {
     assert_eq!(r, [false, true, true]);
 }
 
-/// Compile failures of the whole MaskBench folder (7,939 files) with default options and
-/// limits, measured on the code before issue 15's JSON restructuring (commit 9f980f1) on an
-/// 8 MiB stack: 14 `Unproductive` (schemas that admit no document), one `CompileFuel`
-/// (`Handwritten---allany17`), one `GrammarSize` (`JsonSchemaStore---semgrep`) and one
-/// `NestingDepth` (`JsonSchemaStore---web-types`). The run took 330 s, 99 s of it in
-/// `Handwritten---allany16`. The 64 KiB-stack test below must not fail more often.
-const MASKBENCH_FAILURES_BEFORE: usize = 17;
-
-/// The files that failed before (see [`MASKBENCH_FAILURES_BEFORE`]).
-const FAILED_BEFORE: [&str; 17] = [
-    "Glaiveai2K---calculate_area_2f92f3ea.json",
-    "Glaiveai2K---calculate_area_3a8a9f78.json",
-    "Glaiveai2K---calculate_area_4493ae68.json",
-    "Glaiveai2K---calculate_area_6fd20e8d.json",
-    "Glaiveai2K---calculate_area_8db9d7ff.json",
-    "Glaiveai2K---calculate_area_92ac029d.json",
-    "Glaiveai2K---calculate_area_95058385.json",
-    "Glaiveai2K---calculate_area_d402e1cc.json",
-    "Glaiveai2K---calculate_area_e6818129.json",
-    "Glaiveai2K---calculate_area_f88fb53c.json",
-    "Handwritten---allany17.json",
-    "JsonSchemaStore---semgrep.json",
-    "JsonSchemaStore---web-types.json",
-    "Synthesized---draft2019_09_nonvalid_const_id13_subschema1_not_2.json",
-    "Synthesized---draft2019_09_nonvalid_const_id15_subschema1_not_2.json",
-    "Synthesized---draft2019_09_nonvalid_const_id16_subschema1_not_2.json",
-    "Synthesized---draft2019_09_nonvalid_const_id19_subschema1_not_2.json",
-];
-
-/// KNOWN REGRESSIONS (issue 15 stays open; listed in its closing note):
-/// - big JsonSchemaStore schemas whose `if`/`then`/`else` and `allOf` rewriting clones their
-///   object schemas once per branch now pay that work from `compile_fuel` and run out
-///   (`Limit(CompileFuel)`, within about 1 s) where the unbudgeted compiler finished. A typed
-///   form that shares subschemas instead of cloning them is the fix;
-/// - `Handwritten---string4` (a long chain of string patterns) took 11-19 s before; since
-///   pattern strings accept every JSON spelling it runs out of `compile_fuel`;
-/// - `Handwritten---allany23` (negated unions of intersected patterns) compiled in about 3 s
-///   of regex work; since compile-time regex work is weighted (`COMPILE_REGEX_WEIGHT`, so
-///   that the default budget ends within about half a second) it runs out of `compile_fuel`.
-///   `Handwritten---allany17` and `string4` now stop within 0.5 s (they took 6-7 s).
+/// The compile failures of the whole MaskBench folder (7,939 files) with default options and
+/// limits on a 64 KiB stack, today (2026-11-28), by file and kind, exactly: a new failure,
+/// a failure of another kind, or a listed file that now compiles fails the test (the list is
+/// then updated, naming the change in the commit).
 ///
-/// Any other new failure fails the test.
-const NEW_FUEL_FAILURES: [&str; 5] = [
-    "JsonSchemaStore---cloudify.json",
-    "JsonSchemaStore---saucectl.schema.json",
-    "JsonSchemaStore---yippee-ki-json_config_schema.json",
-    "Handwritten---allany23.json",
-    "Handwritten---string4.json",
+/// - 14 `Unproductive`: schemas that admit no document.
+/// - `Limit(GrammarSize)`: `JsonSchemaStore---semgrep`.
+/// - `Limit(CompileFuel)`, each within the default budget (about half a second of the slowest
+///   work): `Handwritten---allany17`; `JsonSchemaStore---web-types` (`NestingDepth` before
+///   issue 15); and issue 15's known regressions — big JsonSchemaStore schemas whose
+///   `if`/`then`/`else` and `allOf` rewriting clones their object schemas once per branch
+///   (`cloudify`, `saucectl`, `yippee-ki`), `Handwritten---string4` (a long chain of string
+///   patterns, 11-19 s before budgets) and `Handwritten---allany23` (negated unions of
+///   intersected patterns, ~3 s of regex work before compile-time regex work was weighted).
+const EXPECTED_FAILURES: [(&str, &str); 22] = [
+    ("Glaiveai2K---calculate_area_2f92f3ea.json", "Unproductive"),
+    ("Glaiveai2K---calculate_area_3a8a9f78.json", "Unproductive"),
+    ("Glaiveai2K---calculate_area_4493ae68.json", "Unproductive"),
+    ("Glaiveai2K---calculate_area_6fd20e8d.json", "Unproductive"),
+    ("Glaiveai2K---calculate_area_8db9d7ff.json", "Unproductive"),
+    ("Glaiveai2K---calculate_area_92ac029d.json", "Unproductive"),
+    ("Glaiveai2K---calculate_area_95058385.json", "Unproductive"),
+    ("Glaiveai2K---calculate_area_d402e1cc.json", "Unproductive"),
+    ("Glaiveai2K---calculate_area_e6818129.json", "Unproductive"),
+    ("Glaiveai2K---calculate_area_f88fb53c.json", "Unproductive"),
+    ("Handwritten---allany17.json", "Limit(CompileFuel)"),
+    ("Handwritten---allany23.json", "Limit(CompileFuel)"),
+    ("Handwritten---string4.json", "Limit(CompileFuel)"),
+    ("JsonSchemaStore---cloudify.json", "Limit(CompileFuel)"),
+    (
+        "JsonSchemaStore---saucectl.schema.json",
+        "Limit(CompileFuel)",
+    ),
+    ("JsonSchemaStore---semgrep.json", "Limit(GrammarSize)"),
+    ("JsonSchemaStore---web-types.json", "Limit(CompileFuel)"),
+    (
+        "JsonSchemaStore---yippee-ki-json_config_schema.json",
+        "Limit(CompileFuel)",
+    ),
+    (
+        "Synthesized---draft2019_09_nonvalid_const_id13_subschema1_not_2.json",
+        "Unproductive",
+    ),
+    (
+        "Synthesized---draft2019_09_nonvalid_const_id15_subschema1_not_2.json",
+        "Unproductive",
+    ),
+    (
+        "Synthesized---draft2019_09_nonvalid_const_id16_subschema1_not_2.json",
+        "Unproductive",
+    ),
+    (
+        "Synthesized---draft2019_09_nonvalid_const_id19_subschema1_not_2.json",
+        "Unproductive",
+    ),
 ];
 
 #[test]
@@ -718,35 +725,31 @@ fn every_maskbench_file_compiles_on_a_64k_stack() {
         slowest.1,
         t0.elapsed()
     );
-    let unexpected: Vec<&String> = failures
+    // "file: Kind: message" as (file, kind).
+    let mut got: Vec<(String, String)> = failures
         .iter()
-        .filter(|f| {
-            let name = f.split(':').next().unwrap_or("");
-            let known = FAILED_BEFORE.contains(&name)
-                || (f.contains("CompileFuel") && NEW_FUEL_FAILURES.contains(&name));
-            !known
+        .map(|f| {
+            let mut parts = f.splitn(3, ": ");
+            let name = parts.next().unwrap_or("").to_owned();
+            (name, parts.next().unwrap_or("").to_owned())
         })
         .collect();
+    got.sort();
+    let mut want: Vec<(String, String)> = EXPECTED_FAILURES
+        .iter()
+        .map(|&(f, k)| (f.to_owned(), k.to_owned()))
+        .collect();
+    want.sort();
+    let new: Vec<_> = got.iter().filter(|g| !want.contains(g)).collect();
+    let gone: Vec<_> = want.iter().filter(|w| !got.contains(w)).collect();
     assert!(
-        unexpected.is_empty(),
-        "new compile failures: {unexpected:#?}"
+        new.is_empty() && gone.is_empty(),
+        "compile failures differ from EXPECTED_FAILURES: new or of another kind {new:#?}; \
+         listed but not failing that way now {gone:#?}"
     );
-    // Every compile, finished or not, ends within the default budget's time (about half a
-    // second of the slowest work on this machine; 1 s leaves room for a loaded CI runner).
-    if !cfg!(debug_assertions) {
-        assert!(
-            slowest.0 < Duration::from_secs(1),
-            "{} took {:?} to compile",
-            slowest.1,
-            slowest.0
-        );
-    }
-    assert!(
-        failures.len() <= MASKBENCH_FAILURES_BEFORE + NEW_FUEL_FAILURES.len(),
-        "{} failures, {} before",
-        failures.len(),
-        MASKBENCH_FAILURES_BEFORE
-    );
+    // Every compile ends by the budget (fuel and sizes, above); its time is reported, not
+    // asserted (times belong in benchmarks).
+    eprintln!("slowest compile: {:?} ({})", slowest.0, slowest.1);
 }
 
 /// The front end's schema parser (explicit stack) agrees with serde_json: same value, or
