@@ -190,7 +190,7 @@ fn grammar_info_over_maskbench_schemas() {
     assert_eq!(c.total, files.len());
     let classified: usize = c.classes.values().sum();
     assert_eq!(classified + c.failed.len(), c.total);
-    // Almost every MaskBench schema compiles.
-    assert!(c.failed.len() * 10 < c.total, "{:?}", c.failed);
+    // Every schema of the sample compiles today (the bar was 10% failures).
+    assert!(c.failed.is_empty(), "{:?}", c.failed);
     assert!(c.to_text().contains("class census over 40 schemas"));
 }

@@ -62,9 +62,20 @@ fn pretty_printed_valid_instances_are_accepted() {
     let total: usize = report.files.iter().map(|f| f.valid_total()).sum();
     let accepted: usize = report.files.iter().map(|f| f.valid_accepted()).sum();
     // Instances of schemas that do not compile (or hit a limit) are not rejections of the
-    // whitespace policy; they are the same with one-line instances (`sieve maskbench`).
-    assert!(
-        accepted * 1000 >= total * 995,
-        "valid accepted {accepted}/{total}"
-    );
+    // whitespace policy; they are the same with one-line instances (`sieve maskbench`). Over
+    // the whole folder (the default sample) that is 4 valid instances today (2026-11-28),
+    // exactly: more is a regression, fewer means this number is to be lowered.
+    if limit == 0 {
+        assert_eq!(
+            total - accepted,
+            4,
+            "valid accepted {accepted}/{total}: 4 not accepted expected (instances of schemas \
+             that do not compile)"
+        );
+    } else {
+        eprintln!(
+            "valid accepted {accepted}/{total} over a sample of {}",
+            files.len()
+        );
+    }
 }
