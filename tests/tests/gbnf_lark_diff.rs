@@ -8,7 +8,10 @@
 //!   allowed tokens (often a short one, so structures close), takes EOS when allowed after a
 //!   while, and is at most [`STEPS`] tokens long.
 //!
-//! Missing `shared` folder: a `SKIP` line.
+//! A consistency check (two of sieve's front ends, one engine), not a proof of exactness:
+//! `gbnf_oracle.rs` checks GBNF masks against an independent Earley reference.
+//!
+//! Missing `shared` folder: a `SKIP` line (a failure under `CI=true`).
 
 use std::path::PathBuf;
 use std::sync::Arc;

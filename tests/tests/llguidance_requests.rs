@@ -1,6 +1,10 @@
 //! LLGuidance's request format (`Grammar::from_llguidance`): grammar lists with `@name`
 //! references, their errors, and masks equal to the same language written as one Lark
 //! grammar by hand.
+//!
+//! The mask comparisons are consistency checks (sieve's LLGuidance front end against its Lark
+//! front end, one engine underneath), not proofs of exactness: those rest on the independent
+//! recognizers of `budget.rs`, `lark_cyk_oracle.rs` and `gbnf_oracle.rs`.
 
 use sieve_core::grammar::json::{JsonOptions, serde_json};
 use sieve_core::{Grammar, GrammarErrorKind, LimitKind, Limits, Matcher};

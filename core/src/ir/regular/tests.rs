@@ -1,5 +1,9 @@
 //! Lexify keeps the language and every prefix's viability: brute force over short strings,
 //! on grammars of the shapes the GBNF front end lowers to (one lexeme per code point).
+//!
+//! A consistency check (the grammar with and without lexify, both run by sieve's matcher),
+//! not a proof of exactness: `tests/tests/gbnf_oracle.rs` checks GBNF masks against an
+//! independent Earley reference.
 
 use alloc::string::String;
 use alloc::sync::Arc;
