@@ -402,26 +402,18 @@ fn a_json_schema_completes_mid_object() {
 /// sha256 of their names, schemas of at most 1,500 bytes as compact JSON that compile without
 /// a superset approximation, first 20.
 fn generate_acceptance_files(root: &std::path::Path, vocab: &Arc<Vocabulary>) -> Vec<String> {
-    use sha2::{Digest, Sha256};
     use sieve_core::grammar::json::serde_json;
-    let dir = root.join("data/maskbench");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
+    // `list_files` orders by sha256 of the file name, as the script does.
+    let Ok(paths) = sieve_bench::maskbench::list_files(&[root.join("data/maskbench")], 0) else {
         return Vec::new();
     };
-    let mut names: Vec<(String, String)> = entries
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".json"))
-        .map(|n| {
-            let hash = Sha256::digest(n.as_bytes());
-            let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-            (hex, n)
-        })
-        .collect();
-    names.sort();
     let opts = sieve_core::grammar::json::JsonOptions::default();
     let mut chosen = Vec::new();
-    for (_, name) in names {
-        let Ok(text) = std::fs::read_to_string(dir.join(&name)) else {
+    for path in paths {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
         let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {

@@ -208,15 +208,13 @@ impl Parser {
         if !pattern.starts_with(JSON_TEXT) {
             return Ok(None);
         }
-        let mut tried = [StateId::DEAD; 4];
-        for (i, c) in [b'a', b'~', b'`', b'|'].into_iter().enumerate() {
+        let mut tried = Vec::with_capacity(4);
+        for c in [b'a', b'~', b'`', b'|'] {
             let l = self.lexer.next(state, c)?;
             if tried.contains(&l) {
                 continue;
             }
-            if let Some(slot) = tried.get_mut(i) {
-                *slot = l;
-            }
+            tried.push(l);
             if self.every_char_leads(l, l)? {
                 return Ok(Some(l));
             }
