@@ -91,6 +91,13 @@ pub struct MaskStats {
     /// Masks computed on the grammar's published snapshot, without its lock (see
     /// `matcher/shared.rs`); cached copies included.
     pub lock_free: u64,
+    /// Fuel units spent by this matcher's calls (Earley work and lexer construction, as
+    /// `Limits::fuel_per_mask` counts them): a deterministic count of work, for tests that
+    /// bound work by counts rather than clocks.
+    pub fuel: u64,
+    /// The most fuel one [`Matcher::compute_mask`], [`Matcher::compute_mask_within`] or
+    /// [`Matcher::consume_token`] call spent.
+    pub max_step_fuel: u64,
 }
 
 /// Per-sequence constraint state. Cheap to create from a [`Grammar`]; `Send`, used from one
@@ -108,6 +115,11 @@ pub struct Matcher {
     cached_mask: Vec<u32>,
     cached_key: Option<(u64, u32)>,
     stats: MaskStats,
+    /// Fuel spent on tables this matcher held (master calls), settled when it gives them
+    /// back; with the parser's snapshot count, [`MaskStats::fuel`].
+    fuel_done: u64,
+    /// `Parser::fuel_counter` when the held tables were taken.
+    fuel_mark: u64,
     /// The grammar's charge to this matcher's memory budget (see the module docs).
     shared: usize,
     /// Byte-stack room a trie walk needs beyond the output: the longest token.
@@ -193,7 +205,8 @@ fn forced_tokens(
 impl Matcher {
     /// A matcher at the start of the grammar.
     pub fn new(grammar: &Grammar) -> Matcher {
-        let (parser, generation, shared, id) = grammar.start_parser();
+        let (mut parser, generation, shared, id) = grammar.start_parser();
+        parser.reset_fuel_count();
         let mut m = Matcher {
             grammar: grammar.clone(),
             parser,
@@ -204,6 +217,8 @@ impl Matcher {
             cached_mask: Vec::new(),
             cached_key: None,
             stats: MaskStats::default(),
+            fuel_done: 0,
+            fuel_mark: 0,
             shared,
             walk_room: grammar.inner().max_token_len + 1,
             generation,
@@ -261,6 +276,7 @@ impl Matcher {
             shared.generation += 1;
         }
         self.parser.swap_tables(&mut shared.tables);
+        self.fuel_mark = self.parser.fuel_counter();
         self.holding = true;
         if shared.generation != self.generation {
             self.generation = shared.generation;
@@ -279,6 +295,7 @@ impl Matcher {
             }
         }
         let out = f(self);
+        self.settle_fuel();
         self.holding = false;
         if core::mem::take(&mut self.reset_tables) {
             shared.generation += 1;
@@ -303,6 +320,37 @@ impl Matcher {
             self.maybe_publish(&mut shared, free);
         }
         out
+    }
+
+    /// Adds the fuel the held tables counted since `fuel_mark` to `fuel_done`, and marks
+    /// again (before the tables are given back or replaced).
+    fn settle_fuel(&mut self) {
+        let now = self.parser.fuel_counter();
+        self.fuel_done = self
+            .fuel_done
+            .saturating_add(now.saturating_sub(self.fuel_mark));
+        self.fuel_mark = now;
+    }
+
+    /// Fuel spent so far (see [`MaskStats::fuel`]); between calls, or on the snapshot.
+    #[inline(never)]
+    pub(crate) fn fuel_total(&self) -> u64 {
+        let held = if self.holding {
+            self.parser.fuel_counter().wrapping_sub(self.fuel_mark)
+        } else {
+            0
+        };
+        self.fuel_done
+            .wrapping_add(self.parser.snapshot_fuel_spent())
+            .wrapping_add(held)
+    }
+
+    /// After one step (a mask or a token) that started at `fuel_total() == before`: keeps
+    /// [`MaskStats::max_step_fuel`].
+    #[inline(never)]
+    pub(crate) fn step_done(&mut self, before: u64) {
+        let spent = self.fuel_total().wrapping_sub(before);
+        self.stats.max_step_fuel = self.stats.max_step_fuel.max(spent);
     }
 
     /// Tell the parser what the grammar and this matcher's own buffers hold.
@@ -368,10 +416,13 @@ impl Matcher {
     /// Write the allowed-token mask: bit `t % 32` of `mask[t / 32]` is set iff token `t` is
     /// allowed. Words past the vocabulary are zeroed.
     pub fn compute_mask(&mut self, mask: &mut [u32]) -> Result<(), MatcherError> {
-        if let Some(done) = self.compute_mask_shared(mask) {
-            return done;
-        }
-        self.with_tables(|m| m.compute_mask_held(mask))
+        let before = self.fuel_total();
+        let done = match self.compute_mask_shared(mask) {
+            Some(done) => done,
+            None => self.with_tables(|m| m.compute_mask_held(mask)),
+        };
+        self.step_done(before);
+        done
     }
 
     /// [`Matcher::compute_mask`] with the tables held.
@@ -491,7 +542,9 @@ impl Matcher {
         }
         // The grammar's charge holds room for this copy while the old tables are alive.
         let mut fresh = self.grammar.inner().pristine.tables();
+        self.settle_fuel();
         self.parser.swap_tables(&mut fresh);
+        self.fuel_mark = self.parser.fuel_counter();
         drop(fresh);
         self.parser.reset_to_start();
         self.parser.truncate(0);
@@ -613,10 +666,13 @@ impl Matcher {
 
     /// Consume one sampled token.
     pub fn consume_token(&mut self, token: u32) -> Result<(), MatcherError> {
-        if let Some(done) = self.consume_token_shared(token) {
-            return done;
-        }
-        self.with_tables(|m| m.consume_token_held(token))
+        let before = self.fuel_total();
+        let done = match self.consume_token_shared(token) {
+            Some(done) => done,
+            None => self.with_tables(|m| m.consume_token_held(token)),
+        };
+        self.step_done(before);
+        done
     }
 
     /// [`Matcher::consume_token`] with the tables held.
@@ -1042,7 +1098,10 @@ impl Matcher {
 
     /// How masks have been computed so far.
     pub fn stats(&self) -> MaskStats {
-        self.stats
+        MaskStats {
+            fuel: self.fuel_total(),
+            ..self.stats
+        }
     }
 
     /// Heap bytes held by this matcher (its parser, byte log, token list and mask copy; not

@@ -688,3 +688,59 @@ fn budget_masks_do_not_change_when_the_lexer_is_rebuilt() {
         "limit {limit}: never rebuilt"
     );
 }
+
+/// Walks `path` (compute_mask before each token) on a fresh matcher of `g`, returning the
+/// first error and the matcher's statistics.
+fn walk_counted(g: &Grammar, path: &[u32]) -> (Option<MatcherError>, sieve_core::MaskStats) {
+    let mut m = Matcher::new(g);
+    let mut mask = vec![0u32; m.mask_words()];
+    for &t in path {
+        if let Err(e) = m.compute_mask(&mut mask).and_then(|()| m.consume_token(t)) {
+            return (Some(e), m.stats());
+        }
+    }
+    (m.compute_mask(&mut mask).err(), m.stats())
+}
+
+/// `MaskStats::fuel` and `max_step_fuel` count the work `Limits::fuel_per_mask` limits: the
+/// same walk counts the same on a fresh grammar every time (counts, not clocks, so tests can
+/// bound work by them), and a per-mask budget of the largest step's count lets the walk
+/// finish, while half of it stops it with a fuel error.
+#[test]
+fn fuel_counts_are_deterministic_and_are_what_the_budget_limits() {
+    let vocab = synthetic_vocab();
+    // Ambiguous, so that masks do Earley work that costs fuel.
+    let src = "start: s\ns: s s | \"a\" | \"b\" | \"ab\"";
+    let g = lark(src, &vocab);
+    let mut rng = Rng::new(5);
+    let path = random_path(&mut Matcher::new(&g), &mut rng, 12);
+    assert!(path.len() >= 6, "path too short: {path:?}");
+    let runs: Vec<_> = (0..3)
+        .map(|_| walk_counted(&lark(src, &vocab), &path))
+        .collect();
+    let (err, stats) = runs[0].clone();
+    assert!(err.is_none(), "{err:?}");
+    assert!(stats.fuel > 0 && stats.max_step_fuel > 0, "{stats:?}");
+    assert!(stats.max_step_fuel <= stats.fuel, "{stats:?}");
+    for (e, s) in &runs[1..] {
+        assert!(e.is_none());
+        assert_eq!((s.fuel, s.max_step_fuel), (stats.fuel, stats.max_step_fuel));
+    }
+    let limited = |fuel: u64| {
+        let limits = Limits {
+            fuel_per_mask: fuel,
+            ..Limits::default()
+        };
+        let g = Grammar::from_lark(src, &vocab, &limits).unwrap();
+        walk_counted(&g, &path)
+    };
+    let (err, at_max) = limited(stats.max_step_fuel);
+    assert!(err.is_none(), "budget = largest step: {err:?}");
+    assert_eq!(at_max.max_step_fuel, stats.max_step_fuel);
+    // A step may run several budgeted stretches (a snapshot try redone on the master
+    // tables, a slice looked up before the walk), so the least budget that lets this walk
+    // finish is at most the largest step's count; here it is 517 of 684. Half of it is
+    // too little.
+    let (err, _) = limited(stats.max_step_fuel / 2);
+    assert_eq!(err, Some(MatcherError::Limit(LimitKind::Fuel)));
+}

@@ -23,6 +23,13 @@
 //!
 //! Every failure is collected and listed at the end with a per-format-type summary.
 //!
+//! What is independent and what is not: the accept and reject strings (and the expected
+//! errors) come from the spec, and XGrammar cross-checks them (below), so `error`, `bytes`
+//! and `tokens` judge the compiler by an outside oracle. `mask` and `live` compare the
+//! engine with itself (the mask against a byte replay on a clone, the walk against
+//! `shortest_completion`): consistency checks, not proofs of exactness, which rest on the
+//! brute-force and recognizer oracles (`oracle.rs`, `lark_cyk_oracle.rs`, `gbnf_oracle.rs`).
+//!
 //! A case with `xfail` (a known implementation bug or documented deviation from the spec,
 //! with the reason) has its failures listed as `XFAIL` without failing the test; if it
 //! passes, the test fails (`XPASS`: drop the field). `SIEVE_CONFORMANCE_ONLY=substring` runs

@@ -161,6 +161,9 @@ pub struct Parser {
     /// The step's fuel while reading a snapshot (with own tables the lexer counts it).
     fuel: u64,
     fuel_per_step: u64,
+    /// Fuel spent reading a snapshot before the last [`Parser::start_step`] (see
+    /// [`Parser::snapshot_fuel_spent`]).
+    snap_spent: u64,
     /// A lookup in the snapshot found nothing: the step failed for that alone, and the
     /// caller redoes it on the master tables.
     missed: bool,
@@ -204,6 +207,7 @@ impl Parser {
             snapshot: None,
             fuel: limits.fuel_per_mask,
             fuel_per_step: limits.fuel_per_mask,
+            snap_spent: 0,
             missed: false,
             max_bytes: limits.max_memory_bytes,
             outside: rules_size,
@@ -345,6 +349,31 @@ impl Parser {
         Ok(())
     }
 
+    /// Fuel spent reading snapshots since this parser was made or the count was reset
+    /// (`fuel` only falls below `fuel_per_step` on a snapshot: with its own tables the lexer
+    /// counts the fuel).
+    pub(crate) fn snapshot_fuel_spent(&self) -> u64 {
+        // `fuel <= fuel_per_step` always; counts never wrap in practice (wrapping keeps the
+        // code small on 32-bit targets).
+        self.snap_spent
+            .wrapping_add(self.fuel_per_step.wrapping_sub(self.fuel))
+    }
+
+    /// Start [`Parser::snapshot_fuel_spent`] from 0 (a parser handed to a new matcher).
+    pub(crate) fn reset_fuel_count(&mut self) {
+        self.snap_spent = 0;
+        self.fuel = self.fuel_per_step;
+    }
+
+    /// A count of fuel spent: what this parser spent reading snapshots, plus what the lexer
+    /// it holds spent since that lexer was made. The lexer is the grammar's master during a
+    /// master call, so only the difference across a stretch in which the parser keeps the
+    /// same tables is this parser's work (see `Matcher::stats`).
+    pub(crate) fn fuel_counter(&self) -> u64 {
+        self.snapshot_fuel_spent()
+            .wrapping_add(self.lexer.fuel_spent())
+    }
+
     /// [`Lexer::next`] on the tables read (a snapshot answers from its table or misses).
     #[inline]
     fn lexer_next(&mut self, s: StateId, byte: u8) -> Result<StateId, LimitKind> {
@@ -361,6 +390,7 @@ impl Parser {
     pub fn start_step(&mut self) {
         self.items_this_step = 0;
         self.error = None;
+        self.snap_spent = self.snapshot_fuel_spent();
         self.fuel = self.fuel_per_step;
         self.lexer.refuel();
         self.sync_lexer_budget();

@@ -82,6 +82,8 @@ pub(crate) struct GrammarInner {
     pub(crate) max_token_len: usize,
     /// Heap bytes of the rules (shared by every parser of the grammar).
     pub(crate) rules_bytes: usize,
+    /// `compile_fuel` the compile spent, all stages together ([`Grammar::compile_fuel_spent`]).
+    pub(crate) compile_fuel_spent: u64,
 }
 
 /// The tables a grammar's matchers share, and how many times they were reset to the
@@ -456,8 +458,18 @@ impl Grammar {
                 lexeme_names: ir.lexemes.iter().map(|l| l.name.clone()).collect(),
                 max_token_len,
                 rules_bytes,
+                // `budget.left()` at the start of the build was `fuel`; it ends at
+                // `fuel_left` (`CompileBudget::settle`).
+                compile_fuel_spent: limits.compile_fuel.wrapping_sub(*fuel_left),
             }),
         })
+    }
+
+    /// The `Limits::compile_fuel` its compile spent, every stage together (front end, regex
+    /// interning, lexer set-up): a deterministic count of the compile's work, for tests that
+    /// bound work by counts rather than clocks.
+    pub fn compile_fuel_spent(&self) -> u64 {
+        self.inner.compile_fuel_spent
     }
 
     /// The vocabulary this grammar was compiled for.

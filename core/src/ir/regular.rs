@@ -357,7 +357,7 @@ pub fn lexeme_conflicts(
             alloc::format!("in {}: {msg}", ir.lexemes[l].name),
         ),
     })?;
-    got.sort();
+    got.sort_unstable();
     got.dedup();
     Ok(got)
 }

@@ -426,6 +426,11 @@ impl Lexer {
         &self.lexemes
     }
 
+    /// Fuel spent since this lexer was made, refuels included (see [`ExprSet::fuel_spent`]).
+    pub fn fuel_spent(&self) -> u64 {
+        self.exprs.fuel_spent()
+    }
+
     /// Refill the regex fuel (once per mask or token).
     pub fn refuel(&mut self) {
         self.exprs.set_fuel(self.fuel_per_step);

@@ -79,7 +79,10 @@ impl Matcher {
         mask: &mut [u32],
         remaining: usize,
     ) -> Result<(), MatcherError> {
-        self.with_tables(|m| m.compute_mask_within_held(mask, remaining))
+        let before = self.fuel_total();
+        let done = self.with_tables(|m| m.compute_mask_within_held(mask, remaining));
+        self.step_done(before);
+        done
     }
 
     /// [`Matcher::compute_mask_within`] with the tables held.

@@ -565,8 +565,13 @@ mod tests {
         Active,
     }
 
-    /// The independent model: the whole waiting text searched naively for triggers; the
-    /// grammar checked with fresh matchers and `try_consume_bytes`.
+    /// The model of the gate: the whole waiting text searched naively for triggers, phases
+    /// and the reasoning budget kept by plain counting. It is independent of the gate's code
+    /// (its incremental trigger search, its masks), not of the engine: the grammar after
+    /// the trigger, and the trigger patterns, are checked with fresh matchers of this crate
+    /// and `try_consume_bytes`. For the grammar that part is a consistency check (sieve
+    /// against sieve); exactness of the grammar's masks rests on the independent oracles
+    /// (brute force over the vocabulary and the CYK/Earley recognizers of `tests/`).
     #[derive(Clone)]
     struct Oracle {
         vocab: Arc<Vocabulary>,

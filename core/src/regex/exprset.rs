@@ -111,6 +111,10 @@ pub struct ExprSet {
     /// (bounded: cleared when it grows past a few thousand entries).
     pub(crate) star_forms: HashMap<(u32, u32), u8>,
     pub(crate) fuel: u64,
+    /// Fuel spent before the last [`ExprSet::set_fuel`] (see [`ExprSet::fuel_spent`]).
+    pub(crate) spent: u64,
+    /// The fuel the last [`ExprSet::set_fuel`] gave.
+    pub(crate) granted: u64,
     /// Fuel units one unit of regex work costs: [`COMPILE_REGEX_WEIGHT`] while a grammar is
     /// compiled, 1 while masks are computed (see [`ExprSet::set_weight`]).
     pub(crate) weight: u64,
@@ -234,6 +238,8 @@ impl ExprSet {
             block_stack: Roomy::default(),
             prefix_blocks: Roomy::default(),
             fuel: limits.compile_fuel,
+            spent: 0,
+            granted: limits.compile_fuel,
             weight: 1,
             work: 0,
             max_nodes: limits.max_expr_nodes.max(3),
@@ -267,6 +273,8 @@ impl ExprSet {
 
     /// Set the remaining work budget for derivatives, emptiness and containment checks.
     pub fn set_fuel(&mut self, fuel: u64) {
+        self.spent = self.fuel_spent();
+        self.granted = fuel;
         self.fuel = fuel;
     }
 
@@ -297,6 +305,16 @@ impl ExprSet {
         }
         self.fuel -= n;
         Ok(())
+    }
+
+    /// Fuel spent since this set was made, refuels included: a count of the work done, for
+    /// tests and statistics (never reset). Kept at [`ExprSet::set_fuel`] only,
+    /// so spending costs nothing more.
+    pub fn fuel_spent(&self) -> u64 {
+        // `fuel <= granted` always (set together, then only spent); wrapping keeps the code
+        // small on 32-bit targets, and a u64 count does not wrap in practice.
+        self.spent
+            .wrapping_add(self.granted.wrapping_sub(self.fuel))
     }
 
     #[inline(always)]

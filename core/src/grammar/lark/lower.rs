@@ -890,7 +890,7 @@ impl Lowerer<'_, '_> {
                 }
             }
         }
-        alts.sort();
+        alts.sort_unstable();
         alts.dedup();
         let ast = match alts.as_slice() {
             [one] => RegexAst::Literal(one.clone()),
