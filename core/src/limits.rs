@@ -4,7 +4,7 @@
 //! bounded memory: exceeding any field below returns an error naming it
 //! ([`crate::LimitKind`]), never a hang or an abort.
 
-use crate::error::LimitKind;
+use crate::error::{GrammarError, GrammarErrorKind, LimitKind};
 
 /// Budgets for compiling grammars and computing masks. `Limits::default()` suits JSON schemas
 /// and hand-written grammars over 100k–200k-token vocabularies.
@@ -179,4 +179,15 @@ impl CompileBudget {
     pub fn bytes_charged(&self) -> usize {
         self.bytes
     }
+}
+
+/// While compiling, regex fuel is the compile budget: name it so.
+pub(crate) fn compile_fuel_error(mut err: GrammarError) -> GrammarError {
+    if err.kind == GrammarErrorKind::Limit(LimitKind::Fuel) {
+        err.kind = GrammarErrorKind::Limit(LimitKind::CompileFuel);
+        err.message = err
+            .message
+            .replace(LimitKind::Fuel.field(), LimitKind::CompileFuel.field());
+    }
+    err
 }

@@ -303,7 +303,7 @@ impl Grammar {
             &mut fuel_left,
             budget.bytes_left(),
         )
-        .map_err(compile_fuel_error);
+        .map_err(crate::limits::compile_fuel_error);
         budget.settle(fuel_left);
         built
     }
@@ -553,17 +553,6 @@ pub(crate) fn regex_ir(pattern: &str) -> GrammarIr {
     });
     ir.add_rule(start, vec![IrSymbol::Lexeme(lex)]);
     ir
-}
-
-/// While compiling, regex fuel is the compile budget: name it so.
-pub(crate) fn compile_fuel_error(mut err: GrammarError) -> GrammarError {
-    if err.kind == GrammarErrorKind::Limit(LimitKind::Fuel) {
-        err.kind = GrammarErrorKind::Limit(LimitKind::CompileFuel);
-        err.message = err
-            .message
-            .replace(LimitKind::Fuel.field(), LimitKind::CompileFuel.field());
-    }
-    err
 }
 
 fn located(mut err: GrammarError, lex: &IrLexeme) -> GrammarError {

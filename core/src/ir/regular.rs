@@ -351,7 +351,7 @@ pub fn lexeme_conflicts(
     let got = analyze(ir, &mut exprs, &mut memo, None, false);
     budget.settle(exprs.fuel_left());
     let mut got = got.map_err(|e| match e {
-        AnalysisError::Limit(k) => crate::grammar::compile_fuel_error(GrammarError::limit(k)),
+        AnalysisError::Limit(k) => crate::limits::compile_fuel_error(GrammarError::limit(k)),
         AnalysisError::Regex(l, msg) => GrammarError::new(
             GrammarErrorKind::InvalidRegex,
             alloc::format!("in {}: {msg}", ir.lexemes[l].name),

@@ -750,7 +750,7 @@ impl<'a> Compiler<'a> {
         let report = core::mem::take(&mut self.report);
         let ir = core::mem::take(&mut self.ir);
         out.map(|()| (ir, report))
-            .map_err(crate::grammar::compile_fuel_error)
+            .map_err(crate::limits::compile_fuel_error)
     }
 
     fn run_work(&mut self) -> R<()> {
