@@ -24,15 +24,21 @@
 //! a function of the parser's state alone. The parser itself decides every step, so lexer
 //! max-munch, lazy and ignored lexemes are honoured and the result really is accepted.
 //!
+//! Searches of one call (and of later calls from the same top row) share their answers: a
+//! state on a completion found before is a leaf of known exact cost (`earley/memo.rs`, which
+//! argues why the result is unchanged).
+//!
 //! Budgets: the search runs inside one step's budgets (`fuel_per_mask`, one unit per byte
 //! pushed plus the parser's own work; `max_items_per_mask`; memory, with the transposition
 //! table charged to the parser). Rows are walked with loops, never recursion.
 
+use alloc::boxed::Box;
 use alloc::collections::BinaryHeap;
 use alloc::vec::Vec;
 use core::cmp::Reverse;
 use hashbrown::HashMap;
 
+use super::memo::{Known, Paths};
 use super::{END, Entry, Parser, TERMINAL, dot_of, origin_of};
 use crate::error::LimitKind;
 use crate::lexer::{Lexer, StateId, table_bytes, vec_bytes};
@@ -222,6 +228,9 @@ pub struct Completion {
     tt: HashMap<(u64, u32), u32>,
     /// The smallest byte of each lexer byte class, in order (see [`Lexer::class_leaders`]).
     leaders: Vec<u8>,
+    /// Exact answers of earlier searches from the same base row, and the keys of the
+    /// search's path (see `earley/memo.rs`); made by the first search.
+    paths: Option<Box<Paths>>,
 }
 
 impl Completion {
@@ -237,22 +246,35 @@ impl Completion {
             + table_bytes(self.expr_memo.capacity(), 8)
             + table_bytes(self.tt.capacity(), 16)
             + vec_bytes(&self.leaders)
+            + self.paths.as_ref().map_or(0, |m| m.bytes_used())
     }
 
-    /// Start a call: the per-call memo cleared, the grammar's bounds computed on first use.
+    /// Start a call, with the parser at the depth every search of the call starts at or
+    /// above: the per-call memo cleared, the grammar's bounds computed on first use, the
+    /// answers of earlier searches kept if the top row is the same row stack.
     pub(crate) fn begin(&mut self, p: &Parser) {
         debug_assert!(p.snapshot().is_none());
         self.tt.clear();
         if self.mins.is_none() {
             self.mins = Some(MinLens::new(p));
         }
-        self.leaders = p.lexer.class_leaders();
+        let leaders = p.lexer.class_leaders();
+        let paths = self.paths.get_or_insert_with(Box::default);
+        if leaders != self.leaders {
+            // Answers are strings of leaders: other classes, other answers.
+            paths.memo.forget();
+        }
+        self.leaders = leaders;
+        paths.memo.begin(p.top_row(), p.state_key().0);
     }
 
-    /// Forgets what was learnt of the lexer's expressions: call when the parser's tables
-    /// are replaced (their expression ids then name other expressions).
+    /// Forgets what was learnt of the lexer's expressions and states: call when the
+    /// parser's tables are replaced (their ids then name other expressions and states).
     pub(crate) fn forget_exprs(&mut self) {
         self.expr_memo.clear();
+        if let Some(m) = self.paths.as_mut() {
+            m.memo.forget();
+        }
     }
 
     /// Make the costs of rows `0..=row` current.
@@ -423,6 +445,62 @@ impl Completion {
         if p.is_accepting() {
             return Ok(Some(Vec::new()));
         }
+        let mut paths = self.paths.take();
+        let r = self.search_with(p, paths.as_deref_mut());
+        self.paths = paths;
+        r
+    }
+
+    /// [`Completion::search`] with the memo, if any, taken out.
+    fn search_with(
+        &mut self,
+        p: &mut Parser,
+        paths: Option<&mut Paths>,
+    ) -> Result<Option<Vec<u8>>, LimitKind> {
+        // The memo names states from its base row: only searches at or above it use it.
+        let mut paths = paths.and_then(|m| {
+            let b = m.memo.base_row().filter(|&b| p.top_row() >= b)?;
+            m.keys.clear();
+            m.ends.clear();
+            p.path_key(b, &mut m.keys);
+            m.ends.push(m.keys.len());
+            Some((m, b))
+        });
+        if let Some((m, _)) = paths.as_mut() {
+            match m.memo.get(&m.keys) {
+                Some(Known::Completion(s)) => return Ok(Some(s.to_vec())),
+                Some(Known::Never) => return Ok(None),
+                None => {}
+            }
+        }
+        let leaders = core::mem::take(&mut self.leaders);
+        let r = self.deepen(p, &leaders, paths.as_mut().map(|(m, b)| (&mut **m, *b)));
+        self.leaders = leaders;
+        if let Some((m, _)) = paths {
+            let free = p.free_bytes();
+            let grown = match &r {
+                Ok(Some(full)) => m.memo.record(&m.keys, &m.ends, full, free),
+                Ok(None) => {
+                    let root = m.keys.get(..m.ends.first().copied().unwrap_or(0));
+                    m.memo.record_never(root.unwrap_or(&[]), free)
+                }
+                Err(_) => 0,
+            };
+            p.set_outside(p.outside().saturating_add(grown));
+        }
+        r
+    }
+
+    /// IDA*: depth-first rounds, each bounded by `g + h <= bound`. With a memo `base`, the
+    /// states of the current path are named in `keys` (ending at `ends`: the start's key is
+    /// there already), and a state with a known answer is a leaf of exact cost (see
+    /// `earley/memo.rs`).
+    fn deepen(
+        &mut self,
+        p: &mut Parser,
+        leaders: &[u8],
+        mut paths: Option<(&mut Paths, u32)>,
+    ) -> Result<Option<Vec<u8>>, LimitKind> {
         let mut bound = self.bound_here(p)?;
         if bound == NONE {
             return Ok(None);
@@ -430,19 +508,6 @@ impl Completion {
         if let Some(k) = p.error() {
             return Err(k);
         }
-        let leaders = core::mem::take(&mut self.leaders);
-        let r = self.deepen(p, &leaders, &mut bound);
-        self.leaders = leaders;
-        r
-    }
-
-    /// IDA*: depth-first rounds, each bounded by `g + h <= bound`.
-    fn deepen(
-        &mut self,
-        p: &mut Parser,
-        leaders: &[u8],
-        bound: &mut u32,
-    ) -> Result<Option<Vec<u8>>, LimitKind> {
         let mut path: Vec<u8> = Vec::new();
         // Per depth: the index of the next leader byte to try.
         let mut frames: Vec<u16> = Vec::new();
@@ -456,6 +521,10 @@ impl Completion {
                     frames.pop();
                     if path.pop().is_some() {
                         p.pop_bytes(1);
+                        if let Some((m, _)) = paths.as_mut() {
+                            m.ends.pop();
+                            m.keys.truncate(m.ends.last().copied().unwrap_or(0));
+                        }
                     }
                     continue;
                 };
@@ -471,9 +540,32 @@ impl Completion {
                 let Some(&e) = p.stack.last() else {
                     return Ok(None);
                 };
+                if let Some((m, b0)) = paths.as_mut() {
+                    p.path_key(*b0, &mut m.scratch);
+                    match m.memo.get(&m.scratch) {
+                        Some(Known::Never) => {
+                            p.pop_bytes(1);
+                            continue;
+                        }
+                        Some(Known::Completion(s)) => {
+                            let f = add(g, s.len() as u32);
+                            if f > bound {
+                                next = next.min(f);
+                                p.pop_bytes(1);
+                                continue;
+                            }
+                            let mut full = Vec::with_capacity(path.len() + 1 + s.len());
+                            full.extend_from_slice(&path);
+                            full.push(b);
+                            full.extend_from_slice(s);
+                            return Ok(Some(full));
+                        }
+                        None => {}
+                    }
+                }
                 let h = self.heuristic(p, e)?;
                 let f = add(g, h);
-                if f > *bound {
+                if f > bound {
                     next = next.min(f);
                     p.pop_bytes(1);
                     continue;
@@ -486,6 +578,10 @@ impl Completion {
                 self.grow_tt(p)?;
                 self.tt.insert(key, g);
                 path.push(b);
+                if let Some((m, _)) = paths.as_mut() {
+                    m.keys.extend_from_slice(&m.scratch);
+                    m.ends.push(m.keys.len());
+                }
                 if p.is_accepting() {
                     return Ok(Some(path));
                 }
@@ -500,7 +596,7 @@ impl Completion {
             if next == NONE {
                 return Ok(None);
             }
-            *bound = next;
+            bound = next;
         }
     }
 

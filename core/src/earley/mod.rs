@@ -22,6 +22,7 @@
 
 mod complete;
 pub(crate) mod ends;
+mod memo;
 mod rules;
 mod statemask;
 
