@@ -551,7 +551,8 @@ pub(crate) struct Compiler<'a> {
     punct: Option<Punct>,
     /// Draft 4–7: `$ref` siblings are ignored.
     old_ref: bool,
-    /// Draft 3–4: `id` (not only `$id`) sets the base URI.
+    /// Draft 3–4: `id` (not only `$id`) sets the base URI, and an `integer` is one in
+    /// its spelling (plain digits: `1.0` and `1e2` are numbers, not integers).
     old_id: bool,
     /// Draft 3–6: `if`/`then`/`else` are not keywords yet.
     before_7: bool,

@@ -329,6 +329,51 @@ fn numbers() {
         &["0", "15", "-20"],
         &["7", "21"],
     );
+}
+
+/// Drafts 3 and 4 define an integer by its spelling ("a JSON number without a fraction or
+/// exponent part"); drafts 6 on by its value (`1.0` is an integer).
+#[test]
+fn integers_by_draft() {
+    const D4: &str = "http://json-schema.org/draft-04/schema#";
+    const D3: &str = "http://json-schema.org/draft-03/schema#";
+    const D7: &str = "http://json-schema.org/draft-07/schema#";
+    for d in [D3, D4] {
+        check(
+            json!({"$schema": d, "type": "integer"}),
+            &["12345", "0", "-7"],
+            &["12345.0", "1e2", "1.5", "1E+2", "-0.0"],
+        );
+        check(
+            json!({"$schema": d, "type": "integer", "minimum": 1, "maximum": 500}),
+            &["1", "500"],
+            &["1.0", "2e2", "0", "501"],
+        );
+        // Not an integer (a negated number keyword admits canonical spellings only,
+        // reported: `1.0` is not one).
+        check(
+            json!({"$schema": d, "type": "number", "not": {"type": "integer"}}),
+            &["1.5", "-2.25"],
+            &["1", "-3"],
+        );
+        // `multipleOf` judges the value in every draft.
+        check(
+            json!({"$schema": d, "type": "number", "multipleOf": 1}),
+            &["1", "1.0", "2e1"],
+            &["1.5"],
+        );
+        check(
+            json!({"$schema": d, "type": "object", "properties": {"userId": {"type": "integer"}}}),
+            &[r#"{"userId": 12345}"#],
+            &[r#"{"userId": 12345.0}"#],
+        );
+    }
+    for s in [
+        json!({"$schema": D7, "type": "integer"}),
+        json!({"type": "integer"}),
+    ] {
+        check(s, &["12345", "12345.0", "1e2"], &["1.5"]);
+    }
     check(
         json!({"type": "number", "multipleOf": 0.01}),
         &["1.25", "3", "0.1"],

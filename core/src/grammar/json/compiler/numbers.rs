@@ -76,9 +76,10 @@ impl Compiler<'_> {
 
     pub(super) fn number(&mut self, m: &Map<String, Value>, integer: bool, ptr: &str) -> R<u32> {
         let regex = self.number_full_regex(m, integer, ptr)?;
-        for (keyword, why) in
-            numeric::spelling_losses(m, integer, m.contains_key(self.keys.not_number.as_str()))
-        {
+        // Draft 3–4 integers are plain digits: no spelling of one is lost.
+        let lossy_integer = integer && !self.old_id;
+        let negated = m.contains_key(self.keys.not_number.as_str());
+        for (keyword, why) in numeric::spelling_losses(m, lossy_integer, negated) {
             self.spelling(ptr, keyword, &why)?;
         }
         self.lexeme(&format!("number:{ptr}"), regex)
@@ -174,6 +175,9 @@ impl Compiler<'_> {
         let mut parts: Vec<RegexAst> = Vec::new();
         let pat = |s: String| RegexAst::Pattern(s, Default::default());
         let bounded = lo.is_some() || hi.is_some();
+        // Plain digits only: LLGuidance's spelling, and drafts 3–4's `integer` type (there a
+        // value spelled `1.0` is a number, not an integer; `multipleOf: 1` still accepts it).
+        let canonical = self.opts.llguidance_spellings || (integer && self.old_id);
         let mut integer = integer;
         let mut frac_digits: Option<usize> = None;
         let mut int_step: Option<u64> = None;
@@ -223,7 +227,7 @@ impl Compiler<'_> {
             if let Some(b) = &hi {
                 plain.push(pat(numeric::le(&b.dec, b.strict)));
             }
-            if integer && self.opts.llguidance_spellings {
+            if integer && canonical {
                 plain.push(pat(INTEGER_CANONICAL.into()));
             } else if integer {
                 plain.push(pat(numeric::INTEGER_PLAIN.into()));
@@ -232,7 +236,7 @@ impl Compiler<'_> {
             let hi_b = hi.as_ref().map(|b| (&b.dec, b.strict));
             // Integrality is tested inside each notation's case (see
             // `numeric::exponent_spellings`).
-            if integer && self.opts.llguidance_spellings {
+            if integer && canonical {
                 // LLGuidance writes integers in plain notation only.
                 parts.push(RegexAst::And(plain));
             } else {
@@ -241,7 +245,7 @@ impl Compiler<'_> {
                     numeric::exponent_spellings(lo_b, hi_b, integer),
                 ]));
             }
-        } else if integer && self.opts.llguidance_spellings {
+        } else if integer && canonical {
             parts.push(pat(INTEGER_CANONICAL.into()));
         } else if integer {
             // Every integer spelling is a JSON number: no `NUMBER &` around it (an
