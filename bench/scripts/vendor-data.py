@@ -7,7 +7,7 @@
   max(MIN_PER_COLLECTION, round(TARGET * share)) are taken; files larger than MAX_BYTES
   are skipped to keep the repository and the test run small. Files are copied verbatim.
 - tests/data/json-schema-test-suite/: the suite's LICENSE, remotes/ and the non-optional
-  test files of draft2020-12 and draft7, copied verbatim.
+  test files of draft2020-12, draft2019-09, draft7, draft6 and draft4, copied verbatim.
 
 Usage (from the repository root): python3 bench/scripts/vendor-data.py [SHARED_DATA_DIR]
 """
@@ -21,7 +21,7 @@ import sys
 TARGET = 300
 MIN_PER_COLLECTION = 4
 MAX_BYTES = 64 * 1024
-DRAFTS = ("draft2020-12", "draft7")
+DRAFTS = ("draft2020-12", "draft2019-09", "draft7", "draft6", "draft4")
 
 
 def collection(name):
@@ -35,15 +35,25 @@ def sha_key(name):
     return hashlib.sha256(name.encode("utf-8")).hexdigest()
 
 
+def fresh_dir(dst):
+    """Empties dst, keeping its hand-written SOURCE.md."""
+    note = os.path.join(dst, "SOURCE.md")
+    kept = open(note, encoding="utf-8").read() if os.path.isfile(note) else None
+    if os.path.isdir(dst):
+        shutil.rmtree(dst)
+    os.makedirs(dst)
+    if kept is not None:
+        with open(note, "w", encoding="utf-8") as f:
+            f.write(kept)
+
+
 def vendor_maskbench(src, dst):
     names = sorted(n for n in os.listdir(src) if n.endswith(".json") and not n.startswith("."))
     groups = {}
     for n in names:
         groups.setdefault(collection(n), []).append(n)
     total = len(names)
-    if os.path.isdir(dst):
-        shutil.rmtree(dst)
-    os.makedirs(dst)
+    fresh_dir(dst)
     picked = []
     for coll in sorted(groups):
         files = sorted(groups[coll], key=sha_key)
@@ -57,9 +67,7 @@ def vendor_maskbench(src, dst):
 
 
 def vendor_suite(src, dst):
-    if os.path.isdir(dst):
-        shutil.rmtree(dst)
-    os.makedirs(dst)
+    fresh_dir(dst)
     shutil.copyfile(os.path.join(src, "LICENSE"), os.path.join(dst, "LICENSE"))
     shutil.copytree(os.path.join(src, "remotes"), os.path.join(dst, "remotes"))
     n = 0

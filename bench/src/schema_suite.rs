@@ -14,9 +14,11 @@
 //!
 //! The compiler has no hook for remote documents, so groups whose schema refers to
 //! `http://localhost:1234/` count as compile errors unless they compile anyway (they are
-//! counted apart as `compile_errors_remote`). Draft-7 schemas carry no `$schema` in the
-//! suite (the folder names the draft), so one is added to object schemas of draft-7 files
-//! to tell the compiler which draft's rules apply.
+//! counted apart as `compile_errors_remote`). Draft-4, -6 and -7 schemas carry no `$schema`
+//! in the suite (the folder names the draft), so one is added to object schemas of those
+//! files to tell the compiler which draft's rules apply (draft 4: `id`, plain-digit
+//! integers, boolean `exclusiveMinimum`/`exclusiveMaximum`; drafts 4-7: `$ref` overrides its
+//! siblings).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -36,12 +38,14 @@ use crate::trace::Tracer;
 use sieve_core::grammar::json::JsonOptions;
 
 /// The drafts of the suite this harness knows, newest first.
-pub const DRAFTS: &[&str] = &["draft2020-12", "draft7"];
+pub const DRAFTS: &[&str] = &["draft2020-12", "draft2019-09", "draft7", "draft6", "draft4"];
 
 /// The URL prefix under which tests reference `remotes/`.
 pub const REMOTE_PREFIX: &str = "http://localhost:1234/";
 
 const DRAFT7_URI: &str = "http://json-schema.org/draft-07/schema#";
+const DRAFT6_URI: &str = "http://json-schema.org/draft-06/schema#";
+const DRAFT4_URI: &str = "http://json-schema.org/draft-04/schema#";
 
 /// Settings of one run.
 #[derive(Debug, Clone)]
@@ -252,15 +256,20 @@ pub fn test_files(dir: &Path, draft: &str, optional: bool) -> Result<Vec<String>
     Ok(out)
 }
 
-/// The schema as handed to the compiler: draft-7 object schemas without `$schema` get
-/// one (see the module docs).
+/// The schema as handed to the compiler: draft-4, -6 and -7 object schemas without
+/// `$schema` get one (see the module docs).
 pub fn schema_for_draft(schema: &Value, draft: &str) -> Value {
     let mut schema = schema.clone();
-    if draft == "draft7"
-        && let Value::Object(obj) = &mut schema
+    let uri = match draft {
+        "draft7" => DRAFT7_URI,
+        "draft6" => DRAFT6_URI,
+        "draft4" => DRAFT4_URI,
+        _ => return schema,
+    };
+    if let Value::Object(obj) = &mut schema
         && !obj.contains_key("$schema")
     {
-        obj.insert("$schema".into(), Value::String(DRAFT7_URI.into()));
+        obj.insert("$schema".into(), Value::String(uri.into()));
     }
     schema
 }
@@ -648,6 +657,13 @@ mod tests {
     fn draft7_gets_schema() {
         let s = json!({"type": "integer"});
         assert_eq!(schema_for_draft(&s, "draft7")["$schema"], json!(DRAFT7_URI));
+        assert_eq!(schema_for_draft(&s, "draft6")["$schema"], json!(DRAFT6_URI));
+        assert_eq!(schema_for_draft(&s, "draft4")["$schema"], json!(DRAFT4_URI));
+        assert!(
+            schema_for_draft(&s, "draft2019-09")
+                .get("$schema")
+                .is_none()
+        );
         assert!(
             schema_for_draft(&s, "draft2020-12")
                 .get("$schema")

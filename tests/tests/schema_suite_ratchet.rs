@@ -1,5 +1,6 @@
 //! Ratchet over the vendored JSON-Schema-Test-Suite (`tests/data/json-schema-test-suite/`,
-//! non-optional files of draft2020-12 and draft7, see its `SOURCE.md`), in default and in
+//! non-optional files of draft2020-12, draft2019-09, draft7, draft6 and draft4, see its
+//! `SOURCE.md`), in default and in
 //! strict mode, byte level (`sieve_bench::schema_suite`). The outcomes are compared **per
 //! case** (each group's compile and each test, `sieve_bench::ratchet`) with
 //! `tests/data/schema_suite_expected.json`: a case that passed and now fails is a regression;

@@ -308,7 +308,7 @@ struct MaskbenchArgs {
 struct SchemaSuiteArgs {
     /// The suite folder (holding `tests/` and `remotes/`).
     dir: PathBuf,
-    /// `draft2020-12`, `draft7`, or `all`.
+    /// `draft2020-12`, `draft2019-09`, `draft7`, `draft6`, `draft4`, or `all`.
     #[arg(long, default_value = "all")]
     draft: String,
     /// Compile in strict mode (every approximation is an error).
