@@ -755,6 +755,36 @@ fn relative_ids_apply_once_on_every_path() {
 }
 
 #[test]
+fn refs_of_a_merged_resource_keep_its_base() {
+    // `$ref` with siblings merges its target into the referring schema; a reference inside
+    // the target still resolves against the target's own `$id`: `#` here is the array
+    // schema (extra items allowed), not the root (`unevaluatedItems: false`). From the
+    // JSON-Schema-Test-Suite (draft2019-09 ref.json, "extra items allowed for inner arrays").
+    let s = json!({"$id": "https://example.com/schemas/root", "$ref": "/schemas/allowed",
+                   "unevaluatedItems": false,
+                   "$defs": {"x": {"$id": "/schemas/allowed", "type": "array",
+                                   "prefixItems": [{"type": "string"}, {"$ref": "#"}]}}});
+    check(
+        s.clone(),
+        &[
+            "[\"foo\", [\"bar\", [], 8]]",
+            "[\"a\"]",
+            "[\"a\", [\"b\", [\"c\"], 2]]",
+        ],
+        &["[\"foo\", [\"bar\"], 8]", "[1]"],
+    );
+    // Draft 7: the target replaces the schema; `#/definitions/...` inside it is its own.
+    let s = json!({"$schema": "http://json-schema.org/draft-07/schema#",
+                   "$id": "http://h/root.json",
+                   "properties": {"x": {"$ref": "other.json"}},
+                   "definitions": {"o": {"$id": "other.json",
+                                         "definitions": {"n": {"type": "integer"}},
+                                         "items": {"$ref": "#/definitions/n"}},
+                                   "n": {"type": "string"}}});
+    check(s, &["{\"x\": [1]}"], &["{\"x\": [\"a\"]}"]);
+}
+
+#[test]
 fn a_metaschema_of_its_own_is_reported() {
     // Its vocabularies may be off (then `minimum` applies to nothing) or on: both directions.
     let s = json!({"$schema": "http://h/meta.json", "minimum": 10});

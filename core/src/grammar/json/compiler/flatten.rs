@@ -61,7 +61,7 @@ impl<'a> Compiler<'a> {
         let mut result: Option<Value> = None;
         loop {
             if let Some((v, p, b, via)) = pending.take() {
-                match self.flatten_open(v, p, b, via, &stack)? {
+                match self.flatten_open(v, (p, b, via), base, &stack)? {
                     Opened::Done(x) => result = Some(x),
                     Opened::Frame(f) => stack.push(f),
                 }
@@ -85,13 +85,14 @@ impl<'a> Compiler<'a> {
     }
 
     /// One node of [`Self::flatten`]: a finished value, or a frame whose `$ref` target and
-    /// `allOf` members are still to be merged into its own keywords.
+    /// `allOf` members are still to be merged into its own keywords. `outer` is the base
+    /// URI the flattened schema is compiled under: a node under another base (a `$ref`
+    /// target in another resource) has its relative references made absolute first.
     fn flatten_open<'v>(
         &mut self,
         v: &'v Value,
-        ptr: String,
-        base: String,
-        via: Option<String>,
+        (ptr, base, via): (String, String, Option<String>),
+        outer: &str,
         path: &[FlatFrame<'v>],
     ) -> R<Opened<'v>>
     where
@@ -127,6 +128,9 @@ impl<'a> Compiler<'a> {
                     self.spend_on(x)?;
                     acc.insert(k.clone(), x.clone());
                 }
+            }
+            if base != outer {
+                self.absolutize_refs(&mut acc, &base)?;
             }
             let acc = self.rewrite_conditionals(acc, &ptr)?;
             // Popped from the end: the `$ref` target first, then `allOf` in order.

@@ -304,6 +304,44 @@ impl<'a> Compiler<'a> {
         base
     }
 
+    /// Makes the relative `$ref`s below the keywords `m` (a schema object under `base`)
+    /// absolute, so that they keep their targets when `m` is merged into a schema under
+    /// another base (see [`Self::flatten`]). `$id`s passed on the way down apply; values
+    /// of `const`, `enum`, `default` and `examples` are data and are left alone. An explicit
+    /// stack: no recursion on the schema's depth.
+    pub(super) fn absolutize_refs(&mut self, m: &mut Map<String, Value>, base: &str) -> R<()> {
+        const DATA: [&str; 4] = ["const", "enum", "default", "examples"];
+        let mut stack: Vec<(&mut Value, String)> = Vec::new();
+        for (k, v) in m.iter_mut() {
+            if !DATA.contains(&k.as_str()) {
+                stack.push((v, base.to_string()));
+            }
+        }
+        while let Some((v, b)) = stack.pop() {
+            self.spend(1)?;
+            match v {
+                Value::Object(m) => {
+                    let b = self.base_of(m, &b);
+                    if let Some(Value::String(r)) = m.get_mut("$ref")
+                        && !has_scheme(r)
+                    {
+                        let abs = join_uri(&b, r);
+                        self.alloc(abs.len())?;
+                        *r = abs;
+                    }
+                    for (k, x) in m.iter_mut() {
+                        if !DATA.contains(&k.as_str()) {
+                            stack.push((x, b.clone()));
+                        }
+                    }
+                }
+                Value::Array(a) => stack.extend(a.iter_mut().map(|x| (x, b.clone()))),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     pub(super) fn ref_target(
         &mut self,
         r: &str,
