@@ -231,9 +231,38 @@ impl Compiler<'_> {
         };
         self.spend(m.len() as u64)?;
         let mut alts: Vec<Value> = Vec::new();
+        if !self.negate_scalar_keywords(&m, &mut alts)
+            || !self.negate_array_keywords(&m, &mut alts)
+            || !Self::negate_object_keywords(&m, &mut alts)
+            || !Self::negate_applicators(&m, &mut alts)
+        {
+            return Ok(NegOpen::Unsupported);
+        }
+        if let Some(Value::Array(bs)) = m.get("anyOf") {
+            let branches = bs
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(i, b)| (b.clone(), format!("{ptr}/anyOf/{i}")))
+                .collect();
+            return Ok(NegOpen::Frame(NegFrame {
+                key,
+                alts,
+                branches,
+                acc: Value::Bool(true),
+                ptr,
+                base: base.into(),
+            }));
+        }
+        Ok(NegOpen::Done(any_of(alts)))
+    }
+
+    /// Pushes the negations of `type`, `const`/`enum` and the number, string and size keywords
+    /// of `m` onto `alts`; `false` when one of them cannot be negated.
+    fn negate_scalar_keywords(&self, m: &Map<String, Value>, alts: &mut Vec<Value>) -> bool {
         if let Some(t) = m.get("type") {
             let Some(bits) = type_bits(t) else {
-                return Ok(NegOpen::Unsupported);
+                return false;
             };
             alts.push(types_schema(T_ALL & !bits, &self.keys));
         }
@@ -247,7 +276,7 @@ impl Compiler<'_> {
         if let Some(vals) = values {
             match negate_values(&vals, &self.keys) {
                 Some(v) => alts.push(v),
-                None => return Ok(NegOpen::Unsupported),
+                None => return false,
             }
         }
         let group = |keys: &[&str]| -> Map<String, Value> {
@@ -313,13 +342,19 @@ impl Compiler<'_> {
                 alts.push(obj(vec![("type", ty.into()), (k, (n + 1).into())]));
             }
         }
-        if !negate_items(&m, &mut alts, &self.keys) {
-            return Ok(NegOpen::Unsupported);
+        true
+    }
+
+    /// Pushes the negations of the item and `contains` keywords of `m` onto `alts`; `false`
+    /// when one of them cannot be negated (`uniqueItems`).
+    fn negate_array_keywords(&self, m: &Map<String, Value>, alts: &mut Vec<Value>) -> bool {
+        if !negate_items(m, alts, &self.keys) {
+            return false;
         }
         // Each `contains` condition fails on its own (an `allOf` of several lists the others
         // under `contains_more`).
         let cf = self.keys.contains_from.as_str();
-        for g in self.contains_groups(&m) {
+        for g in self.contains_groups(m) {
             if g.min > 0 {
                 alts.push(obj(vec![
                     ("type", "array".into()),
@@ -338,9 +373,12 @@ impl Compiler<'_> {
                 ]));
             }
         }
-        if m.get("uniqueItems") == Some(&Value::Bool(true)) {
-            return Ok(NegOpen::Unsupported);
-        }
+        m.get("uniqueItems") != Some(&Value::Bool(true))
+    }
+
+    /// Pushes the negations of the property and dependency keywords of `m` onto `alts`;
+    /// `false` when one of them cannot be negated.
+    fn negate_object_keywords(m: &Map<String, Value>, alts: &mut Vec<Value>) -> bool {
         if let Some(Value::Array(req)) = m.get("required") {
             for r in req {
                 if let Some(r) = r.as_str() {
@@ -375,7 +413,7 @@ impl Compiler<'_> {
             match m.get(k) {
                 None | Some(Value::Bool(true)) => {}
                 Some(Value::Object(o)) if o.is_empty() => {}
-                Some(_) => return Ok(NegOpen::Unsupported),
+                Some(_) => return false,
             }
         }
         let mut deps: Vec<(String, Value)> = Vec::new();
@@ -404,11 +442,17 @@ impl Compiler<'_> {
                 ])),
             }
         }
+        true
+    }
+
+    /// Pushes the negations of `oneOf`, `not` and `if`/`then`/`else` in `m` onto `alts`;
+    /// `false` when a `oneOf` is too wide to rewrite.
+    fn negate_applicators(m: &Map<String, Value>, alts: &mut Vec<Value>) -> bool {
         if let Some(Value::Array(bs)) = m.get("oneOf") {
             // None valid, or two valid.
             alts.push(not_of(obj(vec![("anyOf", Value::Array(bs.clone()))])));
             if bs.len() > MAX_ONE_OF_REWRITE {
-                return Ok(NegOpen::Unsupported);
+                return false;
             }
             for i in 0..bs.len() {
                 for j in i + 1..bs.len() {
@@ -438,23 +482,7 @@ impl Compiler<'_> {
                 )])));
             }
         }
-        if let Some(Value::Array(bs)) = m.get("anyOf") {
-            let branches = bs
-                .iter()
-                .enumerate()
-                .rev()
-                .map(|(i, b)| (b.clone(), format!("{ptr}/anyOf/{i}")))
-                .collect();
-            return Ok(NegOpen::Frame(NegFrame {
-                key,
-                alts,
-                branches,
-                acc: Value::Bool(true),
-                ptr,
-                base: base.into(),
-            }));
-        }
-        Ok(NegOpen::Done(any_of(alts)))
+        true
     }
 }
 
