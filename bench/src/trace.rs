@@ -21,6 +21,11 @@
 //! An instance the validator accepts (no error to trace) or a schema the validator cannot
 //! build is unexplained, with the reason in the detail.
 //!
+//! A keyword inside an embedded resource (a subschema with its own `$id`) is located by the
+//! validator relative to that resource; its absolute keyword location (`URI#/pointer`) is
+//! mapped back to a pointer in the root document through the resources' `$id`s
+//! ([`resources`]) and taken as a third location.
+//!
 //! The validator asserts `format` exactly when the sieve compile did
 //! ([`sieve_core::grammar::json::JsonOptions::assert_formats`]), and resolves the same extra
 //! documents (the suite's `remotes/`); nothing is fetched. It is built lazily, only for a
@@ -42,6 +47,87 @@ pub fn covers(entry: &str, location: &str) -> bool {
         Some(rest) => rest.is_empty() || rest.starts_with('/'),
         None => false,
     }
+}
+
+/// The embedded resources of `schema`: each subschema's `$id` (draft 4: `id`) resolved
+/// against the base around it, without fragment, with the JSON pointer of that subschema in
+/// the document. Values of `const`, `enum`, `default` and `examples` are data, not searched.
+/// An explicit stack: no recursion on the schema's depth.
+pub fn resources(schema: &Value) -> Vec<(String, String)> {
+    const DATA: [&str; 4] = ["const", "enum", "default", "examples"];
+    let mut out = Vec::new();
+    let mut stack: Vec<(&Value, String, Option<fluent_uri::Uri<String>>)> =
+        vec![(schema, String::new(), None)];
+    while let Some((v, ptr, base)) = stack.pop() {
+        match v {
+            Value::Object(m) => {
+                let id = m
+                    .get("$id")
+                    .or_else(|| m.get("id"))
+                    .and_then(Value::as_str)
+                    .filter(|id| !id.starts_with('#'));
+                let mut base = base;
+                if let Some(id) = id
+                    && let Ok(r) = fluent_uri::UriRef::parse(id)
+                {
+                    let abs = match &base {
+                        Some(b) => r.resolve_against(b).ok(),
+                        None => fluent_uri::Uri::parse(id.to_owned()).ok(),
+                    };
+                    if let Some(abs) = abs {
+                        let key = abs.as_str().split('#').next().unwrap_or("").to_owned();
+                        out.push((key, ptr.clone()));
+                        base = Some(abs);
+                    }
+                }
+                for (k, x) in m {
+                    if !DATA.contains(&k.as_str()) {
+                        let seg = k.replace('~', "~0").replace('/', "~1");
+                        stack.push((x, format!("{ptr}/{seg}"), base.clone()));
+                    }
+                }
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    stack.push((x, format!("{ptr}/{i}"), base.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The pointer in the root document of an absolute keyword location `URI#/pointer`, when
+/// `URI` is one of `resources`.
+fn document_location(resources: &[(String, String)], absolute: &str) -> Option<String> {
+    let (uri, frag) = absolute.split_once('#').unwrap_or((absolute, ""));
+    let (_, at) = resources.iter().find(|(u, _)| u == uri)?;
+    let frag = percent_decode(frag);
+    Some(format!("{at}{frag}"))
+}
+
+/// `%XX` escapes of a URI fragment decoded (invalid ones kept as written).
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match (b[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(x)) => {
+                out.push(x);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Why an accepted invalid instance was accepted.
@@ -148,6 +234,7 @@ impl<'a> Tracer<'a> {
     /// Traces the acceptance of `instance` (marked invalid by the data) to the superset
     /// entry locations `supersets` ([`entry_location`] of each entry).
     pub fn explain(&mut self, instance: &Value, supersets: &[String]) -> Trace {
+        let schema = self.schema;
         let validator = match self.validator() {
             Ok(v) => v,
             Err(e) => return Trace::NoValidator(e.clone()),
@@ -155,13 +242,20 @@ impl<'a> Tracer<'a> {
         let mut entries: Vec<String> = Vec::new();
         let mut uncovered: Vec<String> = Vec::new();
         let mut any = false;
+        let mut table: Option<Vec<(String, String)>> = None;
         for err in validator.iter_errors(instance) {
             any = true;
             let keyword = err.schema_path().as_str();
             let evaluation = err.evaluation_path().as_str();
-            let hit = supersets
-                .iter()
-                .find(|e| covers(e, keyword) || covers(e, evaluation));
+            let absolute = err.absolute_keyword_location().and_then(|u| {
+                let res = table.get_or_insert_with(|| resources(schema));
+                document_location(res, u.as_str())
+            });
+            let hit = supersets.iter().find(|e| {
+                covers(e, keyword)
+                    || covers(e, evaluation)
+                    || absolute.as_deref().is_some_and(|a| covers(e, a))
+            });
             match hit {
                 Some(e) => {
                     if !entries.contains(e) {
@@ -192,6 +286,29 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn embedded_resources_map_to_document_pointers() {
+        let s = json!({"$id": "https://h/root", "$ref": "./base",
+                       "enum": [{"$id": "https://h/data"}],
+                       "$defs": {"b": {"$id": "./base", "items": {"$id": "sub/x",
+                                                                  "type": "string"}}}});
+        let r = resources(&s);
+        assert!(r.contains(&("https://h/root".into(), String::new())));
+        assert!(r.contains(&("https://h/base".into(), "/$defs/b".into())));
+        assert!(r.contains(&("https://h/sub/x".into(), "/$defs/b/items".into())));
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(
+            document_location(&r, "https://h/base#/unevaluatedItems").as_deref(),
+            Some("/$defs/b/unevaluatedItems")
+        );
+        assert_eq!(
+            document_location(&r, "https://h/sub/x#/type").as_deref(),
+            Some("/$defs/b/items/type")
+        );
+        assert_eq!(document_location(&r, "https://elsewhere#/type"), None);
+        assert_eq!(percent_decode("/a%25b/%zz"), "/a%b/%zz");
+    }
 
     #[test]
     fn ancestor_rule() {

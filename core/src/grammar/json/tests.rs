@@ -785,6 +785,36 @@ fn refs_of_a_merged_resource_keep_its_base() {
 }
 
 #[test]
+fn unevaluated_beside_an_ignored_dynamic_ref_is_ignored_too() {
+    // `$dynamicRef` is not compiled; the items it evaluates are unknown, so
+    // `unevaluatedItems: false` beside it must not reject them (suite: draft2020-12
+    // unevaluatedItems.json, "unevaluatedItems with $dynamicRef"). A superset, reported
+    // where the keyword is written.
+    let s = json!({"$id": "https://h/derived", "$ref": "./base",
+                   "$defs": {"derived": {"$dynamicAnchor": "addons",
+                                         "prefixItems": [true, {"type": "string"}]},
+                             "base": {"$id": "./base", "unevaluatedItems": false,
+                                      "type": "array", "prefixItems": [{"type": "string"}],
+                                      "$dynamicRef": "#addons",
+                                      "$defs": {"d": {"$dynamicAnchor": "addons"}}}}});
+    let (g, report) = build(s, &python());
+    assert!(accepts(&g, "[\"foo\", \"bar\"]"));
+    assert!(!accepts(&g, "{}"));
+    assert!(
+        report.entries.iter().any(|e| e.pointer == "/$defs/base"
+            && e.keyword == "unevaluatedItems"
+            && matches!(
+                e.status,
+                CoverageStatus::Approximated {
+                    direction: super::Direction::Superset,
+                    ..
+                }
+            )),
+        "{report:?}"
+    );
+}
+
+#[test]
 fn a_metaschema_of_its_own_is_reported() {
     // Its vocabularies may be off (then `minimum` applies to nothing) or on: both directions.
     let s = json!({"$schema": "http://h/meta.json", "minimum": 10});

@@ -132,6 +132,8 @@ impl<'a> Compiler<'a> {
             if base != outer {
                 self.absolutize_refs(&mut acc, &base)?;
             }
+            // Reported where both are written, before merging moves them elsewhere.
+            self.unevaluated_beside_dynamic(&mut acc, &ptr)?;
             let acc = self.rewrite_conditionals(acc, &ptr)?;
             // Popped from the end: the `$ref` target first, then `allOf` in order.
             let mut kids = Vec::new();

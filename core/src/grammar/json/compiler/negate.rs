@@ -649,6 +649,30 @@ fn negate_values(vals: &[Value], keys: &PrivateKeys) -> Option<Value> {
 const MAX_UNEVALUATED_BRANCHES: usize = 4;
 
 impl Compiler<'_> {
+    /// A `$dynamicRef`/`$recursiveRef` beside `unevaluated*` is not compiled (ignored,
+    /// reported): which keys or items its target evaluates is unknown, so `unevaluated*` is
+    /// removed too, reported at `ptr` (a superset; treating them as evaluating nothing would
+    /// reject valid instances).
+    pub(super) fn unevaluated_beside_dynamic(
+        &mut self,
+        acc: &mut Map<String, Value>,
+        ptr: &str,
+    ) -> R<()> {
+        let Some(r) = ["$dynamicRef", "$recursiveRef"]
+            .into_iter()
+            .find(|r| acc.contains_key(*r))
+        else {
+            return Ok(());
+        };
+        let why = format!("what `{r}` evaluates is not tracked; ignored");
+        for k in ["unevaluatedProperties", "unevaluatedItems"] {
+            if acc.remove(k).is_some() {
+                self.approx(ptr, k, super::Direction::Superset, &why)?;
+            }
+        }
+        Ok(())
+    }
+
     /// `unevaluatedProperties`/`unevaluatedItems` of a flattened schema (its own subtree
     /// already merged in) as `additionalProperties`/`items`.
     ///
@@ -668,6 +692,7 @@ impl Compiler<'_> {
         base: &str,
         depth: usize,
     ) -> R<Value> {
+        self.unevaluated_beside_dynamic(&mut acc, ptr)?;
         let up = acc.remove("unevaluatedProperties");
         let ui = acc.remove("unevaluatedItems");
         if up.is_none() && ui.is_none() {
