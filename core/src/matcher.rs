@@ -393,7 +393,7 @@ impl Matcher {
 
     /// Words a mask buffer needs: `ceil(vocab_size / 32)`.
     pub fn mask_words(&self) -> usize {
-        self.grammar.vocab().mask_words()
+        self.grammar.match_vocab().mask_words()
     }
 
     /// The sticky error, if any.
@@ -435,7 +435,7 @@ impl Matcher {
                 given: mask.len(),
             });
         }
-        let vocab = self.grammar.vocab().clone();
+        let vocab = self.grammar.match_vocab().clone();
         let (mask, rest) = mask.split_at_mut(needed);
         kernels::fill(rest, 0);
         if self.stopped {
@@ -641,7 +641,7 @@ impl Matcher {
     /// [`Matcher::is_allowed`] with the tables held.
     fn is_allowed_held(&mut self, token: u32) -> Result<bool, MatcherError> {
         self.check()?;
-        let vocab = self.grammar.vocab().clone();
+        let vocab = self.grammar.match_vocab().clone();
         if token as usize >= vocab.vocab_size() {
             return Ok(false);
         }
@@ -678,7 +678,7 @@ impl Matcher {
     /// [`Matcher::consume_token`] with the tables held.
     fn consume_token_held(&mut self, token: u32) -> Result<(), MatcherError> {
         self.check()?;
-        let vocab = self.grammar.vocab().clone();
+        let vocab = self.grammar.match_vocab().clone();
         if token as usize >= vocab.vocab_size() {
             return self.fail(MatcherError::TokenOutOfRange {
                 token,
@@ -792,7 +792,7 @@ impl Matcher {
     /// tokenized greedily (longest match). See [`Matcher::compute_ff_tokens_with`] for which
     /// tokens at the end are left out. Nothing is consumed.
     pub fn compute_ff_tokens(&mut self) -> Result<Vec<u32>, MatcherError> {
-        let vocab = self.grammar.vocab().clone();
+        let vocab = self.grammar.match_vocab().clone();
         self.compute_ff_tokens_with(&mut |text| vocab.trie().greedy_tokenize(text))
     }
 
@@ -842,7 +842,7 @@ impl Matcher {
         if bytes.is_empty() {
             return Ok(Vec::new());
         }
-        let vocab = self.grammar.vocab().clone();
+        let vocab = self.grammar.match_vocab().clone();
         let (mut tokens, spelled) = forced_tokens(&vocab, &bytes, tokenize);
         let depth = self.parser.depth();
         self.push_bytes(&bytes);
@@ -908,7 +908,7 @@ impl Matcher {
             return Ok(out);
         }
         if self.gated() {
-            let vocab = self.grammar.vocab().clone();
+            let vocab = self.grammar.match_vocab().clone();
             if let Some(t) = self.gate_forced() {
                 out.extend_from_slice(vocab.trie_bytes(t));
             }
@@ -1021,7 +1021,7 @@ impl Matcher {
             return Ok(Some(Vec::new()));
         }
         if self.gated() {
-            let vocab = self.grammar.vocab().clone();
+            let vocab = self.grammar.match_vocab().clone();
             return Ok(Some(
                 self.gate_forced()
                     .map(|t| vocab.trie_bytes(t).to_vec())

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use sieve_bench::tokenizer::LoadedTokenizer;
+use sieve_core::grammar::gbnf::GbnfOptions;
 use sieve_core::grammar::json::JsonOptions;
 use sieve_core::{Grammar, GrammarErrorKind, Limits, Matcher, Vocabulary};
 use sieve_tests::bit;
@@ -218,6 +219,109 @@ fn check_special_or_text(label: &str, vocab: &Arc<Vocabulary>, table: &Table, na
     assert!(m.is_accepting());
 }
 
+/// `<[X]>` on a text token `X` (GBNF and Lark): `X` by id and nothing else there, not the
+/// same text spelled by other tokens; the grammar reads `X` by id only (elsewhere its text
+/// is spelled by other tokens). `!<[X]>` excludes exactly `X`. Ids beyond the vocabulary are
+/// errors.
+fn check_text_by_id(label: &str, vocab: &Arc<Vocabulary>, table: &Table) {
+    // A text token of at least three ASCII letters, which smaller tokens can also spell.
+    let x = (0..table.texts.len() as u32)
+        .find(|&id| {
+            let t = &table.texts[id as usize];
+            table.is_text(id)
+                && t.len() >= 3
+                && t.iter().all(u8::is_ascii_lowercase)
+                && vocab.greedy_tokenize_text(&t[..1]).is_some()
+                && vocab.greedy_tokenize_text(&t[1..]).is_some()
+        })
+        .expect("a text token of letters");
+    let text = table.texts[x as usize].clone();
+    let (a, b) = (table.text_token(b"a"), table.text_token(b"b"));
+    let (Some(a), Some(b)) = (a, b) else {
+        panic!("{label}: no text tokens `a` and `b`");
+    };
+    let without_x = |mut set: BTreeSet<u32>| {
+        set.remove(&x);
+        set
+    };
+    let limits = Limits::default();
+    let gbnf = GbnfOptions::default();
+    for (front, g) in [
+        (
+            "GBNF",
+            Grammar::from_gbnf(
+                &format!("root ::= \"a\" <[{x}]> \"b\""),
+                &gbnf,
+                vocab,
+                &limits,
+            ),
+        ),
+        (
+            "Lark",
+            Grammar::from_lark(&format!("start: \"a\" <[{x}]> \"b\""), vocab, &limits),
+        ),
+    ] {
+        let g = g.unwrap_or_else(|e| panic!("{label}: {front}: {e}"));
+        let what = format!(
+            "{label}: {front} <[{x}]> ({:?})",
+            String::from_utf8_lossy(&text)
+        );
+        let mut m = Matcher::new(&g);
+        let want = without_x(table.text_prefixes_of(b"a"));
+        check_mask(&format!("{what}, at the start"), &mut m, &want, table);
+        m.consume_token(a).expect("a");
+        check_mask(
+            &format!("{what}, after a"),
+            &mut m,
+            &BTreeSet::from([x]),
+            table,
+        );
+        // Its text spelled by other tokens is refused at the first token.
+        for k in 1..text.len() {
+            let mut tokens = vocab.greedy_tokenize_text(&text[..k]).expect("prefix");
+            tokens.extend(vocab.greedy_tokenize_text(&text[k..]).expect("suffix"));
+            assert_eq!(
+                m.validate_tokens(&tokens).expect("validate"),
+                0,
+                "{what}: split {k}"
+            );
+        }
+        m.consume_token(x).expect("x by id");
+        let want = without_x(table.text_prefixes_of(b"b"));
+        check_mask(&format!("{what}, after {x}"), &mut m, &want, table);
+        m.consume_token(b).expect("b");
+        let eos: BTreeSet<u32> = table.eos.iter().copied().collect();
+        check_mask(&format!("{what}, at the end"), &mut m, &eos, table);
+    }
+    // `!<[X]>`: one token but `X` (text of other tokens, or a special but EOS).
+    let src = format!("root ::= \"a\" !<[{x}]>");
+    let g = Grammar::from_gbnf(&src, &gbnf, vocab, &limits).expect("negation");
+    let mut m = Matcher::new(&g);
+    m.consume_token(a).expect("a");
+    let mut mask = vec![0u32; vocab.mask_words()];
+    m.compute_mask(&mut mask).expect("mask");
+    assert!(!bit(&mask, x as usize), "{label}: {src}");
+    assert!(
+        bit(&mask, a as usize) && bit(&mask, b as usize),
+        "{label}: {src}"
+    );
+    for &s in &table.special {
+        let allowed = !table.eos.contains(&s);
+        assert_eq!(
+            bit(&mask, s as usize),
+            allowed,
+            "{label}: {src}: special {s}"
+        );
+    }
+    // Ids beyond the vocabulary are errors.
+    let n = table.texts.len();
+    let e = Grammar::from_lark(&format!("start: <[{n}]>"), vocab, &limits).expect_err("range");
+    assert_eq!(e.kind, GrammarErrorKind::UnknownSpecialToken, "{label}");
+    let e =
+        Grammar::from_gbnf(&format!("root ::= <[{n}]>"), &gbnf, vocab, &limits).expect_err("range");
+    assert_eq!(e.kind, GrammarErrorKind::UnknownSpecialToken, "{label}");
+}
+
 /// Special tokens to test: the EOS ids, the first and last other specials.
 fn picks(table: &Table) -> Vec<u32> {
     let mut out: BTreeSet<u32> = table.eos.iter().copied().collect();
@@ -305,11 +409,7 @@ fn every_real_tokenizer() {
             &format!("<[{list}]>"),
             &picked.iter().copied().collect(),
         );
-        // `<[id]>` of a text token is refused: its bytes are text other tokens can spell.
-        let a = table.text_token(b"a").expect("a");
-        let e = Grammar::from_lark(&format!("start: <[{a}]>"), &vocab, &Limits::default())
-            .expect_err("a text id");
-        assert_eq!(e.kind, GrammarErrorKind::UnknownSpecialToken, "{label}");
+        check_text_by_id(&label, &vocab, &table);
         eprintln!(
             "{label}: {} specials, {} checked; {with_ff} text tokens contain 0xFF",
             table.special.len(),

@@ -55,7 +55,12 @@ pub struct Grammar {
 
 #[derive(Debug)]
 pub(crate) struct GrammarInner {
+    /// The vocabulary the grammar was compiled for ([`Grammar::vocab`]).
     pub(crate) vocab: Arc<Vocabulary>,
+    /// The vocabulary its matchers walk and push: `vocab` itself, or, when the grammar names
+    /// text tokens by id ([`GrammarIr::id_tokens`]), a copy in which those are matched by id
+    /// only ([`Vocabulary::with_id_tokens`]).
+    pub(crate) matching: Arc<Vocabulary>,
     pub(crate) limits: Limits,
     /// The parser at the start of input, as compiled: matchers rebuild their lexer tables
     /// from it when those fill their budget (see [`crate::Matcher`]).
@@ -104,8 +109,9 @@ pub(crate) struct SharedTables {
 }
 
 /// Special tokens resolve to their encodings (see [`crate::vocab`]), so a grammar's
-/// `<|name|>` and `<[id]>` match those token ids and nothing else. `<[id]>` names special
-/// tokens only: a text token's bytes are text, which other tokens can spell.
+/// `<|name|>` and `<[id]>` match those token ids and nothing else. `<[id]>` on a text token
+/// resolves to the encoding the token would have as a special token, and the compiled
+/// grammar matches that token by id only ([`Vocabulary::with_id_tokens`]).
 impl crate::ir::builder::SpecialTokens for Vocabulary {
     fn by_name(&self, name: &str) -> Vec<Vec<u8>> {
         self.specials_named(name)
@@ -124,6 +130,10 @@ impl crate::ir::builder::SpecialTokens for Vocabulary {
             .filter(|id| !self.eos_tokens().contains(id))
             .map(|&id| Vocabulary::special_encoding(id))
             .collect()
+    }
+    fn text_by_id(&self, id: u32) -> Option<Vec<u8>> {
+        (!self.is_special(id) && !self.token_text(id).is_empty())
+            .then(|| Vocabulary::special_encoding(id))
     }
 }
 
@@ -292,11 +302,12 @@ impl Grammar {
         allow_empty_lexemes: bool,
         budget: &mut CompileBudget,
     ) -> Result<Grammar, GrammarError> {
+        let matching = Grammar::matching_vocab(ir, vocab, budget)?;
         let mut fuel_left = 0;
         let built = Grammar::build_with(
             ir,
             compiled,
-            vocab,
+            (vocab, &matching),
             limits,
             allow_empty_lexemes,
             budget.left(),
@@ -308,17 +319,46 @@ impl Grammar {
         built
     }
 
+    /// The vocabulary matchers of `ir` use: `vocab`, or when `ir` names text tokens by id, a
+    /// copy matching those by id only (its build paid from `budget`: a unit of fuel per
+    /// token id, and the bytes of the copy).
+    fn matching_vocab(
+        ir: &GrammarIr,
+        vocab: &Arc<Vocabulary>,
+        budget: &mut CompileBudget,
+    ) -> Result<Arc<Vocabulary>, GrammarError> {
+        if ir.id_tokens.is_empty() {
+            return Ok(Arc::clone(vocab));
+        }
+        budget
+            .spend(vocab.vocab_size() as u64)
+            .and_then(|()| budget.charge(vocab.bytes_used()))
+            .map_err(GrammarError::limit)?;
+        // Unreachable for ids a front end checked with `SpecialTokens::text_by_id` (short
+        // encodings for tokens already in the trie). The error's own text is left out: its
+        // `Display` alone is 3 KB of flash (tests/embedded-size).
+        let copy = vocab.with_id_tokens(&ir.id_tokens).map_err(|_| {
+            GrammarError::new(
+                GrammarErrorKind::UnknownSpecialToken,
+                "the text tokens named by id do not fit a copy of the vocabulary",
+            )
+        })?;
+        Ok(Arc::new(copy))
+    }
+
+    /// `vocabs`: the vocabulary given and the one matchers use ([`GrammarInner::matching`]).
     #[allow(clippy::too_many_arguments)]
     fn build_with(
         ir: &GrammarIr,
         compiled: Option<crate::ir::regular::Compiled>,
-        vocab: &Arc<Vocabulary>,
+        vocabs: (&Arc<Vocabulary>, &Arc<Vocabulary>),
         limits: &Limits,
         allow_empty_lexemes: bool,
         fuel: u64,
         fuel_left: &mut u64,
         bytes_left: usize,
     ) -> Result<Grammar, GrammarError> {
+        let (given, vocab) = vocabs;
         let (mut exprs, compiled) = match compiled {
             Some(c) => (c.exprs, Some(c.known)),
             None => (ExprSet::new(limits), None),
@@ -437,7 +477,8 @@ impl Grammar {
         initial.clear_deriv_cache();
         Ok(Grammar {
             inner: Arc::new(GrammarInner {
-                vocab: Arc::clone(vocab),
+                vocab: Arc::clone(given),
+                matching: Arc::clone(vocab),
                 limits: limits.clone(),
                 pristine: initial,
                 warm: crate::sync::Mutex::new(warm),
@@ -477,6 +518,12 @@ impl Grammar {
         &self.inner.vocab
     }
 
+    /// The vocabulary matchers walk and push: [`Grammar::vocab`], or its copy in which the
+    /// text tokens the grammar names by id are matched by id only.
+    pub(crate) fn match_vocab(&self) -> &Arc<Vocabulary> {
+        &self.inner.matching
+    }
+
     /// The limits it was compiled with (matchers use them too).
     pub fn limits(&self) -> &Limits {
         &self.inner.limits
@@ -498,7 +545,13 @@ impl Grammar {
             .iter()
             .map(|n| n.capacity() + core::mem::size_of::<String>())
             .sum();
+        let matching = if Arc::ptr_eq(&self.inner.vocab, &self.inner.matching) {
+            0
+        } else {
+            self.inner.matching.bytes_used()
+        };
         self.inner.rules_bytes
+            + matching
             + names
             + self.inner.pristine.heap_bytes()
             + self.inner.warm.lock().heap_bytes()

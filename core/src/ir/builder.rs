@@ -39,6 +39,15 @@ pub trait SpecialTokens {
     fn all_but_eos(&self) -> Vec<Vec<u8>> {
         Vec::new()
     }
+    /// The byte string text token `id` is matched as by id (`<[id]>` on a token that is
+    /// not special): its encoding as if it were special; `None` if `id` is special, unused
+    /// or out of range. A grammar naming a text token this way lists it in
+    /// [`GrammarIr::id_tokens`], and the compiled grammar matches that token by id only.
+    /// None by default.
+    fn text_by_id(&self, id: u32) -> Option<Vec<u8>> {
+        let _ = id;
+        None
+    }
 }
 
 /// What makes two anonymous lexemes the same lexeme.
@@ -310,17 +319,42 @@ impl<'b> Builder<'b> {
         self.special(encodings, String::from(name), span).map(Some)
     }
 
-    /// The lexeme matching special token `id`; `None` if `id` is not a special token.
+    /// The lexeme matching token `id` by id: a special token, or a text token, which is
+    /// then recorded in [`GrammarIr::id_tokens`] (see [`SpecialTokens::text_by_id`]);
+    /// `None` if `id` is neither (unused or out of range).
     pub fn special_by_id(
         &mut self,
         specials: &dyn SpecialTokens,
         id: u32,
         span: Option<Span>,
     ) -> BResult<Option<u32>> {
-        let Some(enc) = specials.by_id(id) else {
+        let Some(enc) = self.token_by_id(specials, id, span)? else {
             return Ok(None);
         };
         self.special(vec![enc], format!("<[{id}]>"), span).map(Some)
+    }
+
+    /// The encoding token `id` is matched as by id: a special token's, or a text token's,
+    /// which is then recorded in [`GrammarIr::id_tokens`] (charged); `None` if `id` is
+    /// neither.
+    pub fn token_by_id(
+        &mut self,
+        specials: &dyn SpecialTokens,
+        id: u32,
+        span: Option<Span>,
+    ) -> BResult<Option<Vec<u8>>> {
+        if let Some(enc) = specials.by_id(id) {
+            return Ok(Some(enc));
+        }
+        let Some(enc) = specials.text_by_id(id) else {
+            return Ok(None);
+        };
+        if self.ir.id_tokens.binary_search(&id).is_err() {
+            self.charge_units(1, span)?;
+            self.charge_bytes(core::mem::size_of::<u32>(), span)?;
+            self.ir.add_id_tokens(&[id]);
+        }
+        Ok(Some(enc))
     }
 
     /// The lexeme matching any one special token but the end-of-sequence ones and those

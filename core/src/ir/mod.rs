@@ -83,6 +83,10 @@ pub struct GrammarIr {
     pub lexemes: Vec<IrLexeme>,
     /// The start nonterminal.
     pub start: u32,
+    /// Text tokens the grammar names by id (`<[id]>` or `!<[id]>` on a token that is not
+    /// special), ascending, no repeats. The compiled grammar matches each of them by id only,
+    /// like a special token, everywhere in the grammar (see `Vocabulary::with_id_tokens`).
+    pub id_tokens: Vec<u32>,
 }
 
 impl GrammarIr {
@@ -99,6 +103,13 @@ impl GrammarIr {
     pub fn add_lexeme(&mut self, lexeme: IrLexeme) -> u32 {
         self.lexemes.push(lexeme);
         (self.lexemes.len() - 1) as u32
+    }
+
+    /// Record text tokens matched by id (see [`GrammarIr::id_tokens`]).
+    pub fn add_id_tokens(&mut self, ids: &[u32]) {
+        self.id_tokens.extend_from_slice(ids);
+        self.id_tokens.sort_unstable();
+        self.id_tokens.dedup();
     }
 
     /// Add a production.
@@ -126,7 +137,10 @@ impl GrammarIr {
             .iter()
             .map(|l| size_of::<IrLexeme>() + 2 * l.name.len())
             .sum();
-        rules.saturating_add(nonterminals).saturating_add(lexemes)
+        rules
+            .saturating_add(nonterminals)
+            .saturating_add(lexemes)
+            .saturating_add(self.id_tokens.len() * size_of::<u32>())
     }
 
     /// Append `other` (a sub-grammar, such as a compiled JSON Schema) to this grammar and
@@ -141,6 +155,7 @@ impl GrammarIr {
         let lex_base = self.lexemes.len() as u32;
         self.nonterminals.extend(other.nonterminals);
         self.lexemes.extend(other.lexemes);
+        self.add_id_tokens(&other.id_tokens);
         self.rules.extend(other.rules.into_iter().map(|r| {
             IrRule {
                 lhs: r.lhs.saturating_add(nt_base),

@@ -186,6 +186,7 @@ fn merge_runs(
             rules: Vec::with_capacity(ir.rules.len()),
             lexemes: ir.lexemes.clone(),
             start: ir.start,
+            id_tokens: ir.id_tokens.clone(),
         };
         let mut runs: HashMap<Vec<u32>, u32> = HashMap::new();
         let mut origin: Vec<Option<Vec<u32>>> = vec![None; ir.lexemes.len()];
@@ -736,6 +737,7 @@ fn candidate(
         rules: Vec::new(),
         lexemes: Vec::new(),
         start: ir.start,
+        id_tokens: ir.id_tokens.clone(),
     };
     let mut origin = Vec::new();
     let mut lex_map = vec![u32::MAX; ir.lexemes.len()];

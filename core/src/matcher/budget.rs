@@ -29,7 +29,7 @@ impl Matcher {
     pub fn completion_tokens(&mut self) -> Result<Option<usize>, MatcherError> {
         self.with_tables(|m| {
             let s = m.shortest_completion_held()?;
-            let trie = m.grammar.vocab().trie();
+            let trie = m.grammar.match_vocab().trie();
             let mut best = s.and_then(|s| trie.greedy_count(&s));
             if let Some(plan) = m.plan.as_ref().filter(|p| p.depth == m.parser.depth())
                 && let Some(n) = trie.greedy_count(&plan.bytes)
@@ -95,7 +95,7 @@ impl Matcher {
         if self.stopped || self.gated() {
             return Ok(());
         }
-        let vocab = self.grammar.vocab().clone();
+        let vocab = self.grammar.match_vocab().clone();
         let mut kept = Vec::new();
         let r = self.with_rebuild(|m| m.narrow(&vocab, mask, &mut kept, remaining));
         self.charge_outside();

@@ -173,7 +173,7 @@ impl Matcher {
             return Ok(());
         };
         let gate = g.gate.clone();
-        let vocab = self.grammar.vocab().clone();
+        let vocab = self.grammar.match_vocab().clone();
         let mut rejected = Vec::new();
         for &t in gate.trigger_tokens() {
             if !vocab.eos_tokens().contains(&t) && !self.grammar_accepts(vocab.trie_bytes(t))? {
@@ -201,7 +201,7 @@ impl Matcher {
         let Some(g) = self.gate.as_ref() else {
             return Vec::new();
         };
-        let vocab = self.grammar.vocab();
+        let vocab = self.grammar.match_vocab();
         let mut parts = Vec::new();
         let mut len = 0;
         for r in g.records.iter().rev() {
@@ -249,7 +249,7 @@ impl Matcher {
             }
             return Ok(());
         }
-        let vocab = self.grammar.vocab().clone();
+        let vocab = self.grammar.match_vocab().clone();
         let tail = self.waiting_tail(MAX_TRIGGER_BYTES);
         let cacheable = list.iter().all(|c| !c.rx);
         let live = if cacheable {
@@ -292,7 +292,7 @@ impl Matcher {
 
     /// The mask while not active (`mask` is exactly `mask_words` long).
     pub(super) fn gate_mask(&mut self, mask: &mut [u32]) -> Result<(), MatcherError> {
-        let vocab = self.grammar.vocab().clone();
+        let vocab = self.grammar.match_vocab().clone();
         let Some(g) = self.gate.as_ref() else {
             return Ok(());
         };
@@ -352,7 +352,7 @@ impl Matcher {
 
     /// [`Matcher::consume_token`] while not active (the token is in range, not stopped).
     pub(super) fn gate_consume(&mut self, token: u32) -> Result<(), MatcherError> {
-        let vocab = self.grammar.vocab().clone();
+        let vocab = self.grammar.match_vocab().clone();
         let Some(g) = self.gate.as_ref() else {
             return Ok(());
         };

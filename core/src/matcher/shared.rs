@@ -119,7 +119,7 @@ impl Matcher {
             self.stats.lock_free += 1;
             return Some(Ok(()));
         }
-        let vocab = self.grammar.vocab();
+        let vocab = self.grammar.match_vocab();
         let parser = &mut self.parser;
         let mut stats = self.stats;
         let depth = parser.depth();
@@ -166,7 +166,7 @@ impl Matcher {
         if !self.snapshot_ready() || !self.read_snapshot() {
             return None;
         }
-        let vocab = self.grammar.vocab();
+        let vocab = self.grammar.match_vocab();
         if token as usize >= vocab.vocab_size() {
             return None;
         }

@@ -19,6 +19,12 @@
 //! name that token's id (encodings are prefix-free and canonical). A text token containing
 //! `0xFF` is rejected at its second byte at the latest (`0xFF 0xFF` is no encoding's start).
 //!
+//! A grammar may also name a *text* token by id (`<[id]>`). It is then compiled against a
+//! copy of the vocabulary in which that token is special too ([`Vocabulary::with_id_tokens`]):
+//! stored and pushed as its encoding, so that the grammar reads it by id only, and other
+//! tokens still spell its text. Grammars that name no text token by id use the vocabulary as
+//! given.
+//!
 //! Invariants: every special and EOS id is `< vocab_size`; special ids have non-empty names.
 //! Lookups are O(1) except [`Vocabulary::token_text`] of a special token (binary search) and
 //! [`Vocabulary::special_by_name`] (linear in the specials).
@@ -285,6 +291,42 @@ impl Vocabulary {
             eos: eos_ids,
             slices,
         })
+    }
+
+    /// A copy in which the text tokens `ids` are matched by id only: they are stored and
+    /// pushed as their [`Vocabulary::special_encoding`], like special tokens named by their
+    /// text, so that no text lexeme matches them and a lexeme of their encoding matches
+    /// exactly them. A grammar that names a text token by id (`<[id]>`, see
+    /// [`crate::ir::GrammarIr::id_tokens`]) is compiled against such a copy; the EOS ids,
+    /// the other specials and the slice patterns are kept. Ids already special are skipped.
+    ///
+    /// Cost: one vocabulary build (the trie and the slices), as [`Vocabulary::with_slices`].
+    ///
+    /// # Errors
+    /// As [`Vocabulary::with_slices`]: an id out of range, an unused id (empty text), or a
+    /// token whose encoding is too long for the trie.
+    pub fn with_id_tokens(&self, ids: &[u32]) -> Result<Vocabulary, VocabError> {
+        let tokens: Vec<Vec<u8>> = (0..self.vocab_size() as u32)
+            .map(|id| self.token_text(id).to_vec())
+            .collect();
+        let mut special = self.specials.clone();
+        special.extend_from_slice(ids);
+        let patterns: Vec<String> = self.slices.iter().map(|s| s.pattern().into()).collect();
+        Vocabulary::with_slices(tokens, &special, &self.eos, &patterns)
+    }
+
+    /// Heap bytes held: the trie, the slices, the special names and the id tables.
+    pub fn bytes_used(&self) -> usize {
+        let slices: usize = self
+            .slices
+            .iter()
+            .map(|s| s.rest().bytes_used() + s.mask().len() * 4 + s.pattern().len())
+            .sum();
+        self.trie.bytes_used()
+            + slices
+            + self.names.len()
+            + (self.specials.len() + self.name_ends.len() + self.special_bits.len()) * 4
+            + self.eos.len() * 4
     }
 
     /// The token slices, largest first.
@@ -715,6 +757,42 @@ mod tests {
         assert_eq!(v.greedy_tokenize_text(b""), Some(vec![]));
         // The trie's own greedy tokenizer reads encodings (forced bytes of a grammar).
         assert_eq!(v.trie().greedy_tokenize(b"\xFF6\xFFa"), Some(vec![6, 5]));
+    }
+
+    #[test]
+    fn text_tokens_by_id() {
+        // Token 1 (`ab`) and the marked text token 3 become by-id tokens; 2 is special already.
+        let tokens = vec![
+            b"a".to_vec(),
+            b"ab".to_vec(),
+            b"<|x|>".to_vec(),
+            b"\xFFb".to_vec(),
+            b"b".to_vec(),
+        ];
+        let v = Vocabulary::new(tokens, &[2], &[4]).unwrap();
+        let w = v.with_id_tokens(&[3, 1, 2]).unwrap();
+        assert_eq!(w.special_tokens(), &[1, 2, 3]);
+        assert_eq!(w.eos_tokens(), &[4]);
+        assert_eq!(w.trie_bytes(1), b"\xFF1\xFF");
+        assert_eq!(w.trie_bytes(3), b"\xFF3\xFF");
+        for id in 0..5 {
+            assert_eq!(w.token_text(id), v.token_text(id), "id {id}");
+        }
+        assert_eq!(w.trie().token_id(b"ab"), None);
+        assert_eq!(w.greedy_tokenize_text(b"ab"), Some(vec![0, 4]));
+        assert!(w.bytes_used() > 0);
+        assert_eq!(
+            v.with_id_tokens(&[5]).unwrap_err(),
+            VocabError::SpecialOutOfRange {
+                id: 5,
+                vocab_size: 5
+            }
+        );
+        let v = Vocabulary::new(toks(&["a", ""]), &[], &[]).unwrap();
+        assert_eq!(
+            v.with_id_tokens(&[1]).unwrap_err(),
+            VocabError::EmptySpecial { id: 1 }
+        );
     }
 
     #[test]

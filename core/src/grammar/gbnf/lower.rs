@@ -418,8 +418,8 @@ impl<'a, 'b, 's> Lower<'a, 'b, 's> {
                 let Some(l) = l else {
                     let what = match t {
                         TokenRef::Id(id) => format!(
-                            "token id {id} is not a special token of the vocabulary \
-                             (sieve matches text tokens as text: write a string literal)"
+                            "token id {id} is not a token of the vocabulary (out of range \
+                             or unused)"
                         ),
                         TokenRef::Name(n) => format!(
                             "{n} is not a special token of the vocabulary (sieve matches \
@@ -436,7 +436,12 @@ impl<'a, 'b, 's> Lower<'a, 'b, 's> {
             }
             Atom::Token(t, true) => {
                 let excluded = match t {
-                    TokenRef::Id(id) => self.specials.by_id(*id).into_iter().collect(),
+                    // A text token named by id is matched by id only: excluded exactly.
+                    TokenRef::Id(id) => self
+                        .b
+                        .token_by_id(self.specials, *id, span)?
+                        .into_iter()
+                        .collect(),
                     TokenRef::Name(n) => self.specials.by_name(n),
                 };
                 let special = self.b.special_except(self.specials, &excluded, span)?;

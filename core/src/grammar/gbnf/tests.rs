@@ -2,7 +2,8 @@
 //! byte), every error with its kind and line:column, llama.cpp's left-recursion test, the
 //! llama.cpp example grammars, limits, and no-panic mutations.
 //!
-//! In test strings, `«name»` is the special token `name` (its encoding); everything else is
+//! In test strings, `«name»` is the special token `name` (its encoding), `«#id»` is token
+//! `id` matched by id (its encoding, for a text token named `<[id]>`); everything else is
 //! text.
 
 use alloc::format;
@@ -41,7 +42,11 @@ fn encode(vocab: &Vocabulary, s: &str) -> Vec<u8> {
         out.extend_from_slice(&rest.as_bytes()[..i]);
         let after = &rest[i + '«'.len_utf8()..];
         let j = after.find('»').unwrap();
-        let id = vocab.special_by_name(&after[..j]).unwrap();
+        let name = &after[..j];
+        let id = match name.strip_prefix('#') {
+            Some(id) => id.parse().unwrap(),
+            None => vocab.special_by_name(name).unwrap(),
+        };
         out.extend(Vocabulary::special_encoding(id));
         rest = &after[j + '»'.len_utf8()..];
     }
@@ -317,13 +322,133 @@ fn token_terminals() {
         &["«</think>»", "x"],
         &["«<think>»"],
     );
-    // A text token in a negation excludes nothing sieve can tell apart.
-    check("root ::= !<[97]>", &["a", "«<think>»"], &[""]);
+    // A text token in a negation is matched by id only in this grammar, so excluded
+    // exactly (see `text_tokens_by_id`); other tokens still spell text.
+    check(
+        "root ::= !<[97]>",
+        &["b", "ab", "«<think>»"],
+        &["", "«#97»"],
+    );
     check(
         "root ::= (!<|tool|>)* <|tool|>",
         &["«<|tool|>»", "ab«<think>»c«<|tool|>»"],
         &["ab", "«<|tool|>»«<|tool|>»"],
     );
+}
+
+/// The allowed token ids after consuming `tokens` (which must all be allowed).
+fn mask_after(g: &Grammar, tokens: &[u32]) -> Vec<u32> {
+    let mut m = Matcher::new(g);
+    let mut mask = vec![0u32; m.mask_words()];
+    for &t in tokens {
+        m.compute_mask(&mut mask).unwrap();
+        assert!(
+            mask[t as usize / 32] >> (t % 32) & 1 == 1,
+            "token {t} not allowed"
+        );
+        m.consume_token(t).unwrap();
+    }
+    m.compute_mask(&mut mask).unwrap();
+    (0..g.vocab().vocab_size() as u32)
+        .filter(|&t| mask[t as usize / 32] >> (t % 32) & 1 == 1)
+        .collect()
+}
+
+#[test]
+fn text_tokens_by_id() {
+    // Token ids of `vocab()`: each byte `b` is token `b`; then `ab`, `bc`, `abc`, the text
+    // `<think>` and `é`; then the specials (`<|eos|>` is EOS).
+    let v = vocab();
+    let (ab, bc, abc, think_text) = (255u32, 256, 257, 258);
+    let think = v.special_by_name("<think>").unwrap();
+    let eos = v.eos_tokens()[0];
+    let (a, b, c, x, y) = (97u32, 98, 99, 120, 121);
+    assert_eq!(v.token_text(abc), b"abc");
+
+    // `<[abc]>`: token `abc` by id and nothing else, not other tokens spelling its text.
+    let g = compile(&format!("root ::= <[{abc}]> \"x\""));
+    assert_eq!(mask_after(&g, &[]), vec![abc]);
+    assert_eq!(mask_after(&g, &[abc]), vec![x]);
+    assert_eq!(mask_after(&g, &[abc, x]), vec![eos]);
+    check(
+        &format!("root ::= <[{abc}]> \"x\""),
+        &["«#257»x"],
+        &["abcx", "«#257»", "«#255»cx"],
+    );
+    // The grammar matches it by id only, wherever it is: as text its bytes are spelled by
+    // other tokens (a documented limit: llama.cpp would also read token `abc` as text at
+    // `"abc"`, keeping both readings alive).
+    let src = format!("root ::= <[{abc}]> \"x\" | \"abc\" \"y\"");
+    let g = compile(&src);
+    assert_eq!(mask_after(&g, &[]), vec![a, ab, abc]);
+    assert_eq!(mask_after(&g, &[abc]), vec![x]);
+    assert_eq!(mask_after(&g, &[a]), vec![b, bc]);
+    assert_eq!(mask_after(&g, &[ab, c]), vec![y]);
+    check(&src, &["«#257»x", "abcy"], &["«#257»y", "abcx"]);
+    // A text token spelling a special token's name stays text elsewhere; by id it is itself.
+    let g = compile(&format!("root ::= <[{think_text}]> | <think>"));
+    assert_eq!(mask_after(&g, &[]), vec![think_text, think]);
+    assert_eq!(mask_after(&g, &[think_text]), vec![eos]);
+
+    // `!<[abc]>`: any one token but `abc`: text (of other tokens) or a special but EOS.
+    let g = compile(&format!("root ::= \"[\" !<[{abc}]> \"]\""));
+    let allowed = mask_after(&g, &[b'[' as u32]);
+    assert!(!allowed.contains(&abc) && !allowed.contains(&eos));
+    assert!(allowed.contains(&a) && allowed.contains(&ab) && allowed.contains(&think));
+    // Everything up to token `abc`, then `abc` by id (a llama.cpp idiom).
+    let g = compile(&format!("root ::= (!<[{abc}]>)* <[{abc}]>"));
+    assert!(mask_after(&g, &[]).contains(&abc));
+    assert!(mask_after(&g, &[a, bc]).contains(&abc));
+    assert_eq!(mask_after(&g, &[a, abc]), vec![eos]);
+    assert_eq!(mask_after(&g, &[abc]), vec![eos]);
+
+    // Grammars that name no text token by id match text tokens as text (same vocabulary).
+    let g = compile("root ::= \"abc\"");
+    assert!(Arc::ptr_eq(g.vocab(), g.match_vocab()));
+    assert_eq!(mask_after(&g, &[]), vec![a, ab, abc]);
+    let g = compile(&format!("root ::= <[{abc}]>"));
+    assert!(!Arc::ptr_eq(g.vocab(), g.match_vocab()));
+    assert_eq!(g.vocab().token_text(abc), b"abc");
+}
+
+#[test]
+fn text_tokens_by_id_are_charged() {
+    // The matching vocabulary's copy is paid from the compile budget: fuel and memory.
+    // `<[260]>` (a special token) has the same shape without the copy.
+    let (by_id, special) = ("root ::= <[257]>", "root ::= <[260]>");
+    let n = vocab().vocab_size() as u64;
+    let fuel = |src| compile(src).compile_fuel_spent();
+    assert!(
+        fuel(by_id) >= fuel(special) + n,
+        "{} vs {}",
+        fuel(by_id),
+        fuel(special)
+    );
+    assert!(compile(by_id).bytes_used() > compile(special).bytes_used());
+    // The least memory `<[260]>` compiles in is too little for `<[257]>`.
+    let fits = |src: &str, bytes: usize| {
+        let limits = Limits {
+            max_memory_bytes: bytes,
+            ..Limits::default()
+        };
+        match Grammar::from_gbnf(src, &GbnfOptions::default(), &vocab(), &limits) {
+            Ok(_) => true,
+            Err(e) => {
+                assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::Memory), "{e}");
+                false
+            }
+        }
+    };
+    let (mut lo, mut hi) = (1usize, 1 << 30);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if fits(special, mid) {
+            hi = mid
+        } else {
+            lo = mid + 1
+        }
+    }
+    assert!(!fits(by_id, lo));
 }
 
 #[test]
@@ -334,11 +459,12 @@ fn token_errors() {
         "1:14",
         "<nope> is not a special token",
     );
+    // A text token by id is fine (`text_tokens_by_id`); ids beyond the vocabulary are not.
     assert_error(
-        "root ::= <[97]>",
+        "root ::= (\"a\"\n  <[9999]>)",
         GrammarErrorKind::UnknownSpecialToken,
-        "1:10",
-        "token id 97",
+        "2:3",
+        "token id 9999 is not a token of the vocabulary",
     );
     assert_error(
         "root ::= <[x]>",

@@ -880,11 +880,14 @@ impl Lowerer<'_, '_> {
                     return Err(bad());
                 }
                 self.charge((hi - lo) as usize + 1, span)?;
+                let sp = Some(self.span(span));
                 for id in lo..=hi {
-                    match self.specials.by_id(id) {
+                    match self.acct.token_by_id(self.specials, id, sp)? {
                         Some(b) => alts.push(b),
                         None => {
-                            return Err(unknown(format!("id {id} (not a special token)")));
+                            return Err(unknown(format!(
+                                "id {id} (not a token id of the vocabulary, or an unused one)"
+                            )));
                         }
                     }
                 }

@@ -569,6 +569,45 @@ impl SpecialTokens for Specials {
             v
         })
     }
+
+    /// Ids `130_000..130_010` are text tokens.
+    fn text_by_id(&self, id: u32) -> Option<Vec<u8>> {
+        (130_000..130_010).contains(&id).then(|| {
+            let mut v = vec![0xFF];
+            v.extend_from_slice(format!("<text {id}>").as_bytes());
+            v
+        })
+    }
+}
+
+#[test]
+fn text_tokens_by_id() {
+    // Text tokens named by id become lexemes of their encodings, listed in `id_tokens`.
+    let src = "start: <[130003]> <[130001-130003, 7]> \"a\"\nx: <[130001]>";
+    let ir = match parse(src, &Specials, &Limits::default()) {
+        Ok(ir) => ir,
+        Err(e) => panic!("{e}"),
+    };
+    check_invariants(&ir);
+    assert_eq!(ir.id_tokens, vec![130_001, 130_002, 130_003]);
+    assert_eq!(
+        ir.lexemes[0].regex,
+        RegexAst::Literal(b"\xFF<text 130003>".to_vec())
+    );
+    let ir = ok("start: \"a\"");
+    assert!(ir.id_tokens.is_empty());
+    // Ids that are neither special nor text are errors where they are written.
+    let e = match parse(
+        "start: \"a\"\n  | <[130009-130010]>",
+        &Specials,
+        &Limits::default(),
+    ) {
+        Err(e) => e,
+        Ok(_) => panic!(),
+    };
+    assert_eq!(e.kind, GrammarErrorKind::UnknownSpecialToken);
+    assert_eq!(line_col(&e), (2, 5));
+    assert!(e.message.contains("id 130010"), "{e}");
 }
 
 #[test]
