@@ -59,7 +59,8 @@ pub(crate) struct GrammarInner {
     pub(crate) vocab: Arc<Vocabulary>,
     /// The vocabulary its matchers walk and push: `vocab` itself, or, when the grammar names
     /// text tokens by id ([`GrammarIr::id_tokens`]), a copy in which those are matched by id
-    /// only ([`Vocabulary::with_id_tokens`]).
+    /// only (`Vocabulary::with_id_tokens`).
+    #[cfg(feature = "text-token-ids")]
     pub(crate) matching: Arc<Vocabulary>,
     pub(crate) limits: Limits,
     /// The parser at the start of input, as compiled: matchers rebuild their lexer tables
@@ -131,11 +132,20 @@ impl crate::ir::builder::SpecialTokens for Vocabulary {
             .map(|&id| Vocabulary::special_encoding(id))
             .collect()
     }
+    #[cfg(feature = "text-token-ids")]
     fn text_by_id(&self, id: u32) -> Option<Vec<u8>> {
         (!self.is_special(id) && !self.token_text(id).is_empty())
             .then(|| Vocabulary::special_encoding(id))
     }
 }
+
+/// Why `<[id]>` names no token: the end of its error message.
+#[cfg(feature = "text-token-ids")]
+pub(crate) const ID_TOKEN_MISS: &str = "out of range or unused";
+/// Why `<[id]>` names no token: the end of its error message.
+#[cfg(not(feature = "text-token-ids"))]
+pub(crate) const ID_TOKEN_MISS: &str = "out of range, unused, or a text token: this build \
+     matches text tokens by id only with the `text-token-ids` feature";
 
 impl Grammar {
     /// Compile a Lark-style grammar (see `core/docs/lark.md`).
@@ -302,12 +312,17 @@ impl Grammar {
         allow_empty_lexemes: bool,
         budget: &mut CompileBudget,
     ) -> Result<Grammar, GrammarError> {
+        #[cfg(feature = "text-token-ids")]
         let matching = Grammar::matching_vocab(ir, vocab, budget)?;
+        #[cfg(feature = "text-token-ids")]
+        let vocabs = (vocab, &matching);
+        #[cfg(not(feature = "text-token-ids"))]
+        let vocabs = (vocab, vocab);
         let mut fuel_left = 0;
         let built = Grammar::build_with(
             ir,
             compiled,
-            (vocab, &matching),
+            vocabs,
             limits,
             allow_empty_lexemes,
             budget.left(),
@@ -322,28 +337,31 @@ impl Grammar {
     /// The vocabulary matchers of `ir` use: `vocab`, or when `ir` names text tokens by id, a
     /// copy matching those by id only (its build paid from `budget`: a unit of fuel per
     /// token id, and the bytes of the copy).
+    #[cfg(feature = "text-token-ids")]
     fn matching_vocab(
         ir: &GrammarIr,
         vocab: &Arc<Vocabulary>,
         budget: &mut CompileBudget,
     ) -> Result<Arc<Vocabulary>, GrammarError> {
-        if ir.id_tokens.is_empty() {
-            return Ok(Arc::clone(vocab));
+        {
+            if ir.id_tokens.is_empty() {
+                return Ok(Arc::clone(vocab));
+            }
+            budget
+                .spend(vocab.vocab_size() as u64)
+                .and_then(|()| budget.charge(vocab.bytes_used()))
+                .map_err(GrammarError::limit)?;
+            // Unreachable for ids a front end checked with `SpecialTokens::text_by_id` (short
+            // encodings for tokens already in the trie). The error's own text is left out: its
+            // `Display` alone is 3 KB of flash (tests/embedded-size).
+            let copy = vocab.with_id_tokens(&ir.id_tokens).map_err(|_| {
+                GrammarError::new(
+                    GrammarErrorKind::UnknownSpecialToken,
+                    "the text tokens named by id do not fit a copy of the vocabulary",
+                )
+            })?;
+            Ok(Arc::new(copy))
         }
-        budget
-            .spend(vocab.vocab_size() as u64)
-            .and_then(|()| budget.charge(vocab.bytes_used()))
-            .map_err(GrammarError::limit)?;
-        // Unreachable for ids a front end checked with `SpecialTokens::text_by_id` (short
-        // encodings for tokens already in the trie). The error's own text is left out: its
-        // `Display` alone is 3 KB of flash (tests/embedded-size).
-        let copy = vocab.with_id_tokens(&ir.id_tokens).map_err(|_| {
-            GrammarError::new(
-                GrammarErrorKind::UnknownSpecialToken,
-                "the text tokens named by id do not fit a copy of the vocabulary",
-            )
-        })?;
-        Ok(Arc::new(copy))
     }
 
     /// `vocabs`: the vocabulary given and the one matchers use ([`GrammarInner::matching`]).
@@ -478,6 +496,7 @@ impl Grammar {
         Ok(Grammar {
             inner: Arc::new(GrammarInner {
                 vocab: Arc::clone(given),
+                #[cfg(feature = "text-token-ids")]
                 matching: Arc::clone(vocab),
                 limits: limits.clone(),
                 pristine: initial,
@@ -521,7 +540,10 @@ impl Grammar {
     /// The vocabulary matchers walk and push: [`Grammar::vocab`], or its copy in which the
     /// text tokens the grammar names by id are matched by id only.
     pub(crate) fn match_vocab(&self) -> &Arc<Vocabulary> {
-        &self.inner.matching
+        #[cfg(feature = "text-token-ids")]
+        return &self.inner.matching;
+        #[cfg(not(feature = "text-token-ids"))]
+        &self.inner.vocab
     }
 
     /// The limits it was compiled with (matchers use them too).
@@ -545,11 +567,14 @@ impl Grammar {
             .iter()
             .map(|n| n.capacity() + core::mem::size_of::<String>())
             .sum();
+        #[cfg(feature = "text-token-ids")]
         let matching = if Arc::ptr_eq(&self.inner.vocab, &self.inner.matching) {
             0
         } else {
             self.inner.matching.bytes_used()
         };
+        #[cfg(not(feature = "text-token-ids"))]
+        let matching = 0;
         self.inner.rules_bytes
             + matching
             + names

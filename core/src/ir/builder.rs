@@ -328,7 +328,11 @@ impl<'b> Builder<'b> {
         id: u32,
         span: Option<Span>,
     ) -> BResult<Option<u32>> {
-        let Some(enc) = self.token_by_id(specials, id, span)? else {
+        #[cfg(feature = "text-token-ids")]
+        let enc = self.token_by_id(specials, id, span)?;
+        #[cfg(not(feature = "text-token-ids"))]
+        let enc = specials.by_id(id);
+        let Some(enc) = enc else {
             return Ok(None);
         };
         self.special(vec![enc], format!("<[{id}]>"), span).map(Some)
@@ -346,6 +350,23 @@ impl<'b> Builder<'b> {
         if let Some(enc) = specials.by_id(id) {
             return Ok(Some(enc));
         }
+        #[cfg(not(feature = "text-token-ids"))]
+        {
+            let _ = span;
+            Ok(None)
+        }
+        #[cfg(feature = "text-token-ids")]
+        self.text_token_by_id(specials, id, span)
+    }
+
+    /// [`Builder::token_by_id`] for a token that is not special.
+    #[cfg(feature = "text-token-ids")]
+    fn text_token_by_id(
+        &mut self,
+        specials: &dyn SpecialTokens,
+        id: u32,
+        span: Option<Span>,
+    ) -> BResult<Option<Vec<u8>>> {
         let Some(enc) = specials.text_by_id(id) else {
             return Ok(None);
         };

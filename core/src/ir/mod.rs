@@ -86,6 +86,7 @@ pub struct GrammarIr {
     /// Text tokens the grammar names by id (`<[id]>` or `!<[id]>` on a token that is not
     /// special), ascending, no repeats. The compiled grammar matches each of them by id only,
     /// like a special token, everywhere in the grammar (see `Vocabulary::with_id_tokens`).
+    #[cfg(feature = "text-token-ids")]
     pub id_tokens: Vec<u32>,
 }
 
@@ -106,6 +107,7 @@ impl GrammarIr {
     }
 
     /// Record text tokens matched by id (see [`GrammarIr::id_tokens`]).
+    #[cfg(feature = "text-token-ids")]
     pub fn add_id_tokens(&mut self, ids: &[u32]) {
         self.id_tokens.extend_from_slice(ids);
         self.id_tokens.sort_unstable();
@@ -137,10 +139,14 @@ impl GrammarIr {
             .iter()
             .map(|l| size_of::<IrLexeme>() + 2 * l.name.len())
             .sum();
+        #[cfg(feature = "text-token-ids")]
+        let ids = self.id_tokens.len() * size_of::<u32>();
+        #[cfg(not(feature = "text-token-ids"))]
+        let ids = 0;
         rules
             .saturating_add(nonterminals)
             .saturating_add(lexemes)
-            .saturating_add(self.id_tokens.len() * size_of::<u32>())
+            .saturating_add(ids)
     }
 
     /// Append `other` (a sub-grammar, such as a compiled JSON Schema) to this grammar and
@@ -155,6 +161,7 @@ impl GrammarIr {
         let lex_base = self.lexemes.len() as u32;
         self.nonterminals.extend(other.nonterminals);
         self.lexemes.extend(other.lexemes);
+        #[cfg(feature = "text-token-ids")]
         self.add_id_tokens(&other.id_tokens);
         self.rules.extend(other.rules.into_iter().map(|r| {
             IrRule {

@@ -186,6 +186,7 @@ fn merge_runs(
             rules: Vec::with_capacity(ir.rules.len()),
             lexemes: ir.lexemes.clone(),
             start: ir.start,
+            #[cfg(feature = "text-token-ids")]
             id_tokens: ir.id_tokens.clone(),
         };
         let mut runs: HashMap<Vec<u32>, u32> = HashMap::new();
@@ -737,6 +738,7 @@ fn candidate(
         rules: Vec::new(),
         lexemes: Vec::new(),
         start: ir.start,
+        #[cfg(feature = "text-token-ids")]
         id_tokens: ir.id_tokens.clone(),
     };
     let mut origin = Vec::new();

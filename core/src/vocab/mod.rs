@@ -293,6 +293,7 @@ impl Vocabulary {
         })
     }
 
+    #[cfg(feature = "text-token-ids")]
     /// A copy in which the text tokens `ids` are matched by id only: they are stored and
     /// pushed as their [`Vocabulary::special_encoding`], like special tokens named by their
     /// text, so that no text lexeme matches them and a lexeme of their encoding matches
@@ -759,6 +760,7 @@ mod tests {
         assert_eq!(v.trie().greedy_tokenize(b"\xFF6\xFFa"), Some(vec![6, 5]));
     }
 
+    #[cfg(feature = "text-token-ids")]
     #[test]
     fn text_tokens_by_id() {
         // Token 1 (`ab`) and the marked text token 3 become by-id tokens; 2 is special already.

@@ -354,6 +354,7 @@ fn mask_after(g: &Grammar, tokens: &[u32]) -> Vec<u32> {
         .collect()
 }
 
+#[cfg(feature = "text-token-ids")]
 #[test]
 fn text_tokens_by_id() {
     // Token ids of `vocab()`: each byte `b` is token `b`; then `ab`, `bc`, `abc`, the text
@@ -411,6 +412,7 @@ fn text_tokens_by_id() {
     assert_eq!(g.vocab().token_text(abc), b"abc");
 }
 
+#[cfg(feature = "text-token-ids")]
 #[test]
 fn text_tokens_by_id_are_charged() {
     // The matching vocabulary's copy is paid from the compile budget: fuel and memory.

@@ -15,6 +15,8 @@
 //! `T_i: T_{i-1} T_{i-1}` doubling chain fails with `GrammarSize` when used, in
 //! microseconds and kilobytes.
 
+#[cfg(feature = "text-token-ids")]
+use crate::grammar::ID_TOKEN_MISS;
 use crate::sync::Arc;
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -880,14 +882,22 @@ impl Lowerer<'_, '_> {
                     return Err(bad());
                 }
                 self.charge((hi - lo) as usize + 1, span)?;
+                #[cfg(feature = "text-token-ids")]
                 let sp = Some(self.span(span));
                 for id in lo..=hi {
-                    match self.acct.token_by_id(self.specials, id, sp)? {
+                    #[cfg(feature = "text-token-ids")]
+                    let found = self.acct.token_by_id(self.specials, id, sp)?;
+                    #[cfg(not(feature = "text-token-ids"))]
+                    let found = self.specials.by_id(id);
+                    match found {
                         Some(b) => alts.push(b),
                         None => {
-                            return Err(unknown(format!(
-                                "id {id} (not a token id of the vocabulary, or an unused one)"
-                            )));
+                            #[cfg(feature = "text-token-ids")]
+                            let why =
+                                format!("id {id} (not a token of the vocabulary: {ID_TOKEN_MISS})");
+                            #[cfg(not(feature = "text-token-ids"))]
+                            let why = format!("id {id} (not a special token)");
+                            return Err(unknown(why));
                         }
                     }
                 }

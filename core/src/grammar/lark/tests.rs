@@ -580,6 +580,7 @@ impl SpecialTokens for Specials {
     }
 }
 
+#[cfg(feature = "text-token-ids")]
 #[test]
 fn text_tokens_by_id() {
     // Text tokens named by id become lexemes of their encodings, listed in `id_tokens`.
