@@ -343,25 +343,23 @@ impl Grammar {
         vocab: &Arc<Vocabulary>,
         budget: &mut CompileBudget,
     ) -> Result<Arc<Vocabulary>, GrammarError> {
-        {
-            if ir.id_tokens.is_empty() {
-                return Ok(Arc::clone(vocab));
-            }
-            budget
-                .spend(vocab.vocab_size() as u64)
-                .and_then(|()| budget.charge(vocab.bytes_used()))
-                .map_err(GrammarError::limit)?;
-            // Unreachable for ids a front end checked with `SpecialTokens::text_by_id` (short
-            // encodings for tokens already in the trie). The error's own text is left out: its
-            // `Display` alone is 3 KB of flash (tests/embedded-size).
-            let copy = vocab.with_id_tokens(&ir.id_tokens).map_err(|_| {
-                GrammarError::new(
-                    GrammarErrorKind::UnknownSpecialToken,
-                    "the text tokens named by id do not fit a copy of the vocabulary",
-                )
-            })?;
-            Ok(Arc::new(copy))
+        if ir.id_tokens.is_empty() {
+            return Ok(Arc::clone(vocab));
         }
+        budget
+            .spend(vocab.vocab_size() as u64)
+            .and_then(|()| budget.charge(vocab.bytes_used()))
+            .map_err(GrammarError::limit)?;
+        // Unreachable for ids a front end checked with `SpecialTokens::text_by_id` (short
+        // encodings for tokens already in the trie). The error's own text is left out: its
+        // `Display` alone is 3 KB of flash (tests/embedded-size).
+        let copy = vocab.with_id_tokens(&ir.id_tokens).map_err(|_| {
+            GrammarError::new(
+                GrammarErrorKind::UnknownSpecialToken,
+                "the text tokens named by id do not fit a copy of the vocabulary",
+            )
+        })?;
+        Ok(Arc::new(copy))
     }
 
     /// `vocabs`: the vocabulary given and the one matchers use ([`GrammarInner::matching`]).

@@ -328,11 +328,7 @@ impl<'b> Builder<'b> {
         id: u32,
         span: Option<Span>,
     ) -> BResult<Option<u32>> {
-        #[cfg(feature = "text-token-ids")]
-        let enc = self.token_by_id(specials, id, span)?;
-        #[cfg(not(feature = "text-token-ids"))]
-        let enc = specials.by_id(id);
-        let Some(enc) = enc else {
+        let Some(enc) = self.token_by_id(specials, id, span)? else {
             return Ok(None);
         };
         self.special(vec![enc], format!("<[{id}]>"), span).map(Some)

@@ -437,14 +437,11 @@ impl<'a, 'b, 's> Lower<'a, 'b, 's> {
             Atom::Token(t, true) => {
                 let excluded = match t {
                     // A text token named by id is matched by id only: excluded exactly.
-                    #[cfg(feature = "text-token-ids")]
                     TokenRef::Id(id) => self
                         .b
                         .token_by_id(self.specials, *id, span)?
                         .into_iter()
                         .collect(),
-                    #[cfg(not(feature = "text-token-ids"))]
-                    TokenRef::Id(id) => self.specials.by_id(*id).into_iter().collect(),
                     TokenRef::Name(n) => self.specials.by_name(n),
                 };
                 let special = self.b.special_except(self.specials, &excluded, span)?;

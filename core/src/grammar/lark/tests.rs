@@ -29,6 +29,22 @@ fn ok(src: &str) -> GrammarIr {
     }
 }
 
+/// `src` lowered with the test's special (and by-id text) tokens, [`Specials`].
+fn ok_specials(src: &str) -> GrammarIr {
+    match parse(src, &Specials, &Limits::default()) {
+        Ok(ir) => ir,
+        Err(e) => panic!("unexpected error {e} ({:?}) in\n{src}", e.kind),
+    }
+}
+
+/// The error lowering `src` with [`Specials`] ends in.
+fn err_specials(src: &str) -> GrammarError {
+    match parse(src, &Specials, &Limits::default()) {
+        Ok(ir) => panic!("expected an error, got {ir:?}"),
+        Err(e) => e,
+    }
+}
+
 fn err(src: &str) -> GrammarError {
     err_with(src, &Limits::default())
 }
@@ -584,11 +600,7 @@ impl SpecialTokens for Specials {
 #[test]
 fn text_tokens_by_id() {
     // Text tokens named by id become lexemes of their encodings, listed in `id_tokens`.
-    let src = "start: <[130003]> <[130001-130003, 7]> \"a\"\nx: <[130001]>";
-    let ir = match parse(src, &Specials, &Limits::default()) {
-        Ok(ir) => ir,
-        Err(e) => panic!("{e}"),
-    };
+    let ir = ok_specials("start: <[130003]> <[130001-130003, 7]> \"a\"\nx: <[130001]>");
     check_invariants(&ir);
     assert_eq!(ir.id_tokens, vec![130_001, 130_002, 130_003]);
     assert_eq!(
@@ -598,14 +610,7 @@ fn text_tokens_by_id() {
     let ir = ok("start: \"a\"");
     assert!(ir.id_tokens.is_empty());
     // Ids that are neither special nor text are errors where they are written.
-    let e = match parse(
-        "start: \"a\"\n  | <[130009-130010]>",
-        &Specials,
-        &Limits::default(),
-    ) {
-        Err(e) => e,
-        Ok(_) => panic!(),
-    };
+    let e = err_specials("start: \"a\"\n  | <[130009-130010]>");
     assert_eq!(e.kind, GrammarErrorKind::UnknownSpecialToken);
     assert_eq!(line_col(&e), (2, 5));
     assert!(e.message.contains("id 130010"), "{e}");
@@ -613,11 +618,7 @@ fn text_tokens_by_id() {
 
 #[test]
 fn special_tokens() {
-    let src = "start: \"hi\" <|eot_id|> <[128009]> <[128000-128002, 5]> <|eot_id|>";
-    let ir = match parse(src, &Specials, &Limits::default()) {
-        Ok(ir) => ir,
-        Err(e) => panic!("{e}"),
-    };
+    let ir = ok_specials("start: \"hi\" <|eot_id|> <[128009]> <[128000-128002, 5]> <|eot_id|>");
     check_invariants(&ir);
     assert_eq!(ir.lexemes.len(), 4);
     let mut eot = vec![0xFF];
@@ -628,23 +629,14 @@ fn special_tokens() {
         RegexAst::Or(parts) => assert_eq!(parts.len(), 4),
         other => panic!("{other:?}"),
     }
-    let e = match parse("start: <|nope|>", &Specials, &Limits::default()) {
-        Err(e) => e,
-        Ok(_) => panic!(),
-    };
+    let e = err_specials("start: <|nope|>");
     assert_eq!(e.kind, GrammarErrorKind::UnknownSpecialToken);
     assert_eq!(e.span.map(|s| s.start.column), Some(8));
     let e = err("start: <|eot_id|>");
     assert_eq!(e.kind, GrammarErrorKind::UnknownSpecialToken);
-    let e = match parse("start: <[200000]>", &Specials, &Limits::default()) {
-        Err(e) => e,
-        Ok(_) => panic!(),
-    };
+    let e = err_specials("start: <[200000]>");
     assert_eq!(e.kind, GrammarErrorKind::UnknownSpecialToken);
-    let e = match parse("start: A\nA: <|end|>", &Specials, &Limits::default()) {
-        Err(e) => e,
-        Ok(_) => panic!(),
-    };
+    let e = err_specials("start: A\nA: <|end|>");
     assert_eq!(e.kind, GrammarErrorKind::Unsupported);
 }
 
@@ -894,10 +886,7 @@ fn limits_repeat_and_size() {
     let e = err(&src);
     assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::GrammarSize));
     // A big special-token range is charged before it is expanded.
-    let e = match parse("start: <[0-4000000000]>", &Specials, &Limits::default()) {
-        Err(e) => e,
-        Ok(_) => panic!(),
-    };
+    let e = err_specials("start: <[0-4000000000]>");
     assert_eq!(e.kind, GrammarErrorKind::Limit(LimitKind::GrammarSize));
     // Bounded repeats within limits expand linearly.
     let ir = ok("start: \"a\"{3,10}");
