@@ -355,18 +355,26 @@ fn shortest_after(src: &str, prefix: &str) -> Option<String> {
 
 #[test]
 fn lexing_decides_the_shortest_completion() {
-    // Max-munch: two numbers with nothing between them never lex as two.
+    // Two numbers with nothing between them: a greedy lexer never ends the first, so the
+    // regular rule around them is one lexeme (the boundary repair, issue 38) and `00` is
+    // the shortest string, as the grammar says.
     let nn = "start: NUM NUM\nNUM: /[0-9]+/\n";
-    assert_eq!(shortest_after(nn, ""), None);
-    assert_eq!(shortest_after(nn, "12"), None);
+    assert_eq!(shortest_after(nn, "").as_deref(), Some("00"));
+    assert_eq!(shortest_after(nn, "12").as_deref(), Some(""));
+    // Not repaired inside recursion (`s` is not regular): max-munch, no string.
+    let nn_rec = "start: s\ns: \"(\" s \")\" | NUM NUM\nNUM: /[0-9]+/\n";
+    assert_eq!(shortest_after(nn_rec, "(12"), None);
     // With ignored spaces they do, with one space.
     let nn_ws = "start: NUM NUM\nNUM: /[0-9]+/\n%ignore \" \"\n";
     assert_eq!(shortest_after(nn_ws, "").as_deref(), Some("0 0"));
     assert_eq!(shortest_after(nn_ws, "12").as_deref(), Some(" 0"));
     assert_eq!(shortest_after(nn_ws, "12 ").as_deref(), Some("0"));
-    // A lexeme that swallows what must follow it: nothing is accepted.
+    // A lexeme that swallows what must follow it: repaired where the rule is regular...
     let word = "start: WORD \"!\"\nWORD: /[a-z!]+/\n";
-    assert_eq!(shortest_after(word, "ab"), None);
+    assert_eq!(shortest_after(word, "ab").as_deref(), Some("!"));
+    // ... and not inside recursion, where nothing is accepted.
+    let word_rec = "start: s\ns: \"(\" s \")\" | WORD \"!\"\nWORD: /[a-z!]+/\n";
+    assert_eq!(shortest_after(word_rec, "(ab"), None);
     // A lazy lexeme ends at its first match.
     let lazy = "start: L \"x\"\nL[lazy]: /a+b/\n";
     assert_eq!(shortest_after(lazy, "").as_deref(), Some("abx"));

@@ -171,8 +171,9 @@ impl Grammar {
             grammars: &lark::NoSubGrammars,
         };
         let ir = lark::parse_in(src, &ctx, limits, &mut budget)?;
+        let (ir, compiled) = crate::ir::regular::repair_compiled(ir, limits, &mut budget)?;
         // LLGuidance accepts terminals such as `/(.|\n)*/` (LiteRT-LM's tool-call strings).
-        Grammar::build(&ir, vocab, limits, true, &mut budget)
+        Grammar::build_compiled(&ir, compiled, vocab, limits, true, &mut budget)
     }
 
     /// Compile an LLGuidance request: Lark text, or a JSON list of Lark grammars and JSON
@@ -193,7 +194,9 @@ impl Grammar {
         {
             let mut budget = CompileBudget::new(limits);
             let lowered = llguidance::lower(data, json, vocab, limits, &mut budget)?;
-            Grammar::build(&lowered.ir, vocab, limits, lowered.lark, &mut budget)
+            let (ir, compiled) =
+                crate::ir::regular::repair_compiled(lowered.ir, limits, &mut budget)?;
+            Grammar::build_compiled(&ir, compiled, vocab, limits, lowered.lark, &mut budget)
         }
     }
 
@@ -215,8 +218,9 @@ impl Grammar {
         {
             let mut budget = CompileBudget::new(limits);
             let ir = structural::lower(text, json, vocab, limits, &mut budget)?;
+            let (ir, compiled) = crate::ir::regular::repair_compiled(ir, limits, &mut budget)?;
             // Free text (`any_text`) may be empty where the format allows it.
-            Grammar::build(&ir, vocab, limits, true, &mut budget)
+            Grammar::build_compiled(&ir, compiled, vocab, limits, true, &mut budget)
         }
     }
 

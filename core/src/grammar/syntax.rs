@@ -143,7 +143,8 @@ pub fn lower_ir(
                 json: &opts.json,
                 grammars: &lark::NoSubGrammars,
             };
-            lark::parse_in(text, &ctx, limits, budget)
+            let ir = lark::parse_in(text, &ctx, limits, budget)?;
+            crate::ir::regular::repair_boundaries(ir, limits, budget)
         }
         GrammarSyntax::Gbnf => {
             let ir = gbnf::lower(text, &opts.gbnf, vocab, limits, budget)?;
@@ -156,7 +157,8 @@ pub fn lower_ir(
         GrammarSyntax::Regex => Ok(super::regex_ir(text)),
         #[cfg(feature = "structural")]
         GrammarSyntax::StructuralTag => {
-            super::structural::lower(text, &opts.json, vocab, limits, budget)
+            let ir = super::structural::lower(text, &opts.json, vocab, limits, budget)?;
+            crate::ir::regular::repair_boundaries(ir, limits, budget)
         }
         #[cfg(not(feature = "structural"))]
         GrammarSyntax::StructuralTag => {
@@ -164,7 +166,8 @@ pub fn lower_ir(
         }
         #[cfg(feature = "llguidance")]
         GrammarSyntax::LlGuidance => {
-            super::llguidance::lower(text, &opts.json, vocab, limits, budget).map(|l| l.ir)
+            let ir = super::llguidance::lower(text, &opts.json, vocab, limits, budget)?.ir;
+            crate::ir::regular::repair_boundaries(ir, limits, budget)
         }
         #[cfg(not(feature = "llguidance"))]
         GrammarSyntax::LlGuidance => {

@@ -114,30 +114,11 @@ pub(crate) fn lexify_compiled(
         })
         .collect();
     let named = core::mem::replace(&mut ir.nonterminals, nameless);
-    let mut rejected = vec![false; ir.nonterminals.len()];
+    let rejected = vec![false; ir.nonterminals.len()];
     let mut memo = Memo::default();
-    let result = loop {
-        let (cand, origin) = candidate(&ir, &named, &regular.is_regular, &rejected, &regexes);
-        if origin.iter().all(Option::is_none) {
-            break None;
-        }
-        let new = |l: u32| origin.get(l as usize).copied().flatten().is_some();
-        let conflicts = match analyze(&cand, &mut exprs, &mut memo, Some(&new), true) {
-            Ok(c) => c,
-            Err(_) => break None,
-        };
-        if conflicts.is_empty() {
-            break Some(cand);
-        }
-        for c in conflicts {
-            let nt = [c.first, c.second]
-                .iter()
-                .find_map(|&l| origin.get(l as usize).copied().flatten());
-            if let Some(nt) = nt {
-                rejected[nt as usize] = true;
-            }
-        }
-    };
+    let result = fuse(
+        &ir, &named, &regular, rejected, &regexes, &mut exprs, &mut memo,
+    );
     let lexified = result.unwrap_or(ir);
     // Then a lexeme and the optional lexemes right after it (`"{" ws`) become one.
     let merged = merge_runs(&lexified, &mut exprs, &mut memo).ok().flatten();
@@ -152,6 +133,40 @@ pub(crate) fn lexify_compiled(
         known: Known(memo.compiled),
     };
     Ok((out, Some(compiled)))
+}
+
+/// The candidate grammar whose lexified rules (regular, not `rejected`, the outermost ones
+/// reachable from the start) become lexemes without a conflict, rejecting each rule whose
+/// lexeme conflicts and trying again (its children next, unless rejected too), to a
+/// fixpoint; `None` if no rule is left or the analysis runs out of its caps.
+fn fuse(
+    ir: &GrammarIr,
+    named: &[IrNonterminal],
+    regular: &Regular,
+    mut rejected: Vec<bool>,
+    regexes: &[Option<Arc<RegexAst>>],
+    exprs: &mut ExprSet,
+    memo: &mut Memo,
+) -> Option<GrammarIr> {
+    loop {
+        let (cand, origin) = candidate(ir, named, &regular.is_regular, &rejected, regexes);
+        if origin.iter().all(Option::is_none) {
+            return None;
+        }
+        let new = |l: u32| origin.get(l as usize).copied().flatten().is_some();
+        let conflicts = analyze(&cand, exprs, memo, Some(&new), true).ok()?;
+        if conflicts.is_empty() {
+            return Some(cand);
+        }
+        for c in conflicts {
+            let nt = [c.first, c.second]
+                .iter()
+                .find_map(|&l| origin.get(l as usize).copied().flatten());
+            if let Some(nt) = nt {
+                rejected[nt as usize] = true;
+            }
+        }
+    }
 }
 
 /// Inside the rules, each lexeme followed by nullable lexemes (`"," ws`) becomes one lexeme
@@ -805,6 +820,9 @@ struct Memo {
     first: HashMap<ExprId, ByteSet>,
     all: HashMap<ExprId, ByteSet>,
     tail: HashMap<ExprId, ByteSet>,
+    /// First bytes of expressions with `And`/`Not` may be a superset (no emptiness checks):
+    /// more FOLLOW bytes, so more checks, never fewer conflicts found.
+    loose_first: bool,
 }
 
 impl Memo {
@@ -826,7 +844,22 @@ impl Memo {
         if let Some(f) = self.first.get(&e) {
             return Ok(*f);
         }
-        let f = if exprs.has_and_not(e) {
+        let f = if exprs.has_and_not(e) && self.loose_first {
+            // A superset: the bytes whose derivative is not `NOTHING` by construction
+            // (no emptiness check).
+            let classes = exprs.byte_classes(&[e]);
+            let mut f = [0u32; 8];
+            for c in 0..classes.num_classes() {
+                if exprs.derivative(e, classes.representative(c as u8))? != ExprId::NOTHING {
+                    for b in 0..=255u8 {
+                        if classes.class_of(b) as usize == c {
+                            f[(b >> 5) as usize] |= 1 << (b & 31);
+                        }
+                    }
+                }
+            }
+            f
+        } else if exprs.has_and_not(e) {
             exprs.first_bytes(e)?
         } else {
             leaf_first_bytes(exprs, e)
@@ -1140,6 +1173,19 @@ fn analyze(
     only: Option<&dyn Fn(u32) -> bool>,
     greedy_only: bool,
 ) -> Result<Vec<LexemeConflict>, AnalysisError> {
+    analyze_pairs(ir, exprs, memo, only, greedy_only, false)
+}
+
+/// [`analyze`]; with `self_only`, each lexeme is checked against itself only (can the lexer
+/// read past it into what follows it), a necessary part of every check and the cheapest.
+fn analyze_pairs(
+    ir: &GrammarIr,
+    exprs: &mut ExprSet,
+    memo: &mut Memo,
+    only: Option<&dyn Fn(u32) -> bool>,
+    greedy_only: bool,
+    self_only: bool,
+) -> Result<Vec<LexemeConflict>, AnalysisError> {
     let nl = ir.lexemes.len();
     let nn = ir.nonterminals.len();
     let by = rules_by_lhs(ir);
@@ -1264,7 +1310,7 @@ fn analyze(
             continue;
         }
         for m in 0..nl {
-            if !used[m] || !intersects(&lfirst[l], &lfirst[m]) {
+            if !used[m] || !intersects(&lfirst[l], &lfirst[m]) || (self_only && m != l) {
                 continue;
             }
             if let Some(f) = only
@@ -1349,6 +1395,11 @@ fn check_pair(
     same: bool,
     mut prefix_only: Option<&mut HashMap<ExprId, ByteSet>>,
 ) -> Result<Flags, LimitKind> {
+    let capped = Flags {
+        proper_prefix: !lazy,
+        same_text: false,
+        lazy_shadow: lazy,
+    };
     let prefix_only_mode = prefix_only.is_some() && !lazy;
     let mut classes: ByteClasses = exprs.byte_classes(&[l, m]);
     classes.refine(follow);
@@ -1364,11 +1415,6 @@ fn check_pair(
         Ok(e != ExprId::NOTHING && !(exprs.has_and_not(e) && exprs.is_empty_language(e)?))
     };
     let mut flags = Flags::default();
-    let capped = Flags {
-        proper_prefix: !lazy,
-        same_text: false,
-        lazy_shadow: lazy,
-    };
     let mut seen: hashbrown::HashSet<(ExprId, ExprId)> = hashbrown::HashSet::new();
     let mut stack = vec![(l, m)];
     seen.insert((l, m));
@@ -1453,6 +1499,10 @@ fn check_pair(
     }
     Ok(flags)
 }
+
+mod boundary;
+pub use boundary::repair_boundaries;
+pub(crate) use boundary::repair_compiled;
 
 #[cfg(test)]
 mod tests;

@@ -1153,6 +1153,35 @@ case("token/text_token_id", st(seq(token(64), cs("b"))),
      xfail="documented: a `token` naming a text token is Unsupported in sieve (bytes, not token "
            "boundaries); the spec allows any token")
 
+# ---------------------------------------------------------------- lexeme boundaries
+# A content whose last lexeme can read on into the end string (issue 38): after `12345`
+# the number takes `E` as an exponent. Every accept string is in the language by the spec.
+NUM = {"type": "number"}
+NUM_END = tag("BEG", js(NUM), "END")
+case("boundary/number_then_end", st(NUM_END),
+     ["BEG12345END", "BEG1.5E3END", "BEG-0.5END", "BEG1e5END", "BEG0END"],
+     ["BEG12345EEND", "BEGEND", "BEG1E", "BEG12345EN", "BEG1E5"])
+case("boundary/optional", st(seq({"type": "optional", "content": NUM_END}, cs("!"))),
+     ["BEG12345END!", "!", "BEG2E2END!"], ["BEG12345E!", "BEG1END"])
+case("boundary/plus", st({"type": "plus", "content": NUM_END}),
+     ["BEG1ENDBEG2E3END", "BEG12345END"], ["", "BEG1EBEG2END"])
+case("boundary/star", st(seq({"type": "star", "content": NUM_END}, cs("."))),
+     [".", "BEG7END.", "BEG7ENDBEG8END."], ["BEG7EN."])
+case("boundary/repeat", st({"type": "repeat", "min": 2, "max": 3, "content": NUM_END}),
+     ["BEG1ENDBEG22END", "BEG1ENDBEG2ENDBEG3E3END"], ["BEG1END", "BEG1ENDBEG2E"])
+case("boundary/regex_content", st(tag("BEG", regex("[0-9]+(E[0-9]+)?"), "END")),
+     ["BEG12345END", "BEG1E2END"], ["BEG1EEND", "BEGEND"])
+case("boundary/grammar_content",
+     st(tag("BEG", {"type": "grammar", "grammar": 'start: NUM\nNUM: /[0-9]+(E[0-9]+)?/\n'},
+            "END")),
+     ["BEG12345END", "BEG1E2END"], ["BEG1EEND", "BEGEND"])
+case("boundary/integer_then_digit_end", st(tag("<n>", js(INT), "7>")),
+     ["<n>57>", "<n>1777>", "<n>07>"], ["<n>7>", "<n>5>"])
+case("boundary/lowercase_e_end", st(tag("x=", js(NUM), "e!")),
+     ["x=1e!", "x=1e5e!", "x=0.5e!"], ["x=1e", "x=e!"])
+case("boundary/number_then_exponent_literal", st(seq(js(NUM), cs("E1"))),
+     ["5E1", "5E1E1", "0.5E1"], ["5E", "5E1E"])
+
 if __name__ == "__main__":
     here = os.path.dirname(os.path.abspath(__file__))
     with open(os.path.join(here, "conformance.json"), "w", encoding="utf-8") as f:
