@@ -22,7 +22,7 @@
 //!
 //! Checked, per grammar and front end: sentences of the language of at most [`MAX_LEN`] bytes
 //! (random derivations from the data, checked by the reference, and a breadth-first search
-//! over the grammar's bytes pruned by the reference; at most 24 per grammar) are walked
+//! over the grammar's bytes pruned by the reference; at most [`SENTENCES`] per grammar) are walked
 //! through sieve twice, as the real tokenizer (Llama 3 or Qwen 3, `<shared>/tokenizers/`)
 //! splits them and byte by byte, so that token boundaries fall inside lexemes. Before every token the whole mask is compared with the
 //! reference: token `t` is allowed at prefix `p` iff `p + t` is viable (every nonterminal of
@@ -108,35 +108,6 @@ struct Gram {
     rules: Vec<Ex>,
 }
 
-impl Re {
-    fn nullable(&self) -> bool {
-        match self {
-            Re::Lit(_) | Re::Class(_) => false,
-            Re::Cat(v) => v.iter().all(Re::nullable),
-            Re::Alt(v) => v.iter().any(Re::nullable),
-            Re::Rep(x, m, _) => *m == 0 || x.nullable(),
-        }
-    }
-
-    /// The bytes a non-empty match can begin with.
-    fn first(&self, out: &mut Vec<u8>) {
-        match self {
-            Re::Lit(b) => out.push(b[0]),
-            Re::Class(bs) => out.extend_from_slice(bs),
-            Re::Cat(v) => {
-                for x in v {
-                    x.first(out);
-                    if !x.nullable() {
-                        break;
-                    }
-                }
-            }
-            Re::Alt(v) => v.iter().for_each(|x| x.first(out)),
-            Re::Rep(x, _, _) => x.first(out),
-        }
-    }
-}
-
 /// `x{m,n}`.
 fn rep(x: Re, m: u32, n: Option<u32>) -> Re {
     Re::Rep(Box::new(x), m, n)
@@ -160,34 +131,23 @@ fn regex_byte(out: &mut String, b: u8) {
     out.push(b as char);
 }
 
-/// Runs of three or more consecutive bytes as ranges.
-fn byte_runs(bs: &[u8]) -> Vec<(u8, u8)> {
-    let mut runs: Vec<(u8, u8)> = Vec::new();
-    for &b in bs {
-        match runs.last_mut() {
-            Some((_, hi)) if *hi + 1 == b => *hi = b,
-            _ => runs.push((b, b)),
-        }
-    }
-    let mut out = Vec::new();
-    for (lo, hi) in runs {
-        if hi - lo >= 2 {
-            out.push((lo, hi));
-        } else {
-            (lo..=hi).for_each(|b| out.push((b, b)));
-        }
-    }
-    out
-}
-
+/// A class, runs of three or more consecutive bytes as ranges.
 fn regex_class(out: &mut String, bs: &[u8]) {
     out.push('[');
-    for (lo, hi) in byte_runs(bs) {
-        regex_byte(out, lo);
-        if hi != lo {
+    let mut i = 0;
+    while i < bs.len() {
+        let j = (i..bs.len())
+            .take_while(|&j| bs[j] - bs[i] == (j - i) as u8)
+            .last()
+            .unwrap_or(i);
+        if j >= i + 2 {
+            regex_byte(out, bs[i]);
             out.push('-');
-            regex_byte(out, hi);
+            regex_byte(out, bs[j]);
+        } else {
+            bs[i..=j].iter().for_each(|&b| regex_byte(out, b));
         }
+        i = j + 1;
     }
     out.push(']');
 }
@@ -698,12 +658,12 @@ fn overlapping_pair(rng: &mut Rng) -> (Re, Re) {
     } else {
         rand_re(rng, 2)
     };
-    let mut firsts = Vec::new();
-    b.first(&mut firsts);
-    if firsts.is_empty() {
+    // A byte that begins `B`: the first byte of one of its strings.
+    let mut w = Vec::new();
+    derive_re(&b, rng, &mut w);
+    let Some(&c) = w.first() else {
         return canned_pair(rng);
-    }
-    let c = pick(rng, &firsts);
+    };
     let base = rand_re(rng, 1);
     let a = match rng.below(4) {
         // base (c tail)?
@@ -798,10 +758,19 @@ fn try_random_gram(rng: &mut Rng) -> Gram {
     g
 }
 
-/// A random grammar whose every nonterminal is productive.
-fn random_gram(rng: &mut Rng) -> Gram {
+/// The bytes of terminal `i % 6` of a control grammar: there every terminal is a literal over
+/// its own bytes, so none can be extended by a byte that begins another one or itself.
+const CONTROL: [&[u8]; 6] = [b"01", b"2E", b"ND", b"xy", b"ab", b"-."];
+
+/// A random grammar whose every nonterminal is productive (`control`: the same shapes with
+/// the terminals replaced by literals over [`CONTROL`]).
+fn random_gram(rng: &mut Rng, control: bool) -> Gram {
     loop {
-        let g = try_random_gram(rng);
+        let mut g = try_random_gram(rng);
+        for (i, t) in g.terms.iter_mut().enumerate().filter(|_| control) {
+            let pal = CONTROL[i % CONTROL.len()];
+            t.re = Re::Lit((0..1 + rng.below(2)).map(|_| pick(rng, pal)).collect());
+        }
         if to_cfg(&g).productive().iter().all(|&p| p) {
             return g;
         }
@@ -852,17 +821,20 @@ fn derive(g: &Gram, e: &Ex, rng: &mut Rng, depth: usize, out: &mut Vec<u8>) -> b
     }
 }
 
-/// Up to `sweep.sentences` sentences: random derivations (checked by the reference) and a
+/// Sentences walked per grammar, at most.
+const SENTENCES: usize = 24;
+/// Random derivations tried per grammar.
+const DERIVATIONS: usize = 40;
+/// The depth of the breadth-first search, and the texts kept per level.
+const BFS_LEN: usize = 8;
+const FRONTIER: usize = 24;
+
+/// Up to [`SENTENCES`] sentences: random derivations (checked by the reference) and a
 /// breadth-first search of the reference's language over its bytes, a sample of each level.
-fn sentences(
-    g: &Gram,
-    r: &mut Reference,
-    rng: &mut Rng,
-    sweep: &Sweep,
-) -> Result<Vec<Vec<u8>>, String> {
+fn sentences(g: &Gram, r: &mut Reference, rng: &mut Rng) -> Result<Vec<Vec<u8>>, String> {
     let mut found: Vec<Vec<u8>> = Vec::new();
     let mut seen = HashSet::new();
-    for _ in 0..sweep.derivations {
+    for _ in 0..DERIVATIONS {
         let mut s = Vec::new();
         if derive(g, &g.rules[0], rng, 0, &mut s) && s.len() <= MAX_LEN {
             if !r.verdict(&s).complete {
@@ -878,7 +850,7 @@ fn sentences(
     }
     let bytes: Vec<u8> = (0..=255u8).filter(|&b| r.bytes[b as usize]).collect();
     let mut frontier = vec![Vec::new()];
-    for _ in 0..sweep.bfs_len {
+    for _ in 0..BFS_LEN {
         let mut next = Vec::new();
         for p in &frontier {
             for &b in &bytes {
@@ -893,13 +865,13 @@ fn sentences(
                 }
             }
         }
-        truncate_randomly(&mut next, sweep.frontier, rng);
+        truncate_randomly(&mut next, FRONTIER, rng);
         frontier = next;
     }
     if r.verdict(&[]).complete {
         found.push(Vec::new());
     }
-    truncate_randomly(&mut found, sweep.sentences, rng);
+    truncate_randomly(&mut found, SENTENCES, rng);
     Ok(found)
 }
 
@@ -926,8 +898,8 @@ struct Subset {
     vocab: Arc<Vocabulary>,
     tokens: Vec<Vec<u8>>,
     eos: u32,
-    by_full_id: HashMap<u32, u32>,
-    by_byte: Vec<Option<u32>>,
+    /// Subset id by token bytes.
+    ids: HashMap<Vec<u8>, u32>,
     trie: Vec<TrieNode>,
 }
 
@@ -937,8 +909,7 @@ impl Subset {
             .unwrap_or_else(|e| panic!("{name} loads: {e}"));
         let table = tok.table();
         let mut tokens: Vec<Vec<u8>> = Vec::new();
-        let mut by_full_id = HashMap::new();
-        let mut by_byte = vec![None; 256];
+        let mut ids = HashMap::new();
         for (id, bytes) in table.tokens.iter().enumerate() {
             if bytes.is_empty() || table.special.contains(&(id as u32)) {
                 continue;
@@ -947,10 +918,7 @@ impl Subset {
                 || (bytes.len() <= MAX_LEN && bytes.iter().all(|b| chars.contains(b)))
                 || id % 1009 == 0;
             if keep {
-                if bytes.len() == 1 {
-                    by_byte[bytes[0] as usize] = Some(tokens.len() as u32);
-                }
-                by_full_id.insert(id as u32, tokens.len() as u32);
+                ids.insert(bytes.clone(), tokens.len() as u32);
                 tokens.push(bytes.clone());
             }
         }
@@ -981,30 +949,30 @@ impl Subset {
             vocab,
             tokens,
             eos,
-            by_full_id,
-            by_byte,
+            ids,
             trie,
         }
     }
 
-    /// `s` as the real tokenizer splits it, in subset ids.
-    fn tokenize(&self, s: &[u8]) -> Result<Vec<u32>, String> {
+    /// `s` as the real tokenizer splits it (or byte by byte), in subset ids.
+    fn tokenize(&self, s: &[u8], bytewise: bool) -> Result<Vec<u32>, String> {
         let text = std::str::from_utf8(s).map_err(|e| e.to_string())?;
-        self.tok
-            .encode(text)
-            .into_iter()
-            .map(|id| {
-                self.by_full_id.get(&id).copied().ok_or_else(|| {
-                    format!("token {id} of {text:?} is not in the {} subset", self.name)
-                })
-            })
-            .collect()
-    }
-
-    fn bytewise(&self, s: &[u8]) -> Result<Vec<u32>, String> {
-        s.iter()
-            .map(|&b| self.by_byte[b as usize].ok_or_else(|| format!("no token for byte {b}")))
-            .collect()
+        let pieces: Vec<&[u8]> = if bytewise {
+            s.chunks(1).collect()
+        } else {
+            self.tok
+                .encode(text)
+                .into_iter()
+                .map(|id| self.tok.token_bytes(id))
+                .collect()
+        };
+        let id = |p: &[u8]| {
+            self.ids
+                .get(p)
+                .copied()
+                .ok_or_else(|| format!("{p:?} is not in the {} subset", self.name))
+        };
+        pieces.into_iter().map(id).collect()
     }
 
     fn show(&self, t: u32) -> String {
@@ -1021,21 +989,18 @@ fn shared_dir() -> Option<PathBuf> {
         None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"),
     };
     let dir = shared.join("tokenizers");
-    let ok = ["llama3.json", "qwen3.json"]
+    if ["llama3.json", "qwen3.json"]
         .iter()
-        .all(|f| dir.join(f).is_file());
-    if ok {
+        .all(|f| dir.join(f).is_file())
+    {
         return Some(dir);
     }
-    assert!(
-        !sieve_tests::in_ci(),
-        "missing data in CI: {}/{{llama3,qwen3}}.json",
+    let why = format!(
+        "{}/llama3.json or qwen3.json is missing (set SIEVE_SHARED)",
         dir.display()
     );
-    eprintln!(
-        "SKIP boundary_oracle: {}/llama3.json or qwen3.json is missing (set SIEVE_SHARED)",
-        dir.display()
-    );
+    assert!(!sieve_tests::in_ci(), "missing data in CI: {why}");
+    eprintln!("SKIP boundary_oracle: {why}");
     None
 }
 
@@ -1108,7 +1073,10 @@ fn check_front(
     let mut first = None;
     for s in sents {
         stats.strings += 1;
-        for (kind, toks) in [("tokens", sub.tokenize(s)?), ("bytes", sub.bytewise(s)?)] {
+        for (kind, toks) in [
+            ("tokens", sub.tokenize(s, false)?),
+            ("bytes", sub.tokenize(s, true)?),
+        ] {
             if let Err((miss, e)) = walk(grammar, sub, r, s, &toks, stats) {
                 stats.misses[miss] += 1;
                 let toks: Vec<String> = toks.iter().map(|&t| sub.show(t)).collect();
@@ -1138,87 +1106,95 @@ fn front_ends(
     vec![("lark", lark, l), ("structural", st, s)]
 }
 
-/// The sizes of a sweep.
+/// A sweep over random grammars.
 struct Sweep {
+    name: &'static str,
+    control: bool,
     grammars: usize,
-    sentences: usize,
-    derivations: usize,
-    bfs_len: usize,
-    frontier: usize,
+}
+
+impl Sweep {
+    fn new(name: &'static str, control: bool, grammars: usize) -> Sweep {
+        let long = std::env::var_os("SIEVE_LONG").is_some_and(|v| v != "0");
+        Sweep {
+            name,
+            control,
+            grammars: if long { grammars * 10 } else { grammars },
+        }
+    }
+
+    /// Checks `self.grammars` random grammars; the summary goes to stderr, failures panic.
+    fn run(&self, seed: u64) {
+        let Some(dir) = shared_dir() else {
+            return;
+        };
+        let start = Instant::now();
+        let chars: Vec<u8> = [ALPHABET, &[OPEN, CLOSE]].concat();
+        let subs = [
+            Subset::load("llama3", &dir.join("llama3.json"), &chars),
+            Subset::load("qwen3", &dir.join("qwen3.json"), &chars),
+        ];
+        let mut rng = Rng::new(seed);
+        let mut stats = Stats::default();
+        let mut failures: Vec<String> = Vec::new();
+        let mut failing = [0usize; 2];
+        for i in 0..self.grammars {
+            let g = random_gram(&mut rng, self.control);
+            let mut grng = Rng::new(rng.next_u64());
+            let sub = &subs[i % 2];
+            let mut r = Reference::new(&g);
+            let sents = match sentences(&g, &mut r, &mut grng) {
+                Ok(s) => s,
+                Err(e) => {
+                    failures.push(format!("grammar {i}:\n{}{e}", g.to_lark(None)));
+                    continue;
+                }
+            };
+            let fronts = front_ends(&g, &mut grng, sub);
+            for (f, (front, text, compiled)) in fronts.into_iter().enumerate() {
+                let res = compiled.and_then(|c| check_front(&c, sub, &mut r, &sents, &mut stats));
+                if let Err(e) = res {
+                    failing[f] += 1;
+                    failures.push(format!("grammar {i} ({front}):\n{}\n{e}", text.trim_end()));
+                }
+            }
+        }
+        let (name, n, [lark, st]) = (self.name, self.grammars, failing);
+        let Stats {
+            strings,
+            walks,
+            masks,
+            misses: [refuses, allows, other],
+        } = stats;
+        let sizes = (subs[0].tokens.len(), subs[1].tokens.len());
+        eprintln!(
+            "{name}: {n} grammars x 2 front ends, {strings} strings, {walks} walks, {masks} masks \
+             compared (vocabularies of {} and {} tokens); failing walks: {refuses} where sieve \
+             refuses a viable token, {allows} where it allows a dead one, {other} other; failing \
+             grammars: {lark} lark, {st} structural; {:.1?}",
+            sizes.0,
+            sizes.1,
+            start.elapsed()
+        );
+        failures.sort_by_key(String::len);
+        let shortest = failures[..failures.len().min(8)].join("\n\n");
+        assert!(
+            failures.is_empty(),
+            "{} failures ({lark} lark, {st} structural of {n} grammars); the shortest ones:\n\n{shortest}",
+            failures.len(),
+        );
+    }
 }
 
 #[test]
 fn abutting_lexemes_match_an_independent_earley_reference() {
-    let Some(dir) = shared_dir() else {
-        return;
-    };
-    let long = std::env::var_os("SIEVE_LONG").is_some_and(|v| v != "0");
-    let sweep = Sweep {
-        grammars: if long { 40_000 } else { 4_000 },
-        sentences: 24,
-        derivations: 40,
-        bfs_len: 8,
-        frontier: 24,
-    };
-    let start = Instant::now();
-    let chars: Vec<u8> = [ALPHABET, &[OPEN, CLOSE]].concat();
-    let subs = [
-        Subset::load("llama3", &dir.join("llama3.json"), &chars),
-        Subset::load("qwen3", &dir.join("qwen3.json"), &chars),
-    ];
-    let mut rng = Rng::new(0xb0da_0e1a_7e5e);
-    let mut stats = Stats::default();
-    let mut failures: Vec<String> = Vec::new();
-    let mut failing = [0usize; 2];
-    for i in 0..sweep.grammars {
-        let g = random_gram(&mut rng);
-        let mut grng = Rng::new(rng.next_u64());
-        let sub = &subs[i % 2];
-        let mut r = Reference::new(&g);
-        let sents = match sentences(&g, &mut r, &mut grng, &sweep) {
-            Ok(s) => s,
-            Err(e) => {
-                failures.push(format!("grammar {i}:\n{}{e}", g.to_lark(None)));
-                continue;
-            }
-        };
-        let fe = front_ends(&g, &mut grng, sub);
-        for (f, (front, text, compiled)) in fe.into_iter().enumerate() {
-            let res = compiled.and_then(|c| check_front(&c, sub, &mut r, &sents, &mut stats));
-            if let Err(e) = res {
-                failing[f] += 1;
-                failures.push(format!("grammar {i} ({front}):\n{}\n{e}", text.trim_end()));
-            }
-        }
-    }
-    eprintln!(
-        "boundary oracle: {} grammars x 2 front ends, {} strings, {} walks, {} masks compared \
-         (vocabularies of {} and {} tokens); failing walks: {} where sieve refuses a viable \
-         token, {} where it allows a dead one, {} other; failing grammars: {} lark, {} \
-         structural; {:.1?}",
-        sweep.grammars,
-        stats.strings,
-        stats.walks,
-        stats.masks,
-        subs[0].tokens.len(),
-        subs[1].tokens.len(),
-        stats.misses[0],
-        stats.misses[1],
-        stats.misses[2],
-        failing[0],
-        failing[1],
-        start.elapsed()
-    );
-    failures.sort_by_key(String::len);
-    assert!(
-        failures.is_empty(),
-        "{} failures ({} lark, {} structural of {} grammars); the shortest ones:\n\n{}",
-        failures.len(),
-        failing[0],
-        failing[1],
-        sweep.grammars,
-        failures[..failures.len().min(8)].join("\n\n")
-    );
+    Sweep::new("boundary oracle", false, 4_000).run(0xb0da_0e1a_7e5e);
+}
+
+/// The harness on the same shapes without overlapping terminals: passes before the repair.
+#[test]
+fn control_grammars_without_overlaps_match_the_reference() {
+    Sweep::new("boundary oracle (control)", true, 2_000).run(0xc04e_7a01);
 }
 
 // ---------------------------------------------------------------------------------------
