@@ -50,6 +50,9 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use sieve_bench::tokenizer::LoadedTokenizer;
 use sieve_core::grammar::json::JsonOptions;
+use sieve_core::grammar::{CompileOptions, GrammarSyntax, lower_ir};
+use sieve_core::ir::regular::{ConflictKind, lexeme_conflicts};
+use sieve_core::limits::CompileBudget;
 use sieve_core::{Grammar, Limits, Matcher, Vocabulary};
 use sieve_tests::Rng;
 use sieve_tests::bit;
@@ -1108,6 +1111,23 @@ fn front_ends(
     vec![("lark", lark, l), ("structural", st, s)]
 }
 
+/// Whether the analysis `sieve grammar-info` prints reports a lexeme read past
+/// ([`ConflictKind::ProperPrefix`]) in the grammar as compiled (after the boundary repair).
+fn reported(front: &str, text: &str, sub: &Subset) -> bool {
+    let syntax = match front {
+        "lark" => GrammarSyntax::Lark,
+        _ => GrammarSyntax::StructuralTag,
+    };
+    let limits = Limits::default();
+    let mut budget = CompileBudget::new(&limits);
+    let opts = CompileOptions::default();
+    let Ok(ir) = lower_ir(syntax, text, &opts, &sub.vocab, &limits, &mut budget) else {
+        return false;
+    };
+    lexeme_conflicts(&ir, &limits, &mut budget)
+        .is_ok_and(|cs| cs.iter().any(|c| c.kind == ConflictKind::ProperPrefix))
+}
+
 /// A sweep over random grammars.
 struct Sweep {
     name: &'static str,
@@ -1140,6 +1160,7 @@ impl Sweep {
         let mut stats = Stats::default();
         let mut failures: Vec<String> = Vec::new();
         let mut failing = [0usize; 2];
+        let mut reported_count = [0usize; 2];
         for i in 0..self.grammars {
             let g = random_gram(&mut rng, self.control);
             let mut grng = Rng::new(rng.next_u64());
@@ -1156,12 +1177,19 @@ impl Sweep {
             for (f, (front, text, compiled)) in fronts.into_iter().enumerate() {
                 let res = compiled.and_then(|c| check_front(&c, sub, &mut r, &sents, &mut stats));
                 if let Err(e) = res {
+                    // Not repaired but reported: the analysis names a conflict, and sieve
+                    // only refuses (never allows a dead token).
+                    if !e.contains("sieve says true") && reported(front, &text, sub) {
+                        reported_count[f] += 1;
+                        continue;
+                    }
                     failing[f] += 1;
                     failures.push(format!("grammar {i} ({front}):\n{}\n{e}", text.trim_end()));
                 }
             }
         }
         let (name, n, [lark, st]) = (self.name, self.grammars, failing);
+        let [rep_lark, rep_st] = reported_count;
         let Stats {
             strings,
             walks,
@@ -1173,7 +1201,8 @@ impl Sweep {
             "{name}: {n} grammars x 2 front ends, {strings} strings, {walks} walks, {masks} masks \
              compared (vocabularies of {} and {} tokens); failing walks: {refuses} where sieve \
              refuses a viable token, {allows} where it allows a dead one, {other} other; failing \
-             grammars: {lark} lark, {st} structural; {:.1?}",
+             grammars: {lark} lark, {st} structural; not repaired but reported (their walks \
+             counted above): {rep_lark} lark, {rep_st} structural; {:.1?}",
             sizes.0,
             sizes.1,
             start.elapsed()
