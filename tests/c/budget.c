@@ -90,8 +90,9 @@ int main(void) {
     sieve_matcher_free(m);
     sieve_grammar_free(g);
 
-    /* No completion at all: two numbers with nothing between them never lex as two. */
-    const char *nn = "start: NUM NUM\nNUM: /[0-9]+/\n";
+    /* No completion at all: the word swallows the `!` that must follow it (with `%ignore`,
+       the boundary repair leaves the grammar as written; core/docs/boundaries.md). */
+    const char *nn = "start: WORD \"!\"\nWORD: /[a-z! ]+/\n%ignore \" \"\n";
     CHECK_OK(sieve_grammar_new(tok, SIEVE_GRAMMAR_KIND_LARK, (const uint8_t *)nn, strlen(nn),
                                NULL, &g, NULL));
     CHECK_OK(sieve_matcher_new(g, &m));

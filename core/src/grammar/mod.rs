@@ -139,6 +139,25 @@ impl crate::ir::builder::SpecialTokens for Vocabulary {
     }
 }
 
+/// The IR after the lexeme-boundary repair (`core/docs/boundaries.md`) where the
+/// `boundary-repair` feature is on, with the expressions its analysis compiled; as it came
+/// without the feature.
+pub(crate) fn repaired(
+    ir: GrammarIr,
+    limits: &Limits,
+    budget: &mut CompileBudget,
+) -> Result<(GrammarIr, Option<crate::ir::regular::Compiled>), GrammarError> {
+    #[cfg(feature = "boundary-repair")]
+    {
+        crate::ir::regular::repair_compiled(ir, limits, budget)
+    }
+    #[cfg(not(feature = "boundary-repair"))]
+    {
+        let _ = (limits, budget);
+        Ok((ir, None))
+    }
+}
+
 /// Why `<[id]>` names no token: the end of its error message.
 #[cfg(feature = "text-token-ids")]
 pub(crate) const ID_TOKEN_MISS: &str = "out of range or unused";
@@ -171,7 +190,7 @@ impl Grammar {
             grammars: &lark::NoSubGrammars,
         };
         let ir = lark::parse_in(src, &ctx, limits, &mut budget)?;
-        let (ir, compiled) = crate::ir::regular::repair_compiled(ir, limits, &mut budget)?;
+        let (ir, compiled) = repaired(ir, limits, &mut budget)?;
         // LLGuidance accepts terminals such as `/(.|\n)*/` (LiteRT-LM's tool-call strings).
         Grammar::build_compiled(&ir, compiled, vocab, limits, true, &mut budget)
     }
@@ -194,8 +213,7 @@ impl Grammar {
         {
             let mut budget = CompileBudget::new(limits);
             let lowered = llguidance::lower(data, json, vocab, limits, &mut budget)?;
-            let (ir, compiled) =
-                crate::ir::regular::repair_compiled(lowered.ir, limits, &mut budget)?;
+            let (ir, compiled) = repaired(lowered.ir, limits, &mut budget)?;
             Grammar::build_compiled(&ir, compiled, vocab, limits, lowered.lark, &mut budget)
         }
     }
@@ -218,7 +236,7 @@ impl Grammar {
         {
             let mut budget = CompileBudget::new(limits);
             let ir = structural::lower(text, json, vocab, limits, &mut budget)?;
-            let (ir, compiled) = crate::ir::regular::repair_compiled(ir, limits, &mut budget)?;
+            let (ir, compiled) = repaired(ir, limits, &mut budget)?;
             // Free text (`any_text`) may be empty where the format allows it.
             Grammar::build_compiled(&ir, compiled, vocab, limits, true, &mut budget)
         }

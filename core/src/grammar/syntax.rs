@@ -144,7 +144,7 @@ pub fn lower_ir(
                 grammars: &lark::NoSubGrammars,
             };
             let ir = lark::parse_in(text, &ctx, limits, budget)?;
-            crate::ir::regular::repair_boundaries(ir, limits, budget)
+            super::repaired(ir, limits, budget).map(|(ir, _)| ir)
         }
         GrammarSyntax::Gbnf => {
             let ir = gbnf::lower(text, &opts.gbnf, vocab, limits, budget)?;
@@ -158,7 +158,7 @@ pub fn lower_ir(
         #[cfg(feature = "structural")]
         GrammarSyntax::StructuralTag => {
             let ir = super::structural::lower(text, &opts.json, vocab, limits, budget)?;
-            crate::ir::regular::repair_boundaries(ir, limits, budget)
+            super::repaired(ir, limits, budget).map(|(ir, _)| ir)
         }
         #[cfg(not(feature = "structural"))]
         GrammarSyntax::StructuralTag => {
@@ -167,7 +167,7 @@ pub fn lower_ir(
         #[cfg(feature = "llguidance")]
         GrammarSyntax::LlGuidance => {
             let ir = super::llguidance::lower(text, &opts.json, vocab, limits, budget)?.ir;
-            crate::ir::regular::repair_boundaries(ir, limits, budget)
+            super::repaired(ir, limits, budget).map(|(ir, _)| ir)
         }
         #[cfg(not(feature = "llguidance"))]
         GrammarSyntax::LlGuidance => {

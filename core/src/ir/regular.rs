@@ -1500,8 +1500,11 @@ fn check_pair(
     Ok(flags)
 }
 
+#[cfg(feature = "boundary-repair")]
 mod boundary;
+#[cfg(feature = "boundary-repair")]
 pub use boundary::repair_boundaries;
+#[cfg(feature = "boundary-repair")]
 pub(crate) use boundary::repair_compiled;
 
 #[cfg(test)]
