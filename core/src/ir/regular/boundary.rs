@@ -314,13 +314,11 @@ const MAX_DISTRIBUTED_RULES: usize = 256;
 fn distribute(
     ir: &GrammarIr,
     read_past: &[bool],
-    limits: &Limits,
     budget: &mut CompileBudget,
 ) -> Result<Option<GrammarIr>, GrammarError> {
     let regular = regular_nonterminals(ir);
     let none = vec![false; ir.nonterminals.len()];
     let (ends, by) = ends_in(ir, read_past, &none);
-    let _ = limits;
     let ends_with = |s: &IrSymbol| match *s {
         IrSymbol::Lexeme(l) => read_past[l as usize],
         IrSymbol::Nonterminal(m) => ends[m as usize],
@@ -396,7 +394,7 @@ fn fuse_runs(
     exprs: &mut ExprSet,
     memo: &mut Memo,
 ) -> Result<Option<GrammarIr>, GrammarError> {
-    let distributed = distribute(ir, read_past, limits, budget)?;
+    let distributed = distribute(ir, read_past, budget)?;
     let ir = distributed.as_ref().unwrap_or(ir);
     let regular = regular_nonterminals(ir);
     let regexes = build_regexes(ir, &regular.order, limits.max_repeat, budget)
@@ -544,16 +542,21 @@ mod tests {
         a
     }
 
-    fn conflicts_after_repair(src: &str) -> usize {
-        let limits = Limits::default();
-        let mut budget = CompileBudget::new(&limits);
+    /// The IR of a Lark grammar as its front end lowers it (before the repair).
+    fn lark_ir(src: &str, limits: &Limits, budget: &mut CompileBudget) -> GrammarIr {
         let v = vocab();
         let ctx = crate::grammar::lark::Context {
             specials: v.as_ref(),
             json: &Default::default(),
             grammars: &crate::grammar::lark::NoSubGrammars,
         };
-        let ir = crate::grammar::lark::parse_in(src, &ctx, &limits, &mut budget).unwrap();
+        crate::grammar::lark::parse_in(src, &ctx, limits, budget).unwrap()
+    }
+
+    fn conflicts_after_repair(src: &str) -> usize {
+        let limits = Limits::default();
+        let mut budget = CompileBudget::new(&limits);
+        let ir = lark_ir(src, &limits, &mut budget);
         let ir = repair_boundaries(ir, &limits, &mut budget).unwrap();
         lexeme_conflicts(&ir, &limits, &mut budget)
             .unwrap()
@@ -654,14 +657,8 @@ mod tests {
     fn a_grammar_without_conflicts_is_unchanged() {
         let limits = Limits::default();
         let mut budget = CompileBudget::new(&limits);
-        let v = vocab();
-        let ctx = crate::grammar::lark::Context {
-            specials: v.as_ref(),
-            json: &Default::default(),
-            grammars: &crate::grammar::lark::NoSubGrammars,
-        };
         let src = "start: \"[\" NUM (\",\" NUM)* \"]\"\nNUM: /[0-9]+/\n";
-        let ir = crate::grammar::lark::parse_in(src, &ctx, &limits, &mut budget).unwrap();
+        let ir = lark_ir(src, &limits, &mut budget);
         let before = (ir.lexemes.len(), ir.rules.len());
         let ir = repair_boundaries(ir, &limits, &mut budget).unwrap();
         assert_eq!((ir.lexemes.len(), ir.rules.len()), before);
