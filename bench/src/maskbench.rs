@@ -805,6 +805,18 @@ pub fn read_maskbench_file(path: &Path) -> Result<(Value, Vec<(bool, Value)>)> {
     Ok((schema, tests))
 }
 
+/// The error recorded with test `i` of a MaskBench file (`python_error`: Python
+/// `jsonschema`'s message), read again only for the rare acceptance the independent
+/// validator agrees with.
+fn recorded_error(path: &Path, i: usize) -> Option<String> {
+    let spec: Value = serde_json::from_str(&fs::read_to_string(path).ok()?).ok()?;
+    spec.get("tests")?
+        .get(i)?
+        .get("python_error")?
+        .as_str()
+        .map(str::to_owned)
+}
+
 fn run_file(
     feed: &Feed<'_>,
     path: &Path,
@@ -919,7 +931,14 @@ fn run_file(
                 TestOutcome::Fail
             }
             (Verdict::Accepted, false) => {
-                let trace = tracer.explain(data, &res.coverage.superset_locations);
+                let supersets = &res.coverage.superset_locations;
+                let mut trace = tracer.explain(data, supersets);
+                if trace == crate::trace::Trace::ValidatorAccepts
+                    && let Some(err) = recorded_error(path, i)
+                    && let Some(t) = crate::trace::explain_recorded(&schema, &err, supersets)
+                {
+                    trace = t;
+                }
                 let detail = format!("test {i} (invalid): accepted; {}", trace.describe());
                 if trace.explained() {
                     res.fail(FailureKind::InvalidAcceptedExplained, detail);

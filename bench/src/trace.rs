@@ -18,8 +18,20 @@
 //! `/properties/a/anyOf/1/type`, but not one at `/properties/a/type` nor at
 //! `/properties/ab/anyOf`. The instance is explained iff **every** error is covered: an error
 //! at an exactly compiled keyword means the grammar should have rejected the instance there.
-//! An instance the validator accepts (no error to trace) or a schema the validator cannot
-//! build is unexplained, with the reason in the detail.
+//! An `anyOf` error, or a `oneOf` error for "no branch matches", is also covered when some
+//! branch's errors (the validator's `context`) are all covered: the grammar let the instance
+//! through that branch. A `oneOf` that fails because several branches match is covered only
+//! by an entry at (or above) the `oneOf`. A `contains` error (no item matches) is covered by
+//! an entry inside the condition: it let an item through that the validator does not.
+//!
+//! An instance the validator accepts is traced by the error the data recorded with it
+//! (MaskBench's `python_error`, Python `jsonschema`'s message): explained when the location
+//! it names lies under a superset entry ([`explain_recorded`]); otherwise it, and a schema
+//! the validator cannot build, is unexplained, with the reason in the detail.
+//!
+//! The compiler reports each entry where its keyword is written in the document
+//! (`core/src/grammar/json/compiler/locate.rs`), so an entry's location is one a
+//! validator's error can name.
 //!
 //! A keyword inside an embedded resource (a subschema with its own `$id`) is located by the
 //! validator relative to that resource; its absolute keyword location (`URI#/pointer`) is
@@ -139,6 +151,14 @@ pub enum Trace {
         /// Covering entry locations.
         entries: Vec<String>,
     },
+    /// The independent validator accepts the instance, and the error the data recorded
+    /// (Python `jsonschema`'s) names a keyword location under a superset entry.
+    ExplainedByRecord {
+        /// The keyword location the recorded error names.
+        location: String,
+        /// The covering entry location.
+        entry: String,
+    },
     /// Some validation error lies under no superset entry.
     Unexplained {
         /// The keyword locations of the uncovered errors (deduplicated).
@@ -153,7 +173,10 @@ pub enum Trace {
 impl Trace {
     /// Counted as explained?
     pub fn explained(&self) -> bool {
-        matches!(self, Trace::Explained { .. })
+        matches!(
+            self,
+            Trace::Explained { .. } | Trace::ExplainedByRecord { .. }
+        )
     }
 
     /// For humans.
@@ -162,6 +185,10 @@ impl Trace {
             Trace::Explained { entries } => {
                 format!("explained by superset at {}", entries.join(", "))
             }
+            Trace::ExplainedByRecord { location, entry } => format!(
+                "the independent validator accepts it; the recorded error fails it at \
+                 {location}: explained by superset at {entry}"
+            ),
             Trace::Unexplained { locations } => format!(
                 "UNEXPLAINED: the validator fails it at {} (no superset entry there)",
                 locations.join(", ")
@@ -233,6 +260,11 @@ impl<'a> Tracer<'a> {
 
     /// Traces the acceptance of `instance` (marked invalid by the data) to the superset
     /// entry locations `supersets` ([`entry_location`] of each entry).
+    ///
+    /// An error is covered when a superset entry covers one of its locations; an `anyOf` or
+    /// `oneOf` error for "no branch matches" is covered too when, for some branch, every
+    /// error of that branch is covered (the grammar let the instance through that branch).
+    /// A `oneOf` that fails because several branches match is covered only at the `oneOf`.
     pub fn explain(&mut self, instance: &Value, supersets: &[String]) -> Trace {
         let schema = self.schema;
         let validator = match self.validator() {
@@ -242,29 +274,24 @@ impl<'a> Tracer<'a> {
         let mut entries: Vec<String> = Vec::new();
         let mut uncovered: Vec<String> = Vec::new();
         let mut any = false;
-        let mut table: Option<Vec<(String, String)>> = None;
+        let mut places = Places {
+            schema,
+            supersets,
+            table: None,
+        };
         for err in validator.iter_errors(instance) {
             any = true;
-            let keyword = err.schema_path().as_str();
-            let evaluation = err.evaluation_path().as_str();
-            let absolute = err.absolute_keyword_location().and_then(|u| {
-                let res = table.get_or_insert_with(|| resources(schema));
-                document_location(res, u.as_str())
-            });
-            let hit = supersets.iter().find(|e| {
-                covers(e, keyword)
-                    || covers(e, evaluation)
-                    || absolute.as_deref().is_some_and(|a| covers(e, a))
-            });
-            match hit {
-                Some(e) => {
-                    if !entries.contains(e) {
-                        entries.push(e.clone());
+            match places.cover(&err, 0) {
+                Ok(found) => {
+                    for e in found {
+                        if !entries.contains(&e) {
+                            entries.push(e);
+                        }
                     }
                 }
-                None => {
-                    if !uncovered.iter().any(|l| l == keyword) {
-                        uncovered.push(keyword.to_owned());
+                Err(keyword) => {
+                    if !uncovered.contains(&keyword) {
+                        uncovered.push(keyword);
                     }
                 }
             }
@@ -279,6 +306,110 @@ impl<'a> Tracer<'a> {
             }
         }
     }
+}
+
+/// How deep [`Places::cover`] follows the branch errors of `anyOf`/`oneOf` errors.
+const MAX_BRANCH_DEPTH: usize = 32;
+
+/// The superset locations and the schema's resources, for covering validation errors.
+struct Places<'s> {
+    schema: &'s Value,
+    supersets: &'s [String],
+    table: Option<Vec<(String, String)>>,
+}
+
+impl Places<'_> {
+    /// The entries covering `err` (see [`Tracer::explain`]), or its keyword location when
+    /// it is not covered.
+    fn cover(
+        &mut self,
+        err: &jsonschema::ValidationError<'_>,
+        depth: usize,
+    ) -> Result<Vec<String>, String> {
+        use jsonschema::error::ValidationErrorKind as K;
+        let keyword = err.schema_path().as_str();
+        let evaluation = err.evaluation_path().as_str();
+        let schema = self.schema;
+        let absolute = err.absolute_keyword_location().and_then(|u| {
+            let res = self.table.get_or_insert_with(|| resources(schema));
+            document_location(res, u.as_str())
+        });
+        let hit = self.supersets.iter().find(|e| {
+            covers(e, keyword)
+                || covers(e, evaluation)
+                || absolute.as_deref().is_some_and(|a| covers(e, a))
+        });
+        if let Some(e) = hit {
+            return Ok(vec![e.clone()]);
+        }
+        let branches = match err.kind() {
+            K::AnyOf { context } | K::OneOfNotValid { context } => context,
+            K::Contains => {
+                // No item matches the condition: a superset inside it let one through.
+                let inside = |e: &String| {
+                    covers(keyword, e)
+                        || covers(evaluation, e)
+                        || absolute.as_deref().is_some_and(|a| covers(a, e))
+                };
+                return match self.supersets.iter().find(|e| inside(e)) {
+                    Some(e) => Ok(vec![e.clone()]),
+                    None => Err(keyword.to_owned()),
+                };
+            }
+            _ => return Err(keyword.to_owned()),
+        };
+        if depth < MAX_BRANCH_DEPTH {
+            for branch in branches.iter().filter(|b| !b.is_empty()) {
+                let found: Result<Vec<Vec<String>>, String> =
+                    branch.iter().map(|e| self.cover(e, depth + 1)).collect();
+                if let Ok(found) = found {
+                    return Ok(found.concat());
+                }
+            }
+        }
+        Err(keyword.to_owned())
+    }
+}
+
+/// The keyword location a recorded Python `jsonschema` error names (`Failed validating
+/// 'format' in schema['properties']['a']:`), when that location holds the keyword in
+/// `schema` (Python's path is relative to the subschema it failed in: one under a `$ref`
+/// names no place of the root, and gives `None`).
+pub fn recorded_location(schema: &Value, error: &str) -> Option<String> {
+    let rest = error.split("Failed validating '").nth(1)?;
+    let (keyword, rest) = rest.split_once('\'')?;
+    let path = rest.strip_prefix(" in schema")?;
+    let path = &path[..path.find(":\n").or_else(|| path.find(':'))?];
+    let mut ptr = String::new();
+    let mut p = path;
+    while let Some(r) = p.strip_prefix('[') {
+        let end = r.find(']')?;
+        let seg = &r[..end];
+        let seg = seg
+            .strip_prefix('\'')
+            .and_then(|x| x.strip_suffix('\''))
+            .unwrap_or(seg);
+        ptr.push('/');
+        ptr.push_str(&seg.replace('~', "~0").replace('/', "~1"));
+        p = &r[end + 1..];
+    }
+    if !p.is_empty() {
+        return None;
+    }
+    let loc = entry_location(&ptr, keyword);
+    schema.pointer(&loc).is_some().then_some(loc)
+}
+
+/// Traces an acceptance the independent validator agrees with, by the error the data
+/// recorded (Python `jsonschema`'s): explained when a superset entry covers the location
+/// it names ([`recorded_location`]).
+pub fn explain_recorded(schema: &Value, error: &str, supersets: &[String]) -> Option<Trace> {
+    let at = recorded_location(schema, error)?;
+    let e = supersets.iter().find(|e| covers(e, &at))?;
+    Some(Trace::ExplainedByRecord {
+        location: at,
+        entry: e.clone(),
+    })
 }
 
 #[cfg(test)]
@@ -384,5 +515,47 @@ mod tests {
             t.explain(&json!({"r": 1}), &[]),
             Trace::Unexplained { .. }
         ));
+    }
+
+    #[test]
+    fn branches_of_a_failed_any_of_are_traced() {
+        let schema = json!({
+            "properties": {"p": {"anyOf": [{"type": "string"},
+                                           {"type": "array", "uniqueItems": true}]}},
+            "oneOf": [{"required": ["p"]}, {"required": ["p", "q"]}]
+        });
+        let mut t = Tracer::new(&schema, true, &[]);
+        let unique = vec![entry_location("/properties/p/anyOf/1", "uniqueItems")];
+        // No branch matches; the array branch fails only at its approximated keyword.
+        assert!(t.explain(&json!({"p": [1, 1]}), &unique).explained());
+        // Both branches fail at exact keywords: nothing explains it.
+        assert_eq!(
+            t.explain(&json!({"p": 3}), &unique),
+            Trace::Unexplained {
+                locations: vec!["/properties/p/anyOf".to_owned()]
+            }
+        );
+        // Several `oneOf` branches match: only an entry at the `oneOf` covers it.
+        let one_of = vec![entry_location("", "oneOf")];
+        assert!(!t.explain(&json!({"p": "a", "q": 1}), &unique).explained());
+        assert!(t.explain(&json!({"p": "a", "q": 1}), &one_of).explained());
+    }
+
+    #[test]
+    fn recorded_errors_name_document_locations() {
+        let schema = json!({"properties": {"a/b": {"properties": {"h": {"format": "iri"}}}},
+                            "anyOf": [{"$ref": "#/x"}]});
+        let err = "'x' is not a 'iri'\n\nFailed validating 'format' in \
+                   schema['properties']['a/b']['properties']['h']:\n    {'format': 'iri'}";
+        assert_eq!(
+            recorded_location(&schema, err).as_deref(),
+            Some("/properties/a~1b/properties/h/format")
+        );
+        let entry = vec![entry_location("/properties/a~1b/properties/h", "format")];
+        assert!(explain_recorded(&schema, err, &entry).is_some_and(|t| t.explained()));
+        assert!(explain_recorded(&schema, err, &[entry_location("", "anyOf")]).is_none());
+        // A path relative to a subschema (Python's, under a `$ref`) names no root location.
+        let rel = "Failed validating 'type' in schema[0]['properties']['h']:\n";
+        assert_eq!(recorded_location(&schema, rel), None);
     }
 }

@@ -46,6 +46,7 @@ use crate::regex::{ExprSet, RegexAst};
 
 mod arrays;
 mod flatten;
+mod locate;
 mod negate;
 mod numbers;
 mod objects;

@@ -389,7 +389,13 @@ pub enum CoverageStatus {
 /// One reported keyword.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CoverageEntry {
-    /// JSON pointer of the schema object holding the keyword.
+    /// JSON pointer of the schema object holding the keyword, in the document as written:
+    /// a keyword that merging moved (an `allOf` member, a `$ref` target, the siblings of an
+    /// `anyOf` merged into its branches) is reported at each place it is written, and a
+    /// keyword that merging built at the `allOf` or `oneOf` that built it. Only when no such
+    /// place is found is the pointer the one the compiler built (`/anyOf/2/...` of a merged
+    /// branch). A keyword in another document (`JsonOptions::documents`) keeps the
+    /// compiler's `@index/...` pointer.
     pub pointer: String,
     /// The keyword.
     pub keyword: String,

@@ -213,7 +213,7 @@ impl<'a> Compiler<'a> {
     }
 
     /// Resolve a reference to (JSON pointer in the root document, base URI there).
-    fn resolve(&mut self, r: &str, base: &str, ptr: &str) -> R<(String, String)> {
+    pub(super) fn resolve(&mut self, r: &str, base: &str, ptr: &str) -> R<(String, String)> {
         let searched = self.resources.len() + self.anchors.len();
         self.spend(1 + searched as u64 + r.len() as u64 / 16)?;
         let (uri, frag) = match r.split_once('#') {

@@ -24,18 +24,14 @@ impl Compiler<'_> {
         GrammarError::limit(kind).with_pointer(ptr)
     }
 
+    /// Add an entry to the coverage report for `keyword` of the schema compiled at `ptr`,
+    /// reported where the keyword is written in the document ([`Self::locate`]; at `ptr`
+    /// when no document location holds it).
     pub(super) fn note(&mut self, ptr: &str, keyword: &str, status: CoverageStatus) -> R<()> {
         let strict_ok = matches!(
             status,
             CoverageStatus::Unknown | CoverageStatus::Spelling { .. }
         );
-        if self.opts.strict && !strict_ok {
-            return Err(GrammarError::at_pointer(
-                GrammarErrorKind::Unsupported,
-                format!("{ptr}/{keyword}"),
-                format!("{status} (strict mode)"),
-            ));
-        }
         // A keyword may err both ways (a dropped divisor, spellings kept out): one entry each.
         let subset = matches!(
             status,
@@ -44,23 +40,55 @@ impl Compiler<'_> {
                 ..
             } | CoverageStatus::Spelling { .. }
         );
-        let key = (
-            ptr.to_string(),
-            format!("{keyword}{}", if subset { "/-" } else { "" }),
-        );
-        self.alloc(
-            3 * (ptr.len() + keyword.len() + 8)
-                + 2 * size_of::<CoverageEntry>()
-                + 4 * size_of::<String>()
-                + 64,
-        )?;
-        if self.reported.insert(key, ()).is_none() {
-            self.report.entries.push(CoverageEntry {
-                pointer: ptr.to_string(),
-                keyword: keyword.to_string(),
-                status,
-            });
+        let tag = |k: &str| format!("{k}{}", if subset { "/-" } else { "" });
+        let key = (ptr.to_string(), tag(keyword));
+        let refused = self.opts.strict && !strict_ok;
+        if !refused && self.reported.contains_key(&key) {
+            return Ok(());
         }
+        let mut located = self.locate(ptr, keyword)?;
+        if located.is_empty() && keyword != "allOf" {
+            // A keyword merging built (conditionals rewritten into `anyOf`s, intersected):
+            // the `allOf` whose merge approximated it.
+            located = self.locate(ptr, "allOf")?;
+        }
+        if located.is_empty()
+            && let Some(i) = ptr.rfind("/oneOf/")
+        {
+            // A keyword the exactly-one rewrite built (the other branches negated): the
+            // `oneOf` it approximates.
+            located = self.locate(&ptr[..i], "oneOf")?;
+        }
+        if located.is_empty() {
+            located.push((ptr.to_string(), keyword.to_string()));
+        }
+        if refused {
+            let (at, k) = &located[0];
+            return Err(GrammarError::at_pointer(
+                GrammarErrorKind::Unsupported,
+                format!("{at}/{k}"),
+                format!("{status} (strict mode)"),
+            ));
+        }
+        for (at, k) in located {
+            self.alloc(
+                3 * (at.len() + k.len() + 8)
+                    + 2 * size_of::<CoverageEntry>()
+                    + 4 * size_of::<String>()
+                    + 64,
+            )?;
+            let key = (at, tag(&k));
+            if self.reported.insert(key.clone(), ()).is_none() {
+                self.report.entries.push(CoverageEntry {
+                    pointer: key.0,
+                    keyword: k,
+                    status: status.clone(),
+                });
+            }
+        }
+        // The compiled location too, so that the walk runs once per entry.
+        self.alloc(ptr.len() + keyword.len() + 8 + 2 * size_of::<String>())?;
+        self.reported.insert(key, ());
         Ok(())
     }
 
