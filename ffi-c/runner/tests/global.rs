@@ -22,6 +22,21 @@ fn os_pool_threads() -> Option<usize> {
     )
 }
 
+/// [`os_pool_threads`] once it reaches `want`, polled at most 200 times 10 ms apart: the
+/// count lags the pool both ways (a thread names itself once it runs, so a worker just
+/// spawned still shows its parent's name; a joined thread is listed until it is reaped).
+fn os_pool_threads_settling_at(want: usize) -> Option<usize> {
+    let mut n = os_pool_threads()?;
+    for _ in 0..200 {
+        if n == want {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        n = os_pool_threads()?;
+    }
+    Some(n)
+}
+
 /// A batch of `threads` items that each wait for all the others: every thread that one call
 /// of the pool can run on (its `parallelism`) takes part.
 fn full_batch(threads: usize) {
@@ -46,7 +61,7 @@ fn global_pool_lifecycle() {
     assert_eq!(pool.threads(), 3);
     full_batch(pool.parallelism());
     assert_eq!((pool.workers(), pool.active_workers()), (2, 0));
-    if let Some(n) = os_pool_threads() {
+    if let Some(n) = os_pool_threads_settling_at(2) {
         assert_eq!(n, 2, "two parked workers");
     }
     // The same size keeps the pool; another size replaces (and joins) it.
@@ -71,18 +86,9 @@ fn global_pool_lifecycle() {
     assert_eq!(sieve_runner::global().workers(), 1);
 
     sieve_runner::shutdown().unwrap();
-    // Joined: the threads have run to their end. The kernel may list a joined thread for a
-    // moment longer (it is reaped after it wakes its joiner), hence the short wait.
-    if os_pool_threads().is_some() {
-        let mut left = os_pool_threads();
-        for _ in 0..200 {
-            if left == Some(0) {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-            left = os_pool_threads();
-        }
-        assert_eq!(left, Some(0), "no pool thread after shutdown");
+    // Joined: the threads have run to their end (the kernel may list one a moment longer).
+    if let Some(left) = os_pool_threads_settling_at(0) {
+        assert_eq!(left, 0, "no pool thread after shutdown");
     }
     sieve_runner::shutdown().unwrap();
 
