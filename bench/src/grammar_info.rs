@@ -11,7 +11,7 @@ use anyhow::{Context, Result, anyhow};
 use serde_json::{Value, json};
 use sieve_core::grammar::{CompileOptions, GrammarSyntax, lower_ir};
 use sieve_core::ir::analysis::{GrammarClass, GrammarInfo, analyze};
-use sieve_core::{CompileBudget, GrammarError, Limits, Vocabulary};
+use sieve_core::{CompileBudget, Grammar, GrammarError, Limits, Matcher, Vocabulary};
 
 /// The tokenizer `grammar-info` names special tokens with when none is given: llama3's,
 /// from the shared tokenizer folder beside the repository (`../shared/tokenizers`).
@@ -87,7 +87,18 @@ pub fn analyze_text(
     let mut budget = CompileBudget::new(limits);
     let ir = lower_ir(syntax, text, opts, vocab, limits, &mut budget)?;
     let mut budget = CompileBudget::new(limits);
-    analyze(&ir, Some(vocab), limits, &mut budget)
+    let mut info = analyze(&ir, Some(vocab), limits, &mut budget)?;
+    // A read-past lexeme's candidate strings, fed byte by byte to a matcher of the same IR:
+    // the ones it rejects are lost. A grammar the build refuses confirms none.
+    if info.conflicts.iter().any(|c| !c.candidates.is_empty())
+        && let Ok(g) = Grammar::from_lowered_ir(&ir, &crate::maskbench::byte_vocab(), limits)
+    {
+        info.confirm_lost(&ir, Some(vocab), |text| {
+            let mut m = Matcher::new(&g);
+            !(m.try_consume_bytes(text) && m.is_accepting())
+        });
+    }
+    Ok(info)
 }
 
 /// The class census of a set of grammars.

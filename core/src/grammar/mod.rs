@@ -309,6 +309,16 @@ impl Grammar {
         Grammar::build(ir, vocab, limits, false, &mut CompileBudget::new(limits))
     }
 
+    /// Compile the IR [`lower_ir`] gives, as its front end does: a lexeme matching the empty
+    /// string is split into an optional non-empty lexeme instead of being an error.
+    pub fn from_lowered_ir(
+        ir: &GrammarIr,
+        vocab: &Arc<Vocabulary>,
+        limits: &Limits,
+    ) -> Result<Grammar, GrammarError> {
+        Grammar::build(ir, vocab, limits, true, &mut CompileBudget::new(limits))
+    }
+
     /// `allow_empty_lexemes`: a lexeme matching the empty string is split into an optional
     /// non-empty lexeme instead of being an error (bare regexes, Lark terminals). Regex work is
     /// paid from what the front end left of `budget`; so is the copy of `ir` that such a

@@ -36,6 +36,8 @@ use crate::limits::{CompileBudget, Limits};
 use crate::regex::{COMPILE_REGEX_WEIGHT, ExprId, ExprSet, RegexCompileErrorKind};
 use crate::vocab::Vocabulary;
 
+pub mod lost;
+
 /// Most derivatives the breadth-first search for one lexeme's shortest string computes;
 /// past it the lexeme's shortest string is estimated (see [`Shortest::exact`]).
 pub const LEXEME_SEARCH_STATES: usize = 4096;
@@ -133,6 +135,12 @@ pub struct ConflictInfo {
     pub second_span: Option<Span>,
     /// How they conflict.
     pub kind: ConflictKind,
+    /// For a read-past lexeme (`first == second`, [`ConflictKind::ProperPrefix`]): strings
+    /// of the grammar where it is followed by a lexeme it may read into, shortest first, not
+    /// yet confirmed lost ([`lost`]).
+    pub candidates: Vec<lost::LostCandidate>,
+    /// The shortest candidate a matcher rejects ([`GrammarInfo::confirm_lost`]).
+    pub lost: Option<lost::LostString>,
 }
 
 /// How many nonterminals are in each class.
@@ -201,6 +209,7 @@ pub fn analyze(
             let name = |i: u32| ir.lexemes.get(i as usize).map(|l| (l.name.clone(), l.span));
             let (first_name, first_span) = name(c.first).unwrap_or_default();
             let (second_name, second_span) = name(c.second).unwrap_or_default();
+            let read_past = c.kind == ConflictKind::ProperPrefix && c.first == c.second;
             ConflictInfo {
                 first: c.first,
                 second: c.second,
@@ -209,6 +218,12 @@ pub fn analyze(
                 first_span,
                 second_span,
                 kind: c.kind,
+                candidates: if read_past {
+                    lost::candidates(ir, c.first, limits)
+                } else {
+                    Vec::new()
+                },
+                lost: None,
             }
         })
         .collect();
@@ -1077,6 +1092,9 @@ impl GrammarInfo {
                     "second": c.second_name,
                     "first_span": span_json(c.first_span),
                     "second_span": span_json(c.second_span),
+                    "follower": c.lost.as_ref().map(|l| l.follower.clone()),
+                    "follower_span": span_json(c.lost.as_ref().and_then(|l| l.follower_span)),
+                    "lost": c.lost.as_ref().map(|l| l.text.clone()),
                 })
             })
             .collect();
@@ -1154,15 +1172,28 @@ impl GrammarInfo {
                 sp.map(|sp| format!(" (line {}, column {})", sp.start.line, sp.start.column))
                     .unwrap_or_default()
             };
-            let _ = writeln!(
-                s,
-                "warning: lexeme conflict ({}): {}{} and {}{}",
-                conflict_kind_name(c.kind),
-                c.first_name,
-                at(c.first_span),
-                c.second_name,
-                at(c.second_span)
-            );
+            let kind = conflict_kind_name(c.kind);
+            let (first, second) = (&c.first_name, &c.second_name);
+            let (fa, sa) = (at(c.first_span), at(c.second_span));
+            let _ = match &c.lost {
+                Some(l) => writeln!(
+                    s,
+                    "warning: lexeme conflict ({kind}): {first}{fa} reads on into {}{}: the \
+                     grammar's string {:?} is lost (the masks reject it)",
+                    l.follower,
+                    at(l.follower_span),
+                    l.text
+                ),
+                None if c.first == c.second => writeln!(
+                    s,
+                    "warning: lexeme conflict ({kind}): {first}{fa} may read on past its end \
+                     into what follows it (no lost string confirmed)"
+                ),
+                None => writeln!(
+                    s,
+                    "warning: lexeme conflict ({kind}): {first}{fa} and {second}{sa}"
+                ),
+            };
         }
         s
     }

@@ -379,3 +379,55 @@ fn json_report_format() {
     assert_eq!(unused["span"]["line"], 2);
     assert!(g.to_text().contains("grammar: linear"));
 }
+
+#[test]
+fn a_read_past_lexeme_names_its_follower_and_a_lost_string() {
+    // Not repaired (`%ignore`): after `0`, `E` continues NUM (`0E5`), so `END` is never lexed.
+    let src = "start: \"BEG\" NUM \"END\"\nNUM: /[0-9]+(E[0-9]+)?/\n%ignore \" \"\n";
+    let limits = Limits::default();
+    let mut budget = CompileBudget::new(&limits);
+    let vocab = crate::sync::Arc::new(Vocabulary::synthetic(300, 7));
+    let opts = CompileOptions::default();
+    let ir = lower_ir(
+        GrammarSyntax::Lark,
+        src,
+        &opts,
+        &vocab,
+        &limits,
+        &mut budget,
+    )
+    .unwrap();
+    let mut report = info(&ir);
+    let c = report
+        .conflicts
+        .iter()
+        .find(|c| c.first == c.second && c.kind == ConflictKind::ProperPrefix)
+        .expect("NUM is read past");
+    assert_eq!(c.first_name, "NUM");
+    assert!(c.candidates.iter().any(|x| x.text == b"BEG0END"));
+    // Nothing is claimed until a matcher rejects it.
+    let mut unconfirmed = report.clone();
+    unconfirmed.confirm_lost(&ir, None, |_| false);
+    assert!(unconfirmed.conflicts.iter().all(|c| c.lost.is_none()));
+    assert!(unconfirmed.to_text().contains("no lost string confirmed"));
+    let g = crate::Grammar::from_lowered_ir(&ir, &vocab, &limits).unwrap();
+    report.confirm_lost(&ir, None, |t| {
+        let mut m = crate::Matcher::new(&g);
+        !(m.try_consume_bytes(t) && m.is_accepting())
+    });
+    let lost = report
+        .conflicts
+        .iter()
+        .find_map(|c| c.lost.clone())
+        .unwrap();
+    // `BEG`, the shortest number, `END`: a string of the grammar as written.
+    assert_eq!(lost.text, "BEG0END");
+    assert!(lost.follower.contains("END"), "{}", lost.follower);
+    let text = report.to_text();
+    assert!(
+        text.contains("NUM (line 2, column 1) reads on into") && text.contains("\"BEG0END\""),
+        "{text}"
+    );
+    let json = report.to_json();
+    assert_eq!(json["conflicts"][0]["lost"], "BEG0END");
+}
