@@ -14,8 +14,9 @@
 //! are expressions over terminals, rule references and `"(" rule ")"`). The same data is
 //! printed as Lark text (`Grammar::from_lark`) and as an XGrammar structural tag
 //! (`Grammar::from_structural_tag`: `sequence`, `or`, `optional`, `star`, `plus`, `repeat`,
-//! `tag`, `const_string`, `regex`, and `grammar` contents holding Lark text), and interpreted
-//! directly by the reference: a byte-level context-free grammar (`sieve_tests::cfg::Cfg`, the
+//! `tag`, `const_string`, `regex`, and `grammar` contents holding Lark text), as GBNF
+//! (`Grammar::from_gbnf`: terminals as rules of literals, classes and operators; `gbnf.rs`),
+//! and interpreted directly by the reference: a byte-level context-free grammar (`sieve_tests::cfg::Cfg`, the
 //! regexes expanded into rules here) recognized by the textbook Earley parser of
 //! `sieve_tests::cfg::recognize`. The reference is the grammar's language over bytes, with no
 //! lexer at all; sieve is never asked to decide anything for it.
@@ -36,7 +37,10 @@
 //! failing grammars first); its other walks still run, and the summary line counts the
 //! failing walks by kind (sieve refuses a viable token or EOS, allows a dead one, other).
 //!
-//! 4,000 grammars (alternately with Llama 3 and Qwen 3), about 20 s in release on one core,
+//! A grammar the repair leaves must be reported: `sieve grammar-info`'s analysis names a
+//! read-past lexeme with a lost string that sieve's matcher rejects and the reference accepts.
+//!
+//! 4,000 grammars (alternately with Llama 3 and Qwen 3), about 45 s in release on one core,
 //! and a control sweep of 2,000 grammars of the same shapes whose terminals are literals over
 //! disjoint bytes (no overlaps: it passes before the repair, so the harness is sound).
 //! `SIEVE_LONG=1` runs ten times longer sweeps. Missing `shared` folder (`SIEVE_SHARED`,
@@ -47,7 +51,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::{Value, json};
 use sieve_bench::tokenizer::LoadedTokenizer;
 use sieve_core::grammar::json::JsonOptions;
 use sieve_core::grammar::{CompileOptions, GrammarSyntax, lower_ir};
@@ -58,6 +61,13 @@ use sieve_core::{Grammar, Limits, Matcher, Vocabulary};
 use sieve_tests::Rng;
 use sieve_tests::bit;
 use sieve_tests::cfg::{Cfg, Sym, Verdict, recognize};
+
+#[path = "boundary_oracle/gbnf.rs"]
+mod gbnf;
+#[path = "boundary_oracle/render.rs"]
+mod render;
+
+use render::{group, join, rep, rep_suffix};
 
 /// The bytes terminals are drawn from.
 const ALPHABET: &[u8] = b"012ENDxyab-.";
@@ -112,275 +122,6 @@ struct Terminal {
 struct Gram {
     terms: Vec<Terminal>,
     rules: Vec<Ex>,
-}
-
-/// `x{m,n}`.
-fn rep(x: Re, m: u32, n: Option<u32>) -> Re {
-    Re::Rep(Box::new(x), m, n)
-}
-
-fn rep_suffix(m: u32, n: Option<u32>) -> String {
-    match (m, n) {
-        (0, Some(1)) => "?".into(),
-        (0, None) => "*".into(),
-        (1, None) => "+".into(),
-        (m, None) => format!("{{{m},}}"),
-        (m, Some(n)) if m == n => format!("{{{m}}}"),
-        (m, Some(n)) => format!("{{{m},{n}}}"),
-    }
-}
-
-fn regex_byte(out: &mut String, b: u8) {
-    if !b.is_ascii_alphanumeric() {
-        out.push('\\');
-    }
-    out.push(b as char);
-}
-
-/// A class, runs of three or more consecutive bytes as ranges.
-fn regex_class(out: &mut String, bs: &[u8]) {
-    out.push('[');
-    let mut i = 0;
-    while i < bs.len() {
-        let j = (i..bs.len())
-            .take_while(|&j| bs[j] - bs[i] == (j - i) as u8)
-            .last()
-            .unwrap_or(i);
-        if j >= i + 2 {
-            regex_byte(out, bs[i]);
-            out.push('-');
-            regex_byte(out, bs[j]);
-        } else {
-            bs[i..=j].iter().for_each(|&b| regex_byte(out, b));
-        }
-        i = j + 1;
-    }
-    out.push(']');
-}
-
-/// Each of `v` printed by `f`, with `sep` between them.
-fn join<T>(out: &mut String, v: &[T], sep: &str, mut f: impl FnMut(&T, &mut String)) {
-    for (i, x) in v.iter().enumerate() {
-        out.push_str(if i > 0 { sep } else { "" });
-        f(x, out);
-    }
-}
-
-/// `f(out)` in parentheses when `paren`.
-fn group(out: &mut String, paren: bool, f: impl FnOnce(&mut String)) {
-    out.push_str(if paren { "(" } else { "" });
-    f(out);
-    out.push_str(if paren { ")" } else { "" });
-}
-
-/// `r` in `regex-syntax` syntax.
-fn regex(r: &Re, out: &mut String) {
-    match r {
-        Re::Lit(b) => b.iter().for_each(|&c| regex_byte(out, c)),
-        Re::Class(bs) => regex_class(out, bs),
-        Re::Cat(v) => join(out, v, "", |x, o| {
-            group(o, matches!(x, Re::Alt(_)), |o| regex(x, o));
-        }),
-        Re::Alt(v) => join(out, v, "|", regex),
-        Re::Rep(x, m, n) => {
-            let atomic = matches!(&**x, Re::Class(_) | Re::Lit(_))
-                && !matches!(&**x, Re::Lit(b) if b.len() > 1);
-            group(out, !atomic, |o| regex(x, o));
-            out.push_str(&rep_suffix(*m, *n));
-        }
-    }
-}
-
-fn regex_string(r: &Re) -> String {
-    let mut s = String::new();
-    regex(r, &mut s);
-    s
-}
-
-fn lark_lit(b: &[u8]) -> String {
-    format!("\"{}\"", String::from_utf8_lossy(b))
-}
-
-/// `r` with Lark's terminal operators (`"a" | "b"`, `"0".."2"`, `x{1,2}`).
-fn lark_re(r: &Re, out: &mut String) {
-    match r {
-        Re::Lit(b) => out.push_str(&lark_lit(b)),
-        Re::Class(bs) if bs.len() == 1 => out.push_str(&lark_lit(bs)),
-        Re::Class(bs) if bs[bs.len() - 1] - bs[0] == bs.len() as u8 - 1 => {
-            out.push_str(&format!(
-                "\"{}\"..\"{}\"",
-                bs[0] as char,
-                bs[bs.len() - 1] as char
-            ));
-        }
-        Re::Class(bs) => {
-            out.push('/');
-            regex_class(out, bs);
-            out.push('/');
-        }
-        Re::Cat(v) => join(out, v, " ", lark_re_atom),
-        Re::Alt(v) => join(out, v, " | ", lark_re),
-        Re::Rep(x, m, n) => {
-            lark_re_atom(x, out);
-            out.push_str(&rep_suffix(*m, *n));
-        }
-    }
-}
-
-fn lark_re_atom(r: &Re, out: &mut String) {
-    let atomic = matches!(r, Re::Lit(_)) || matches!(r, Re::Class(bs) if bs.len() == 1);
-    group(out, !atomic, |o| lark_re(r, o));
-}
-
-impl Gram {
-    fn rule_name(&self, i: usize, start_named: bool) -> String {
-        if i == 0 && start_named {
-            "start".into()
-        } else {
-            format!("r{i}")
-        }
-    }
-
-    /// The literal of an inline literal terminal.
-    fn anon_lit(&self, e: &Ex) -> Option<String> {
-        match e {
-            Ex::Term(i) => match &self.terms[*i] {
-                Terminal {
-                    re: Re::Lit(b),
-                    anon: true,
-                    ..
-                } => Some(String::from_utf8_lossy(b).into_owned()),
-                _ => None,
-            },
-            _ => None,
-        }
-    }
-
-    fn lark_ex(&self, e: &Ex, start_named: bool, out: &mut String) {
-        let atom = |x: &Ex, o: &mut String| {
-            let paren = !matches!(x, Ex::Term(_) | Ex::Ref(_));
-            group(o, paren, |o| self.lark_ex(x, start_named, o));
-        };
-        match e {
-            Ex::Term(i) => match (&self.terms[*i], self.anon_lit(e)) {
-                (_, Some(lit)) => out.push_str(&format!("\"{lit}\"")),
-                (t, None) if t.anon => out.push_str(&format!("/{}/", regex_string(&t.re))),
-                _ => out.push_str(&format!("T{i}")),
-            },
-            Ex::Ref(j) => out.push_str(&self.rule_name(*j, start_named)),
-            Ex::Nest(j) => {
-                out.push_str(&format!("\"(\" {} \")\"", self.rule_name(*j, start_named)))
-            }
-            Ex::Seq(v) => join(out, v, " ", |x, o| match x {
-                Ex::Alt(_) => atom(x, o),
-                _ => self.lark_ex(x, start_named, o),
-            }),
-            Ex::Alt(v) => join(out, v, " | ", |x, o| self.lark_ex(x, start_named, o)),
-            Ex::Rep(x, 0, Some(1)) if matches!(&**x, Ex::Seq(_)) => {
-                out.push('[');
-                self.lark_ex(x, start_named, out);
-                out.push(']');
-            }
-            Ex::Rep(x, m, n) => {
-                atom(x, out);
-                out.push_str(&match (*m, *n) {
-                    (0, Some(1)) | (_, None) => rep_suffix(*m, *n),
-                    (m, Some(n)) if m == n => format!(" ~ {m}"),
-                    (m, Some(n)) => format!(" ~ {m}..{n}"),
-                });
-            }
-        }
-    }
-
-    /// Lark text: rule 0 is `start`, or (`root` given) `start: root` and the rules `r0...`.
-    fn to_lark(&self, root: Option<&Ex>) -> String {
-        let start_named = root.is_none();
-        let mut s = String::new();
-        if let Some(e) = root {
-            s.push_str("start: ");
-            self.lark_ex(e, false, &mut s);
-            s.push('\n');
-        }
-        for (i, e) in self.rules.iter().enumerate() {
-            s.push_str(&format!("{}: ", self.rule_name(i, start_named)));
-            self.lark_ex(e, start_named, &mut s);
-            s.push('\n');
-        }
-        for (i, t) in self.terms.iter().enumerate().filter(|(_, t)| !t.anon) {
-            s.push_str(&format!("T{i}: "));
-            if t.ebnf {
-                lark_re(&t.re, &mut s);
-            } else {
-                s.push_str(&format!("/{}/", regex_string(&t.re)));
-            }
-            s.push('\n');
-        }
-        s
-    }
-
-    /// The structural tag: `rng` picks among equivalent renderings.
-    fn to_structural(&self, rng: &mut Rng) -> String {
-        let format = self.format(&self.rules[0], rng);
-        json!({"type": "structural_tag", "format": format}).to_string()
-    }
-
-    fn grammar_format(&self, root: &Ex) -> Value {
-        json!({"type": "grammar", "grammar": self.to_lark(Some(root))})
-    }
-
-    fn format(&self, e: &Ex, rng: &mut Rng) -> Value {
-        if !matches!(e, Ex::Term(_)) && rng.below(8) == 0 {
-            return self.grammar_format(e);
-        }
-        let all = |v: &[Ex], rng: &mut Rng| -> Vec<Value> {
-            v.iter().map(|x| self.format(x, rng)).collect()
-        };
-        match e {
-            Ex::Term(i) => match self.anon_lit(e) {
-                Some(lit) => json!({"type": "const_string", "value": lit}),
-                None => json!({"type": "regex", "pattern": regex_string(&self.terms[*i].re)}),
-            },
-            Ex::Ref(j) => self.format(&self.rules[*j], rng),
-            Ex::Nest(j) => json!({
-                "type": "tag",
-                "begin": "(",
-                "content": self.grammar_format(&Ex::Ref(*j)),
-                "end": ")",
-            }),
-            Ex::Seq(v) => {
-                if let (true, Some(begin), Some(end)) = (
-                    v.len() >= 3,
-                    self.anon_lit(&v[0]),
-                    self.anon_lit(&v[v.len() - 1]),
-                ) {
-                    let mid = &v[1..v.len() - 1];
-                    let content = if mid.len() == 1 {
-                        self.format(&mid[0], rng)
-                    } else {
-                        json!({"type": "sequence", "elements": all(mid, rng)})
-                    };
-                    let end = [json!(end.clone()), json!([end])][rng.below(2)].clone();
-                    return json!({"type": "tag", "begin": begin, "content": content, "end": end});
-                }
-                json!({"type": "sequence", "elements": all(v, rng)})
-            }
-            Ex::Alt(v) => json!({"type": "or", "elements": all(v, rng)}),
-            Ex::Rep(x, m, n) => {
-                let content = self.format(x, rng);
-                match (*m, *n) {
-                    (0, Some(1)) => json!({"type": "optional", "content": content}),
-                    (0, None) if rng.below(2) == 0 => json!({"type": "star", "content": content}),
-                    (1, None) if rng.below(2) == 0 => json!({"type": "plus", "content": content}),
-                    (m, n) => json!({
-                        "type": "repeat",
-                        "min": m,
-                        "max": n.map_or(-1, i64::from),
-                        "content": content,
-                    }),
-                }
-            }
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1096,7 +837,7 @@ fn check_front(
     first.map_or(Ok(()), Err)
 }
 
-/// The two front ends of `g`, each with its text; a compile error is an `Err`.
+/// The three front ends of `g`, each with its text; a compile error is an `Err`.
 fn front_ends(
     g: &Gram,
     rng: &mut Rng,
@@ -1109,7 +850,10 @@ fn front_ends(
         .map_err(|e| format!("does not compile: {e}"));
     let s = Grammar::from_structural_tag(&st, &JsonOptions::default(), &sub.vocab, &limits)
         .map_err(|e| format!("does not compile: {e}"));
-    vec![("lark", lark, l), ("structural", st, s)]
+    let gbnf = g.to_gbnf();
+    let gb = Grammar::from_gbnf(&gbnf, &Default::default(), &sub.vocab, &limits)
+        .map_err(|e| format!("does not compile: {e}"));
+    vec![("lark", lark, l), ("structural", st, s), ("gbnf", gbnf, gb)]
 }
 
 /// Whether the analysis `sieve grammar-info` prints reports the loss in the grammar as
@@ -1119,6 +863,7 @@ fn front_ends(
 fn reported(front: &str, text: &str, sub: &Subset, r: &mut Reference) -> Result<String, String> {
     let syntax = match front {
         "lark" => GrammarSyntax::Lark,
+        "gbnf" => GrammarSyntax::Gbnf,
         _ => GrammarSyntax::StructuralTag,
     };
     let limits = Limits::default();
@@ -1185,8 +930,8 @@ impl Sweep {
         let mut rng = Rng::new(seed);
         let mut stats = Stats::default();
         let mut failures: Vec<String> = Vec::new();
-        let mut failing = [0usize; 2];
-        let mut reported_count = [0usize; 2];
+        let mut failing = [0usize; 3];
+        let mut reported_count = [0usize; 3];
         for i in 0..self.grammars {
             let g = random_gram(&mut rng, self.control);
             let mut grng = Rng::new(rng.next_u64());
@@ -1224,8 +969,8 @@ impl Sweep {
                 }
             }
         }
-        let (name, n, [lark, st]) = (self.name, self.grammars, failing);
-        let [rep_lark, rep_st] = reported_count;
+        let (name, n, [lark, st, gb]) = (self.name, self.grammars, failing);
+        let [rep_lark, rep_st, rep_gb] = reported_count;
         let Stats {
             strings,
             walks,
@@ -1234,11 +979,11 @@ impl Sweep {
         } = stats;
         let sizes = (subs[0].tokens.len(), subs[1].tokens.len());
         eprintln!(
-            "{name}: {n} grammars x 2 front ends, {strings} strings, {walks} walks, {masks} masks \
+            "{name}: {n} grammars x 3 front ends, {strings} strings, {walks} walks, {masks} masks \
              compared (vocabularies of {} and {} tokens); failing walks: {refuses} where sieve \
              refuses a viable token, {allows} where it allows a dead one, {other} other; failing \
-             grammars: {lark} lark, {st} structural; not repaired but reported (their walks \
-             counted above): {rep_lark} lark, {rep_st} structural; {:.1?}",
+             grammars: {lark} lark, {st} structural, {gb} gbnf; not repaired but reported (their \
+             walks counted above): {rep_lark} lark, {rep_st} structural, {rep_gb} gbnf; {:.1?}",
             sizes.0,
             sizes.1,
             start.elapsed()
@@ -1247,7 +992,8 @@ impl Sweep {
         let shortest = failures[..failures.len().min(8)].join("\n\n");
         assert!(
             failures.is_empty(),
-            "{} failures ({lark} lark, {st} structural of {n} grammars); the shortest ones:\n\n{shortest}",
+            "{} failures ({lark} lark, {st} structural, {gb} gbnf of {n} grammars); the shortest \
+             ones:\n\n{shortest}",
             failures.len(),
         );
     }
