@@ -29,6 +29,10 @@
 //! it names lies under a superset entry ([`explain_recorded`]); otherwise it, and a schema
 //! the validator cannot build, is unexplained, with the reason in the detail.
 //!
+//! An error reached through a `$dynamicRef` or `$recursiveRef` is also located by its
+//! evaluation path walked through the document (`$ref`s resolved statically) up to that
+//! dynamic reference, so that an entry at the dynamic reference covers it.
+//!
 //! The compiler reports each entry where its keyword is written in the document
 //! (`core/src/grammar/json/compiler/locate.rs`), so an entry's location is one a
 //! validator's error can name.
@@ -117,6 +121,102 @@ fn document_location(resources: &[(String, String)], absolute: &str) -> Option<S
     let (_, at) = resources.iter().find(|(u, _)| u == uri)?;
     let frag = percent_decode(frag);
     Some(format!("{at}{frag}"))
+}
+
+/// The document location of an evaluation path (`/$ref/items/$dynamicRef/type`): its
+/// keywords walked from the root, each `$ref` resolved statically (against the `$id`s on the
+/// way, to a pointer or an `$anchor`/`$dynamicAnchor` of a resource of `res`), up to the first
+/// `$dynamicRef` or `$recursiveRef`, whose target is dynamic: from there on the path is kept
+/// as it is (`/$defs/list/items/$dynamicRef/type`), so that an entry at the dynamic reference
+/// covers what the validator found behind it. `None` when a step cannot be resolved.
+fn document_path(schema: &Value, res: &[(String, String)], evaluation: &str) -> Option<String> {
+    let segs: Vec<String> = evaluation
+        .split('/')
+        .skip(1)
+        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    let mut at = String::new();
+    // The base URI of the node at `at`.
+    let mut base: Option<fluent_uri::Uri<String>> = None;
+    for (i, seg) in segs.iter().enumerate() {
+        let node = schema.pointer(&at)?;
+        if let Some(id) = node.get("$id").and_then(Value::as_str)
+            && !id.starts_with('#')
+        {
+            base = resolve_uri(base.as_ref(), id);
+        }
+        match seg.as_str() {
+            "$dynamicRef" | "$recursiveRef" => {
+                let rest: Vec<String> = segs[i..]
+                    .iter()
+                    .map(|s| s.replace('~', "~0").replace('/', "~1"))
+                    .collect();
+                return Some(format!("{at}/{}", rest.join("/")));
+            }
+            "$ref" => {
+                let r = node.get("$ref")?.as_str()?;
+                let target = resolve_uri(base.as_ref(), r);
+                let full = target
+                    .as_ref()
+                    .map_or(r.to_owned(), |u| u.as_str().to_owned());
+                let (uri, frag) = full.split_once('#').unwrap_or((&full, ""));
+                let res_at = if uri.is_empty() {
+                    String::new()
+                } else {
+                    res.iter().find(|(u, _)| u == uri)?.1.clone()
+                };
+                let frag = percent_decode(frag);
+                at = if frag.is_empty() || frag.starts_with('/') {
+                    format!("{res_at}{frag}")
+                } else {
+                    anchor(schema.pointer(&res_at)?, &frag).map(|p| format!("{res_at}{p}"))?
+                };
+                let uri = uri.to_owned();
+                base = fluent_uri::Uri::parse(uri).ok().or(base);
+            }
+            _ => {
+                let esc = seg.replace('~', "~0").replace('/', "~1");
+                at = format!("{at}/{esc}");
+            }
+        }
+    }
+    Some(at)
+}
+
+/// `r` resolved against `base` (or parsed alone without one).
+fn resolve_uri(base: Option<&fluent_uri::Uri<String>>, r: &str) -> Option<fluent_uri::Uri<String>> {
+    let rr = fluent_uri::UriRef::parse(r.to_owned()).ok()?;
+    match base {
+        Some(b) => rr.resolve_against(b).ok(),
+        None => fluent_uri::Uri::parse(r.to_owned()).ok(),
+    }
+}
+
+/// The pointer (relative to `v`) of the subschema with `$anchor` or `$dynamicAnchor` `name`,
+/// the first found (an explicit stack).
+fn anchor(v: &Value, name: &str) -> Option<String> {
+    let mut stack = vec![(v, String::new())];
+    while let Some((x, ptr)) = stack.pop() {
+        match x {
+            Value::Object(m) => {
+                let named = |k: &str| m.get(k).and_then(Value::as_str) == Some(name);
+                if named("$anchor") || named("$dynamicAnchor") {
+                    return Some(ptr);
+                }
+                for (k, c) in m {
+                    let seg = k.replace('~', "~0").replace('/', "~1");
+                    stack.push((c, format!("{ptr}/{seg}")));
+                }
+            }
+            Value::Array(a) => {
+                for (i, c) in a.iter().enumerate() {
+                    stack.push((c, format!("{ptr}/{i}")));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// `%XX` escapes of a URI fragment decoded (invalid ones kept as written).
@@ -334,10 +434,18 @@ impl Places<'_> {
             let res = self.table.get_or_insert_with(|| resources(schema));
             document_location(res, u.as_str())
         });
+        let dynamic = evaluation.contains("/$dynamicRef") || evaluation.contains("/$recursiveRef");
+        let mapped = if dynamic {
+            let res = self.table.get_or_insert_with(|| resources(schema));
+            document_path(schema, res, evaluation)
+        } else {
+            None
+        };
         let hit = self.supersets.iter().find(|e| {
             covers(e, keyword)
                 || covers(e, evaluation)
                 || absolute.as_deref().is_some_and(|a| covers(e, a))
+                || mapped.as_deref().is_some_and(|a| covers(e, a))
         });
         if let Some(e) = hit {
             return Ok(vec![e.clone()]);
@@ -557,5 +665,35 @@ mod tests {
         // A path relative to a subschema (Python's, under a `$ref`) names no root location.
         let rel = "Failed validating 'type' in schema[0]['properties']['h']:\n";
         assert_eq!(recorded_location(&schema, rel), None);
+    }
+
+    #[test]
+    fn dynamic_references_are_traced_to_where_they_are_written() {
+        // Suite draft2020-12 `dynamicRef.json` #3: `$ref: list` under the root's `$id`.
+        let schema = json!({
+            "$id": "https://t.test/root", "$ref": "list",
+            "$defs": {"foo": {"$dynamicAnchor": "items", "type": "string"},
+                      "list": {"$id": "list", "type": "array",
+                               "items": {"$dynamicRef": "#items"},
+                               "$defs": {"items": {"$dynamicAnchor": "items"}}}}
+        });
+        let res = resources(&schema);
+        assert_eq!(
+            document_path(&schema, &res, "/$ref/items/$dynamicRef/type").as_deref(),
+            Some("/$defs/list/items/$dynamicRef/type")
+        );
+        // An anchor target, and a path without dynamic references.
+        let anchored = json!({"$defs": {"a": {"$anchor": "x", "properties": {"p": {}}}},
+                              "properties": {"q": {"$ref": "#x"}}});
+        let res = resources(&anchored);
+        assert_eq!(
+            document_path(&anchored, &res, "/properties/q/$ref/properties/p").as_deref(),
+            Some("/$defs/a/properties/p")
+        );
+        assert_eq!(document_path(&anchored, &res, "/properties/zz/$ref"), None);
+        let mut t = Tracer::new(&schema, true, &[]);
+        let entry = vec![entry_location("/$defs/list/items", "$dynamicRef")];
+        assert!(t.explain(&json!(["foo", 42]), &entry).explained());
+        assert!(!t.explain(&json!(["foo", 42]), &[]).explained());
     }
 }
