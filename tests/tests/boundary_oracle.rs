@@ -51,12 +51,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use sieve_bench::grammar_info::analyze_text;
 use sieve_bench::tokenizer::LoadedTokenizer;
 use sieve_core::grammar::json::JsonOptions;
-use sieve_core::grammar::{CompileOptions, GrammarSyntax, lower_ir};
-use sieve_core::ir::analysis::analyze;
+use sieve_core::grammar::{CompileOptions, GrammarSyntax};
 use sieve_core::ir::regular::ConflictKind;
-use sieve_core::limits::CompileBudget;
 use sieve_core::{Grammar, Limits, Matcher, Vocabulary};
 use sieve_tests::Rng;
 use sieve_tests::bit;
@@ -866,13 +865,9 @@ fn reported(front: &str, text: &str, sub: &Subset, r: &mut Reference) -> Result<
         "gbnf" => GrammarSyntax::Gbnf,
         _ => GrammarSyntax::StructuralTag,
     };
-    let limits = Limits::default();
-    let mut budget = CompileBudget::new(&limits);
-    let opts = CompileOptions::default();
-    let ir = lower_ir(syntax, text, &opts, &sub.vocab, &limits, &mut budget)
-        .map_err(|e| format!("does not lower: {e}"))?;
-    let mut budget = CompileBudget::new(&limits);
-    let mut info = analyze(&ir, Some(&sub.vocab), &limits, &mut budget)
+    // What `sieve grammar-info` prints: the analysis with its lost strings confirmed.
+    let (opts, limits) = (CompileOptions::default(), Limits::default());
+    let info = analyze_text(syntax, text, &opts, &sub.vocab, &limits)
         .map_err(|e| format!("no analysis: {e}"))?;
     if !info
         .conflicts
@@ -881,12 +876,6 @@ fn reported(front: &str, text: &str, sub: &Subset, r: &mut Reference) -> Result<
     {
         return Err("no read-past conflict reported".into());
     }
-    let g =
-        Grammar::from_lowered_ir(&ir, &sub.vocab, &limits).map_err(|e| format!("no build: {e}"))?;
-    info.confirm_lost(&ir, None, |t| {
-        let mut m = Matcher::new(&g);
-        !(m.try_consume_bytes(t) && m.is_accepting())
-    });
     let Some(lost) = info.conflicts.iter().find_map(|c| c.lost.clone()) else {
         return Err("a read-past conflict, but no lost string reported".into());
     };

@@ -2,6 +2,7 @@
 //! character classes and operators; sieve's GBNF front end folds the regular ones into
 //! lexemes again, so its lexeme boundaries are the ones under test.
 
+use super::render::class_runs;
 use super::{Ex, Gram, Re, group, join, rep_suffix};
 
 /// A GBNF string literal.
@@ -21,19 +22,10 @@ fn lit(b: &[u8]) -> String {
 fn class(bs: &[u8], out: &mut String) {
     out.push('[');
     let plain: Vec<u8> = bs.iter().copied().filter(|&b| b != b'-').collect();
-    let mut i = 0;
-    while i < plain.len() {
-        let j = (i..plain.len())
-            .take_while(|&j| plain[j] - plain[i] == (j - i) as u8)
-            .last()
-            .unwrap_or(i);
-        if j >= i + 2 {
-            out.push_str(&format!("{}-{}", plain[i] as char, plain[j] as char));
-        } else {
-            plain[i..=j].iter().for_each(|&b| out.push(b as char));
-        }
-        i = j + 1;
-    }
+    class_runs(&plain, |lo, hi| match hi {
+        Some(hi) => out.push_str(&format!("{}-{}", lo as char, hi as char)),
+        None => out.push(lo as char),
+    });
     if bs.contains(&b'-') {
         out.push('-');
     }

@@ -31,6 +31,20 @@ pub(super) fn regex_byte(out: &mut String, b: u8) {
 /// A class, runs of three or more consecutive bytes as ranges.
 pub(super) fn regex_class(out: &mut String, bs: &[u8]) {
     out.push('[');
+    class_runs(bs, |lo, hi| match hi {
+        Some(hi) => {
+            regex_byte(out, lo);
+            out.push('-');
+            regex_byte(out, hi);
+        }
+        None => regex_byte(out, lo),
+    });
+    out.push(']');
+}
+
+/// The bytes of an ascending class in order: `f(lo, Some(hi))` for a run of three or more
+/// consecutive bytes, `f(b, None)` for each other byte.
+pub(super) fn class_runs(bs: &[u8], mut f: impl FnMut(u8, Option<u8>)) {
     let mut i = 0;
     while i < bs.len() {
         let j = (i..bs.len())
@@ -38,15 +52,12 @@ pub(super) fn regex_class(out: &mut String, bs: &[u8]) {
             .last()
             .unwrap_or(i);
         if j >= i + 2 {
-            regex_byte(out, bs[i]);
-            out.push('-');
-            regex_byte(out, bs[j]);
+            f(bs[i], Some(bs[j]));
         } else {
-            bs[i..=j].iter().for_each(|&b| regex_byte(out, b));
+            bs[i..=j].iter().for_each(|&b| f(b, None));
         }
         i = j + 1;
     }
-    out.push(']');
 }
 
 /// Each of `v` printed by `f`, with `sep` between them.

@@ -21,7 +21,7 @@ use alloc::vec::Vec;
 
 use hashbrown::HashMap;
 
-use super::{GrammarInfo, render};
+use super::{GrammarInfo, render, shortest_bytes};
 use crate::error::Span;
 use crate::ir::{GrammarIr, IrSymbol};
 use crate::limits::Limits;
@@ -133,52 +133,13 @@ fn read_into(exprs: &mut ExprSet, ea: ExprId, eb: ExprId) -> Vec<(Vec<u8>, Vec<u
     out
 }
 
-/// The bytes from `root` to `x` in a parent map of a breadth-first search.
-fn path(parent: &HashMap<ExprId, (ExprId, u8)>, root: ExprId, x: ExprId) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    let mut cur = x;
-    while cur != root {
-        let Some(&(p, b)) = parent.get(&cur) else {
-            break;
-        };
-        bytes.push(b);
-        cur = p;
-    }
-    bytes.reverse();
-    bytes
-}
-
-/// `prefix` followed by a shortest string of `e` (breadth-first, bounded), preferring
-/// readable bytes (a letter, a digit, other printable ASCII, then the rest).
+/// `prefix` followed by a shortest string of `e` (the analysis's bounded search,
+/// [`shortest_bytes`]); `None` when `e` is empty or the search gives up.
 fn shortest_from(exprs: &mut ExprSet, e: ExprId, prefix: &[u8]) -> Option<Vec<u8>> {
-    let order: Vec<u8> = (b'a'..=b'z')
-        .chain(b'0'..=b'9')
-        .chain(b'A'..=b'Z')
-        .chain((0x20..=0x7e).filter(|b: &u8| !b.is_ascii_alphanumeric()))
-        .chain((0..0x20).chain(0x7f..=0xff))
-        .collect();
-    let mut parent: HashMap<ExprId, (ExprId, u8)> = HashMap::new();
-    let mut queue = VecDeque::from([e]);
-    parent.insert(e, (e, 0));
-    while let Some(x) = queue.pop_front() {
-        if exprs.is_nullable(x) {
-            let mut out = prefix.to_vec();
-            out.extend(path(&parent, e, x));
-            return Some(out);
-        }
-        if parent.len() > SEARCH_STATES {
-            return None;
-        }
-        for &c in &order {
-            let d = exprs.derivative(x, c).ok()?;
-            if d == ExprId::NOTHING || parent.contains_key(&d) {
-                continue;
-            }
-            parent.insert(d, (x, c));
-            queue.push_back(d);
-        }
-    }
-    None
+    let rest = shortest_bytes(exprs, e).ok()??;
+    let mut out = prefix.to_vec();
+    out.extend(rest?);
+    Some(out)
 }
 
 /// Per nonterminal, the shortest strings found so far: of any kind, ending with the `A`
