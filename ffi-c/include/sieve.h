@@ -613,6 +613,36 @@ typedef size_t (*sieve_tokenize_fn)(void *user_data,
                                     uint32_t *out,
                                     size_t cap);
 
+/**
+ * Counters of a tokenizer's compile cache (`sieve_tokenizer_compile_cache_stats`).
+ */
+typedef struct sieve_compile_cache_stats {
+    /**
+     * Compiles answered from the cache.
+     */
+    uint64_t hits;
+    /**
+     * Compiles that ran while the cache was on.
+     */
+    uint64_t misses;
+    /**
+     * Entries dropped to stay within the bound.
+     */
+    uint64_t evictions;
+    /**
+     * Entries held now.
+     */
+    size_t entries;
+    /**
+     * Bytes charged to the cache now.
+     */
+    size_t bytes;
+    /**
+     * The bound (0: off).
+     */
+    size_t max_bytes;
+} sieve_compile_cache_stats;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -1256,6 +1286,28 @@ sieve_status sieve_tokenizer_clone(const struct sieve_tokenizer *tokenizer,
  * Drops a reference to a tokenizer. NULL is a no-op.
  */
 void sieve_tokenizer_free(const struct sieve_tokenizer *tokenizer);
+
+/**
+ * Turns the tokenizer's compile cache on with a bound of `max_bytes` (0 turns it off and
+ * drops what it holds; it starts off). While on, every grammar compiled for this tokenizer
+ * (`sieve_grammar_new*`) is looked up first: the same kind, text, options and limits again
+ * return the grammar compiled the first time (its matchers share tables with the earlier
+ * ones), or the same error, in about the time of a hash of the text. Results are those of a
+ * fresh compile. Entries are charged the text, the grammar and the tables its matchers
+ * built, and dropped least recently used first to stay within `max_bytes`. A kept grammar
+ * holds the tokenizer's vocabulary until it is dropped. Safe to call from any thread, at any
+ * time.
+ */
+SIEVE_NODISCARD
+sieve_status sieve_tokenizer_set_compile_cache(const struct sieve_tokenizer *tokenizer,
+                                               size_t max_bytes);
+
+/**
+ * Writes the counters of the tokenizer's compile cache to `*out`.
+ */
+SIEVE_NODISCARD
+sieve_status sieve_tokenizer_compile_cache_stats(const struct sieve_tokenizer *tokenizer,
+                                                 struct sieve_compile_cache_stats *out);
 
 /**
  * The number of token ids (used or not); 0 for NULL.

@@ -1,6 +1,6 @@
 //! `sieve_grammar`: a compiled grammar (any `sieve_grammar_kind`) plus its JSON Schema
 //! coverage report; and the versioned `sieve_limits`, `sieve_json_options` and
-//! `sieve_gbnf_options` structs. Every kind compiles through `Grammar::compile`.
+//! `sieve_gbnf_options` structs. Every kind compiles through the tokenizer's compile cache (`Grammar::compile` while it is off).
 
 use alloc::ffi::CString;
 use alloc::sync::Arc;
@@ -615,7 +615,10 @@ fn compile(
         }
     };
     let vocab = tok.vocab();
-    match Grammar::compile(kind.syntax(), text, &options, vocab, &limits) {
+    match tok
+        .cache
+        .compile(kind.syntax(), text, &options, vocab, &limits)
+    {
         Ok((grammar, report)) => {
             let handle = arc_into_handle(Arc::new(CompiledGrammar::new(grammar, report)));
             // SAFETY: 1. `out` checked non-NULL.

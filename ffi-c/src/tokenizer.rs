@@ -1,10 +1,12 @@
 //! `sieve_tokenizer`: a vocabulary (token byte strings, special and EOS ids) plus an optional
-//! host tokenize callback. Shared (`Arc`), immutable, thread-safe.
+//! host tokenize callback, and the compile cache of the grammars built for it. Shared (`Arc`),
+//! thread-safe; immutable but for its cache, which synchronizes itself.
 
 use alloc::sync::Arc;
 use core::ffi::c_void;
 
 use sieve_core::Vocabulary;
+use sieve_core::grammar::cache::{CacheStats, CompileCache};
 use sieve_core::vocab::hf::AddedTokens;
 
 use crate::boundary::{
@@ -55,6 +57,9 @@ pub struct Tokenizer {
     /// The vocabulary grammars are compiled against.
     pub(crate) vocab: Arc<Vocabulary>,
     tokenize: Option<(TokenizeFn, HostPtr<c_void>)>,
+    /// The compile cache of grammars built for this tokenizer (off until
+    /// `sieve_tokenizer_set_compile_cache`).
+    pub(crate) cache: CompileCache,
 }
 
 impl Castable for sieve_tokenizer {
@@ -190,7 +195,11 @@ pub extern "C" fn sieve_tokenizer_new(
             Err(e) => return unsafe { ErrorInfo::vocab(&e).report(error_out) },
         };
         let tokenize = tokenize_cb.map(|f| (f, HostPtr::new(user_data)));
-        let tok = Arc::new(Tokenizer { vocab: Arc::new(vocab), tokenize });
+        let tok = Arc::new(Tokenizer {
+            vocab: Arc::new(vocab),
+            tokenize,
+            cache: CompileCache::new(0),
+        });
         // SAFETY: 1. `out` checked non-NULL above; writable by contract.
         unsafe { write_out(out, arc_into_handle(tok)) };
         sieve_status::Ok
@@ -254,6 +263,7 @@ fn from_json(
         let tok = Arc::new(Tokenizer {
             vocab: Arc::new(vocab),
             tokenize: None,
+            cache: CompileCache::new(0),
         });
         // SAFETY: 1. `out` checked non-NULL above.
         unsafe { write_out(out, arc_into_handle(tok)) };
@@ -328,6 +338,83 @@ pub extern "C" fn sieve_tokenizer_free(tokenizer: *const sieve_tokenizer) {
     ffi_boundary! {
         // SAFETY: 1. NULL or a tokenizer handle freed once (caller contract).
         unsafe { arc_free(tokenizer) }
+    }
+}
+
+/// Turns the tokenizer's compile cache on with a bound of `max_bytes` (0 turns it off and
+/// drops what it holds; it starts off). While on, every grammar compiled for this tokenizer
+/// (`sieve_grammar_new*`) is looked up first: the same kind, text, options and limits again
+/// return the grammar compiled the first time (its matchers share tables with the earlier
+/// ones), or the same error, in about the time of a hash of the text. Results are those of a
+/// fresh compile. Entries are charged the text, the grammar and the tables its matchers
+/// built, and dropped least recently used first to stay within `max_bytes`. A kept grammar
+/// holds the tokenizer's vocabulary until it is dropped. Safe to call from any thread, at any
+/// time.
+#[unsafe(no_mangle)]
+#[must_use]
+pub extern "C" fn sieve_tokenizer_set_compile_cache(
+    tokenizer: *const sieve_tokenizer,
+    max_bytes: usize,
+) -> sieve_status {
+    ffi_boundary! {
+        // SAFETY: 1. NULL or a live tokenizer handle (caller contract).
+        let Some(tok) = (unsafe { handle_ref(tokenizer) }) else {
+            return sieve_status::NullArgument;
+        };
+        tok.cache.set_max_bytes(max_bytes);
+        sieve_status::Ok
+    }
+}
+
+/// Counters of a tokenizer's compile cache (`sieve_tokenizer_compile_cache_stats`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct sieve_compile_cache_stats {
+    /// Compiles answered from the cache.
+    pub hits: u64,
+    /// Compiles that ran while the cache was on.
+    pub misses: u64,
+    /// Entries dropped to stay within the bound.
+    pub evictions: u64,
+    /// Entries held now.
+    pub entries: usize,
+    /// Bytes charged to the cache now.
+    pub bytes: usize,
+    /// The bound (0: off).
+    pub max_bytes: usize,
+}
+
+impl From<CacheStats> for sieve_compile_cache_stats {
+    fn from(s: CacheStats) -> Self {
+        sieve_compile_cache_stats {
+            hits: s.hits,
+            misses: s.misses,
+            evictions: s.evictions,
+            entries: s.entries,
+            bytes: s.bytes,
+            max_bytes: s.max_bytes,
+        }
+    }
+}
+
+/// Writes the counters of the tokenizer's compile cache to `*out`.
+#[unsafe(no_mangle)]
+#[must_use]
+pub extern "C" fn sieve_tokenizer_compile_cache_stats(
+    tokenizer: *const sieve_tokenizer,
+    out: *mut sieve_compile_cache_stats,
+) -> sieve_status {
+    ffi_boundary! {
+        // SAFETY: 1. NULL or a live tokenizer handle (caller contract).
+        let Some(tok) = (unsafe { handle_ref(tokenizer) }) else {
+            return sieve_status::NullArgument;
+        };
+        if out.is_null() {
+            return sieve_status::NullArgument;
+        }
+        // SAFETY: 1. `out` checked non-NULL; writable by contract.
+        unsafe { out.write(tok.cache.stats().into()) };
+        sieve_status::Ok
     }
 }
 

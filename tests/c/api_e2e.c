@@ -1,7 +1,8 @@
 /* The native C API end to end with a real tokenizer (tokenizer.json path in argv[1]; a small
  * byte table if it cannot be read): compile a Lark grammar and a JSON Schema, generate by
  * taking the lowest allowed token each step, exercise rollback, validate, fast-forward,
- * clone, is_allowed and the mask kernels, and free everything. */
+ * clone, is_allowed and the mask kernels, compile through the tokenizer's compile cache, and
+ * free everything. */
 #include <math.h>
 
 #include "common.h"
@@ -277,6 +278,89 @@ static void regex(const ctx_t *c) {
     sieve_grammar_free(g);
 }
 
+/* The compile cache: a schema compiled again (a fresh copy of its text) is a hit whose masks
+ * are a cold compile's, a bad one fails again with the same error, and off compiles anew. */
+static void compile_cache(const ctx_t *c) {
+    const char *schema = "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\"},"
+                         "\"tag\":{\"enum\":[\"a\",\"bc\"]}},\"required\":[\"id\",\"tag\"]}";
+    sieve_compile_cache_stats st;
+    CHECK_OK(sieve_tokenizer_compile_cache_stats(c->tok, &st));
+    CHECK(st.max_bytes == 0 && st.entries == 0); /* off until asked */
+    const sieve_grammar *cold = NULL;
+    CHECK_OK(sieve_grammar_new(c->tok, SIEVE_GRAMMAR_KIND_JSON_SCHEMA, (const uint8_t *)schema,
+                               strlen(schema), NULL, &cold, NULL));
+    CHECK_OK(sieve_tokenizer_set_compile_cache(c->tok, 64u << 20));
+    const sieve_grammar *g[2] = {NULL, NULL};
+    for (int i = 0; i < 2; i++) {
+        char *copy = malloc(strlen(schema) + 1);
+        CHECK(copy != NULL);
+        strcpy(copy, schema);
+        CHECK_OK(sieve_grammar_new(c->tok, SIEVE_GRAMMAR_KIND_JSON_SCHEMA, (const uint8_t *)copy,
+                                   strlen(copy), NULL, &g[i], NULL));
+        free(copy);
+    }
+    CHECK_OK(sieve_tokenizer_compile_cache_stats(c->tok, &st));
+    printf("cache: hits %llu misses %llu entries %zu bytes %zu\n", (unsigned long long)st.hits,
+           (unsigned long long)st.misses, st.entries, st.bytes);
+    CHECK(st.hits == 1 && st.misses == 1 && st.entries == 1);
+    CHECK(st.bytes > 0 && st.bytes <= st.max_bytes);
+
+    /* Walk one document with a matcher of each grammar: the masks agree at every step. */
+    const char *doc = "{\"id\":42,\"tag\":\"bc\"}";
+    sieve_matcher *m[3] = {NULL, NULL, NULL};
+    CHECK_OK(sieve_matcher_new(cold, &m[0]));
+    CHECK_OK(sieve_matcher_new(g[0], &m[1]));
+    CHECK_OK(sieve_matcher_new(g[1], &m[2]));
+    uint32_t ids[64];
+    size_t n = 0;
+    CHECK_OK(sieve_tokenizer_tokenize(c->tok, (const uint8_t *)doc, strlen(doc), ids, 64, &n));
+    CHECK(n > 0 && n <= 64);
+    uint32_t *mask[3];
+    for (int k = 0; k < 3; k++) {
+        mask[k] = calloc(c->words, sizeof(uint32_t));
+        CHECK(mask[k] != NULL);
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (int k = 0; k < 3; k++) {
+            CHECK_OK(sieve_matcher_compute_mask(m[k], mask[k], c->words));
+        }
+        CHECK(memcmp(mask[0], mask[1], c->words * 4) == 0);
+        CHECK(memcmp(mask[0], mask[2], c->words * 4) == 0);
+        CHECK(mask_bit(mask[0], ids[i]));
+        for (int k = 0; k < 3; k++) {
+            CHECK_OK(sieve_matcher_consume_token(m[k], ids[i]));
+        }
+    }
+    for (int k = 0; k < 3; k++) {
+        CHECK(sieve_matcher_is_accepting(m[k]));
+        sieve_matcher_free(m[k]);
+        free(mask[k]);
+    }
+
+    /* An error comes back again from the cache, the same. */
+    const char *bad = "{\"$ref\": \"https://example.invalid/s.json\"}";
+    for (int i = 0; i < 2; i++) {
+        const sieve_grammar *none = NULL;
+        sieve_error *err = NULL;
+        CHECK_STATUS(sieve_grammar_new(c->tok, SIEVE_GRAMMAR_KIND_JSON_SCHEMA, (const uint8_t *)bad,
+                                       strlen(bad), NULL, &none, &err),
+                     SIEVE_STATUS_GRAMMAR_ERROR);
+        CHECK(none == NULL && err != NULL);
+        printf("cache: error %d: %s\n", i, sieve_error_message(err));
+        sieve_error_free(err);
+    }
+    CHECK_OK(sieve_tokenizer_compile_cache_stats(c->tok, &st));
+    CHECK(st.hits == 2 && st.misses == 2);
+
+    /* Off: drops the entries; the grammars handed out live on. */
+    CHECK_OK(sieve_tokenizer_set_compile_cache(c->tok, 0));
+    CHECK_OK(sieve_tokenizer_compile_cache_stats(c->tok, &st));
+    CHECK(st.entries == 0 && st.bytes == 0 && st.max_bytes == 0);
+    sieve_grammar_free(cold);
+    sieve_grammar_free(g[0]);
+    sieve_grammar_free(g[1]);
+}
+
 int main(int argc, char **argv) {
     printf("%s\n", sieve_version());
     CHECK(strncmp(sieve_version(), "sieve ", 6) == 0);
@@ -298,6 +382,7 @@ int main(int argc, char **argv) {
     lark(&c);
     json_schema(&c);
     regex(&c);
+    compile_cache(&c);
     sieve_tokenizer_free(c.tok);
     printf("api_e2e: ok\n");
     return 0;

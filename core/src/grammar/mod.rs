@@ -4,6 +4,7 @@
 //! lexeme's regex, checks lexemes (non-empty, not matching the empty string), drops
 //! unproductive rules, flattens the rules for the Earley parser and prepares the lexer.
 
+pub mod cache;
 pub mod gbnf;
 pub mod json;
 pub mod lark;

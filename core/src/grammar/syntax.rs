@@ -76,7 +76,7 @@ impl core::fmt::Display for GrammarSyntax {
 }
 
 /// Options of every syntax in one place (each syntax reads its own).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CompileOptions {
     /// JSON Schemas, and schemas inside Lark, structural tags and LLGuidance requests.
     pub json: JsonOptions,
