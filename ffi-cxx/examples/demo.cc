@@ -8,7 +8,8 @@
 // Then the mask kernels: a mask applied to a batch of logit rows and to a sparse candidate
 // list, checked against the mask bits. Last, a batch of masks on the library's thread pool
 // (compute_masks), checked against the masks computed one by one, and shutdown_threads, which
-// joins the pool's threads before the program exits.
+// joins the pool's threads before the program exits. The tool-call part also compiles its tag
+// twice through the tokenizer's compile cache.
 //
 // Built by build.rs with cxx_build; `sieve_cxx_demo_main` is the program (examples/demo.rs
 // only calls it). Prints "demo ok" and returns 0 on success.
@@ -185,6 +186,16 @@ void tools_demo(const sieve::Tokenizer &tok) {
         m->consume_token(static_cast<uint32_t>(c - 0x20));
     }
     std::cout << "structural: accepting=" << m->is_accepting() << "\n";
+
+    // The compile cache: the same tag again is a hit (agents send their tool list each turn).
+    tok.set_compile_cache(16u << 20);
+    rust::Box<sieve::Grammar> first = sieve::grammar_from_structural_tag(tok, tag);
+    rust::Box<sieve::Grammar> again = sieve::grammar_from_structural_tag(tok, tag);
+    const sieve::CompileCacheStats st = tok.compile_cache_stats();
+    check(st.hits == 1 && st.misses == 1 && st.entries == 1 && st.bytes <= st.max_bytes,
+          "compile cache hit");
+    std::cout << "compile cache: hits=" << st.hits << " misses=" << st.misses << "\n";
+    tok.set_compile_cache(0);
 
     rust::Box<sieve::Grammar> lark = sieve::grammar_from_lark(tok, "start: \"<f>\" /[0-9]+/");
     rust::Vec<rust::String> triggers;

@@ -50,6 +50,7 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
+use sieve_core::grammar::cache::CompileCache;
 use sieve_core::grammar::gbnf::GbnfOptions;
 use sieve_core::grammar::{CompileOptions, GrammarSyntax};
 use sieve_core::{GrammarErrorKind, Limits, MatcherError, StopError, Vocabulary};
@@ -99,6 +100,17 @@ pub mod ffi {
         bytes: Vec<u8>,
     }
 
+    /// What `Tokenizer::compile_cache_stats` returns: the counters of the tokenizer's
+    /// compile cache.
+    struct CompileCacheStats {
+        hits: u64,
+        misses: u64,
+        evictions: u64,
+        entries: usize,
+        bytes: usize,
+        max_bytes: usize,
+    }
+
     /// What `Matcher::completion_tokens` returns: whether a completion exists (and can be
     /// spelled by the vocabulary), and its greedy token count.
     struct TokenCount {
@@ -128,6 +140,8 @@ pub mod ffi {
         fn mask_words(self: &Tokenizer) -> usize;
         fn eos_tokens(self: &Tokenizer) -> Vec<u32>;
         fn token_text(self: &Tokenizer, id: u32) -> Result<Vec<u8>>;
+        fn set_compile_cache(self: &Tokenizer, max_bytes: usize);
+        fn compile_cache_stats(self: &Tokenizer) -> CompileCacheStats;
 
         fn grammar_new(tokenizer: &Tokenizer, syntax: &str, text: &str) -> Result<Box<Grammar>>;
         fn grammar_from_lark(tokenizer: &Tokenizer, text: &str) -> Result<Box<Grammar>>;
@@ -348,10 +362,12 @@ pub fn error_code_of(what: &str) -> ErrorCode {
     })
 }
 
-/// A vocabulary, shared by the grammars compiled for it. Thread-safe (immutable).
+/// A vocabulary, shared by the grammars compiled for it, and their compile cache (shared by
+/// the tokenizer's clones). Thread-safe.
 #[derive(Debug, Clone)]
 pub struct Tokenizer {
     vocab: Arc<Vocabulary>,
+    cache: Arc<CompileCache>,
 }
 
 impl Tokenizer {
@@ -388,6 +404,34 @@ impl Tokenizer {
             Ok(self.vocab.token_text(id).to_vec())
         })
     }
+
+    /// Turns the compile cache on with a bound of `max_bytes` (0: off, the default; drops
+    /// what it holds). While on, compiling the same syntax, text and options again returns
+    /// the grammar compiled the first time (or the same error); see C's
+    /// `sieve_tokenizer_set_compile_cache`.
+    pub fn set_compile_cache(&self, max_bytes: usize) {
+        guard_or((), || self.cache.set_max_bytes(max_bytes));
+    }
+
+    /// The compile cache's counters.
+    pub fn compile_cache_stats(&self) -> ffi::CompileCacheStats {
+        let s = guard_or(Default::default(), || self.cache.stats());
+        ffi::CompileCacheStats {
+            hits: s.hits,
+            misses: s.misses,
+            evictions: s.evictions,
+            entries: s.entries,
+            bytes: s.bytes,
+            max_bytes: s.max_bytes,
+        }
+    }
+
+    fn wrap(vocab: Vocabulary) -> Box<Tokenizer> {
+        Box::new(Tokenizer {
+            vocab: Arc::new(vocab),
+            cache: Arc::new(CompileCache::new(0)),
+        })
+    }
 }
 
 /// Builds a tokenizer from the text of a Hugging Face `tokenizer.json`.
@@ -398,9 +442,7 @@ pub fn tokenizer_from_json(text: &str) -> Result<Box<Tokenizer>, Error> {
     guard(|| {
         let vocab = Vocabulary::from_tokenizer_json(text)
             .map_err(|e| Error::new(ErrorCode::TokenizerError, e))?;
-        Ok(Box::new(Tokenizer {
-            vocab: Arc::new(vocab),
-        }))
+        Ok(Tokenizer::wrap(vocab))
     })
 }
 
@@ -438,9 +480,7 @@ pub fn tokenizer_from_byte_table(
             .collect();
         let vocab = Vocabulary::new(tokens, special, eos)
             .map_err(|e| Error::new(ErrorCode::TokenizerError, e))?;
-        Ok(Box::new(Tokenizer {
-            vocab: Arc::new(vocab),
-        }))
+        Ok(Tokenizer::wrap(vocab))
     })
 }
 
@@ -467,8 +507,10 @@ fn compile(
 ) -> Result<Box<Grammar>, Error> {
     guard(|| {
         let (grammar, _report) =
-            sieve_core::Grammar::compile(syntax, text, opts, &tokenizer.vocab, &Limits::default())
-                .map_err(|e| grammar_error(&e))?;
+            (tokenizer
+                .cache
+                .compile(syntax, text, opts, &tokenizer.vocab, &Limits::default()))
+            .map_err(|e| grammar_error(&e))?;
         Ok(Box::new(Grammar { grammar }))
     })
 }

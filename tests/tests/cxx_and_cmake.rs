@@ -82,6 +82,7 @@ fn cxx_demo() {
         "bad stop regex: GrammarError",
         "budget: shortest=[hi sieve!] tokens=3 text=[hello world!]",
         "structural: accepting=1",
+        "compile cache: hits=1 misses=1",
         "gate: unconstrained before=1 after=0",
         "stop strings: shown=[hi ] stopped=1",
         "gbnf: accepting=1 left-recursive=1",

@@ -283,9 +283,8 @@ impl Grammar {
         limits_dict: Option<HashMap<String, u64>>,
     ) -> PyResult<Grammar> {
         let limits = limits(limits_dict)?;
-        let vocab = tokenizer.vocab.clone();
-        let result =
-            py.detach(move || sieve_core::Grammar::compile(syntax, &text, &opts, &vocab, &limits));
+        let (vocab, cache) = (tokenizer.vocab.clone(), tokenizer.cache.clone());
+        let result = py.detach(move || cache.compile(syntax, &text, &opts, &vocab, &limits));
         match result {
             Ok((grammar, report)) => Ok(Grammar {
                 grammar,

@@ -7,6 +7,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use sieve_core::Vocabulary;
+use sieve_core::grammar::cache::CompileCache;
 use sieve_core::vocab::hf::{self, AddedTokens};
 
 use crate::errors::vocab_error;
@@ -20,6 +21,9 @@ use crate::errors::vocab_error;
 #[pyclass(module = "sieve", frozen)]
 pub struct Tokenizer {
     pub(crate) vocab: Arc<Vocabulary>,
+    /// The compile cache of the grammars built for this tokenizer (off until
+    /// `set_compile_cache`).
+    pub(crate) cache: Arc<CompileCache>,
 }
 
 /// Which added tokens of a `tokenizer.json` are control tokens, by name.
@@ -60,6 +64,7 @@ impl Tokenizer {
     fn wrap(vocab: Vocabulary) -> Tokenizer {
         Tokenizer {
             vocab: Arc::new(vocab),
+            cache: Arc::new(CompileCache::new(0)),
         }
     }
 
@@ -223,6 +228,33 @@ impl Tokenizer {
     #[pyo3(signature = (tokens, special=Vec::new(), eos=Vec::new()))]
     fn from_table(tokens: Vec<Vec<u8>>, special: Vec<u32>, eos: Vec<u32>) -> PyResult<Tokenizer> {
         build(tokens, &special, &eos, None, None).map(Tokenizer::wrap)
+    }
+
+    /// Turns the compile cache on with a bound of `max_bytes` (0: off, the default; drops
+    /// what it holds). While on, a grammar compiled again for this tokenizer with the same
+    /// syntax, text, options and limits is the grammar compiled the first time (its
+    /// matchers share tables with the earlier ones), or the same error, at the cost of a
+    /// lookup: agents send the same tool list every turn. Entries are dropped least recently
+    /// used first to stay within the bound (they are charged their text, grammar and the
+    /// tables their matchers built).
+    fn set_compile_cache(&self, max_bytes: usize) {
+        self.cache.set_max_bytes(max_bytes);
+    }
+
+    /// The compile cache's counters: a dict with `hits`, `misses`, `evictions`, `entries`,
+    /// `bytes` and `max_bytes`.
+    fn compile_cache_stats(&self) -> std::collections::HashMap<&'static str, u64> {
+        let s = self.cache.stats();
+        [
+            ("hits", s.hits),
+            ("misses", s.misses),
+            ("evictions", s.evictions),
+            ("entries", s.entries as u64),
+            ("bytes", s.bytes as u64),
+            ("max_bytes", s.max_bytes as u64),
+        ]
+        .into_iter()
+        .collect()
     }
 
     /// Number of token ids (the mask covers this many bits).
