@@ -36,5 +36,6 @@ pub mod rng;
 pub mod schema_suite;
 pub mod stats;
 pub mod tokenizer;
+pub mod toolbench;
 pub mod trace;
 pub mod util;

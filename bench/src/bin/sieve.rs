@@ -56,6 +56,33 @@ enum Command {
     /// and unreachable rules, each rule's shortest string, lexeme conflicts
     /// (core/docs/analysis.md).
     GrammarInfo(GrammarInfoArgs),
+    /// Time tool lists (MaskBench object schemas as parameters, in a family's tool-call
+    /// format): cold compile, compile + first mask, the same list again through the compile
+    /// cache, and one tool changed.
+    Toolbench(ToolbenchArgs),
+}
+
+#[derive(Debug, Args)]
+struct ToolbenchArgs {
+    /// `o200k_base`, `cl100k_base`, or a path to a Hugging Face tokenizer.json.
+    #[arg(long)]
+    tokenizer: String,
+    /// List sizes, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,10,50,100,200,500")]
+    sizes: Vec<usize>,
+    /// The tool-call format (a structural-tag preset): qwen3, hermes, llama3, mistral,
+    /// deepseek, harmony.
+    #[arg(long, default_value = "qwen3")]
+    format: String,
+    /// Repetitions per measurement (medians are printed).
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    /// Write the rows as JSON here too.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// MaskBench files or directories the parameters come from.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -509,7 +536,34 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::GrammarInfo(args) => run_grammar_info(args, &mut out),
         Command::SchemaSuite(args) => run_schema_suite(args, &mut out),
         Command::Concurrent(args) => run_concurrent(&args, &mut out),
+        Command::Toolbench(args) => run_toolbench(args, &mut out),
     }
+}
+
+/// `sieve toolbench`: the tool-list table (see `sieve_bench::toolbench`).
+fn run_toolbench(args: ToolbenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
+    let tok = load(&args.tokenizer)?;
+    let cfg = sieve_bench::toolbench::Config {
+        paths: args.paths,
+        sizes: args.sizes,
+        format: args.format,
+        reps: args.reps,
+    };
+    let rows = sieve_bench::toolbench::run(&cfg, &tok.vocab)?;
+    if let Some(path) = &args.json {
+        write_json(path, &sieve_bench::toolbench::to_json(&rows))?;
+    }
+    writeln!(
+        out,
+        "{} ({} tokens), format {}",
+        tok.name,
+        tok.vocab.vocab_size(),
+        cfg.format
+    )
+    .and_then(|()| out.write_all(sieve_bench::toolbench::table(&rows).as_bytes()))
+    .and_then(|()| out.flush())
+    .context("writing the table")?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `sieve concurrent`: one run (one or no `--threads`), or a speed-up table (a list).
