@@ -33,6 +33,8 @@ pub struct Config {
     pub format: String,
     /// Repetitions per measurement (the median is reported).
     pub reps: usize,
+    /// Write each size's tag here as `tools-N.json` (to run other engines on the same lists).
+    pub write_tags: Option<PathBuf>,
 }
 
 /// One list size's medians, in milliseconds.
@@ -140,6 +142,10 @@ pub fn run(cfg: &Config, vocab: &Arc<Vocabulary>) -> Result<Vec<Row>> {
             *last = params[n].clone();
         }
         let changed = tag_of(&changed_params)?;
+        if let Some(dir) = &cfg.write_tags {
+            let path = dir.join(format!("tools-{n}.json"));
+            std::fs::write(&path, &tag).with_context(|| format!("writing {}", path.display()))?;
+        }
         if let Err(e) = compile(None, &tag) {
             rows.push(Row {
                 tools: n,
@@ -230,6 +236,7 @@ mod tests {
             sizes: vec![1, 3],
             format: "qwen3".into(),
             reps: 1,
+            write_tags: None,
         };
         let vocab = crate::maskbench::byte_vocab();
         let rows = run(&cfg, &vocab).expect("runs");

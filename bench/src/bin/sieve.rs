@@ -80,6 +80,9 @@ struct ToolbenchArgs {
     /// Write the rows as JSON here too.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Write each size's structural tag to this directory (`tools-N.json`).
+    #[arg(long)]
+    write_tags: Option<PathBuf>,
     /// MaskBench files or directories the parameters come from.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
@@ -548,6 +551,7 @@ fn run_toolbench(args: ToolbenchArgs, out: &mut dyn Write) -> Result<ExitCode> {
         sizes: args.sizes,
         format: args.format,
         reps: args.reps,
+        write_tags: args.write_tags,
     };
     let rows = sieve_bench::toolbench::run(&cfg, &tok.vocab)?;
     if let Some(path) = &args.json {

@@ -479,6 +479,9 @@ impl<'a> Compiler<'a> {
         Ok(extra)
     }
 
+    /// `allOf`: keyword `k` of two members, `va` and `vb`, as one value (`b_extra`: the
+    /// second member's properties matched by the first's `patternProperties` or
+    /// `additionalProperties`, already merged with them).
     fn merge_keyword(
         &mut self,
         k: &str,
@@ -490,50 +493,10 @@ impl<'a> Compiler<'a> {
         if va == vb && k != "properties" {
             return Ok(va);
         }
-        let num = |v: &Value| v.as_f64();
         Ok(match k {
-            "type" => {
-                let set = |v: &Value| -> u8 {
-                    match v {
-                        Value::String(s) => type_bit(s).unwrap_or(0),
-                        Value::Array(a) => a
-                            .iter()
-                            .filter_map(|x| x.as_str().and_then(type_bit))
-                            .fold(0, |x, y| x | y),
-                        _ => T_ALL,
-                    }
-                };
-                let both = set(&va) & set(&vb);
-                // Parsed names set `T_NUM` only together with `T_INT`.
-                let names = negate::type_names(both);
-                Value::Array(names)
-            }
+            "type" => merge_types(&va, &vb),
             "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
-                match (va, vb) {
-                    (Value::Object(mut ma), Value::Object(mb)) => {
-                        for (kk, v) in mb {
-                            let v = if k == "properties" {
-                                b_extra.get(&kk).cloned().unwrap_or(v)
-                            } else {
-                                v
-                            };
-                            let nv = match ma.remove(&kk) {
-                                Some(old) => Self::all_of(old, v),
-                                None => v,
-                            };
-                            ma.insert(kk, nv);
-                        }
-                        if k == "properties" {
-                            for (kk, v) in b_extra {
-                                if !ma.contains_key(kk) {
-                                    ma.insert(kk.clone(), v.clone());
-                                }
-                            }
-                        }
-                        Value::Object(ma)
-                    }
-                    (va, _) => va,
-                }
+                merge_schema_maps(k, va, vb, b_extra)
             }
             "required" => {
                 let n = va.as_array().map_or(0, Vec::len) * vb.as_array().map_or(0, Vec::len);
@@ -560,53 +523,13 @@ impl<'a> Compiler<'a> {
                 out.extend(vb.as_array().cloned().unwrap_or_default());
                 Value::Array(out)
             }
+            "not" => merge_nots(va, vb),
             "additionalProperties"
             | "additionalItems"
             | "propertyNames"
             | "unevaluatedProperties"
-            | "unevaluatedItems"
-            | "not" => {
-                if k == "not" {
-                    // Appended to one `anyOf` when merged again (no nesting).
-                    match va {
-                        Value::Object(mut ma)
-                            if ma.len() == 1
-                                && matches!(ma.get("anyOf"), Some(Value::Array(_))) =>
-                        {
-                            if let Some(Value::Array(list)) = ma.get_mut("anyOf") {
-                                list.push(vb);
-                            }
-                            Value::Object(ma)
-                        }
-                        va => {
-                            let mut m = Map::new();
-                            m.insert("anyOf".into(), Value::Array(vec![va, vb]));
-                            Value::Object(m)
-                        }
-                    }
-                } else {
-                    Self::all_of(va, vb)
-                }
-            }
-            "items" | "prefixItems" => match (va, vb) {
-                (Value::Array(a), Value::Array(b)) => {
-                    let n = a.len().max(b.len());
-                    let mut out = Vec::with_capacity(n);
-                    for i in 0..n {
-                        match (a.get(i), b.get(i)) {
-                            (Some(x), Some(y)) => out.push(Self::all_of(x.clone(), y.clone())),
-                            (Some(x), None) | (None, Some(x)) => out.push(x.clone()),
-                            (None, None) => {}
-                        }
-                    }
-                    Value::Array(out)
-                }
-                (Value::Array(a), _) | (_, Value::Array(a)) => {
-                    self.approx(ptr, k, Direction::Superset, "tuple and list items merged")?;
-                    Value::Array(a)
-                }
-                (va, vb) => Self::all_of(va, vb),
-            },
+            | "unevaluatedItems" => Self::all_of(va, vb),
+            "items" | "prefixItems" => self.merge_items(k, va, vb, ptr)?,
             "enum" => {
                 let n = va.as_array().map_or(0, Vec::len) * vb.as_array().map_or(0, Vec::len);
                 self.spend(n as u64)?;
@@ -615,34 +538,10 @@ impl<'a> Compiler<'a> {
                 Value::Array(a.into_iter().filter(|x| b.contains(x)).collect())
             }
             "minimum" | "minLength" | "minItems" | "minProperties" | "exclusiveMinimum" => {
-                match (num(&va), num(&vb)) {
-                    (Some(x), Some(y)) => {
-                        if x >= y {
-                            va
-                        } else {
-                            vb
-                        }
-                    }
-                    _ => {
-                        self.approx(ptr, k, Direction::Superset, "could not merge bounds")?;
-                        va
-                    }
-                }
+                self.merge_bound(k, va, vb, ptr, |x, y| x >= y)?
             }
             "maximum" | "maxLength" | "maxItems" | "maxProperties" | "exclusiveMaximum" => {
-                match (num(&va), num(&vb)) {
-                    (Some(x), Some(y)) => {
-                        if x <= y {
-                            va
-                        } else {
-                            vb
-                        }
-                    }
-                    _ => {
-                        self.approx(ptr, k, Direction::Superset, "could not merge bounds")?;
-                        va
-                    }
-                }
+                self.merge_bound(k, va, vb, ptr, |x, y| x <= y)?
             }
             "pattern" => {
                 let mut out = Vec::new();
@@ -664,28 +563,7 @@ impl<'a> Compiler<'a> {
                     va
                 }
             },
-            "anyOf" | "oneOf" => match (va, vb) {
-                (Value::Array(a), Value::Array(b)) if a.len() * b.len() <= MAX_BRANCH_PRODUCT => {
-                    let mut out = Vec::with_capacity(a.len() * b.len());
-                    // Every branch is cloned once per branch of the other side.
-                    for x in &a {
-                        self.spend_on_times(x, b.len())?;
-                    }
-                    for y in &b {
-                        self.spend_on_times(y, a.len())?;
-                    }
-                    for x in &a {
-                        for y in &b {
-                            out.push(Self::all_of(x.clone(), y.clone()));
-                        }
-                    }
-                    Value::Array(out)
-                }
-                (va, _) => {
-                    self.approx(ptr, k, Direction::Superset, "too many combined branches")?;
-                    va
-                }
-            },
+            "anyOf" | "oneOf" => self.merge_branches(k, va, vb, ptr)?,
             _ if is_annotation(k) => va,
             _ => {
                 if is_handled(k) || is_unsupported(k) {
@@ -699,5 +577,149 @@ impl<'a> Compiler<'a> {
                 va
             }
         })
+    }
+
+    /// `items`/`prefixItems` of two `allOf` members: tuples position by position, a tuple
+    /// and a list as the tuple (a superset, reported), lists as one `allOf`.
+    fn merge_items(&mut self, k: &str, va: Value, vb: Value, ptr: &str) -> R<Value> {
+        Ok(match (va, vb) {
+            (Value::Array(a), Value::Array(b)) => {
+                let n = a.len().max(b.len());
+                let mut out = Vec::with_capacity(n);
+                for i in 0..n {
+                    match (a.get(i), b.get(i)) {
+                        (Some(x), Some(y)) => out.push(Self::all_of(x.clone(), y.clone())),
+                        (Some(x), None) | (None, Some(x)) => out.push(x.clone()),
+                        (None, None) => {}
+                    }
+                }
+                Value::Array(out)
+            }
+            (Value::Array(a), _) | (_, Value::Array(a)) => {
+                self.approx(ptr, k, Direction::Superset, "tuple and list items merged")?;
+                Value::Array(a)
+            }
+            (va, vb) => Self::all_of(va, vb),
+        })
+    }
+
+    /// A lower or upper bound of two `allOf` members: the one `keep_first(a, b)` prefers
+    /// (the tighter), or the first when either is not a number (reported).
+    fn merge_bound(
+        &mut self,
+        k: &str,
+        va: Value,
+        vb: Value,
+        ptr: &str,
+        keep_first: fn(f64, f64) -> bool,
+    ) -> R<Value> {
+        Ok(match (va.as_f64(), vb.as_f64()) {
+            (Some(x), Some(y)) => {
+                if keep_first(x, y) {
+                    va
+                } else {
+                    vb
+                }
+            }
+            _ => {
+                self.approx(ptr, k, Direction::Superset, "could not merge bounds")?;
+                va
+            }
+        })
+    }
+
+    /// `anyOf`s (or `oneOf`s) of two `allOf` members: one branch per pair, up to
+    /// `MAX_BRANCH_PRODUCT` (else the first is kept, reported).
+    fn merge_branches(&mut self, k: &str, va: Value, vb: Value, ptr: &str) -> R<Value> {
+        Ok(match (va, vb) {
+            (Value::Array(a), Value::Array(b)) if a.len() * b.len() <= MAX_BRANCH_PRODUCT => {
+                let mut out = Vec::with_capacity(a.len() * b.len());
+                // Every branch is cloned once per branch of the other side.
+                for x in &a {
+                    self.spend_on_times(x, b.len())?;
+                }
+                for y in &b {
+                    self.spend_on_times(y, a.len())?;
+                }
+                for x in &a {
+                    for y in &b {
+                        out.push(Self::all_of(x.clone(), y.clone()));
+                    }
+                }
+                Value::Array(out)
+            }
+            (va, _) => {
+                self.approx(ptr, k, Direction::Superset, "too many combined branches")?;
+                va
+            }
+        })
+    }
+}
+
+/// `type` of two `allOf` members: the types both allow.
+fn merge_types(va: &Value, vb: &Value) -> Value {
+    let set = |v: &Value| -> u8 {
+        match v {
+            Value::String(s) => type_bit(s).unwrap_or(0),
+            Value::Array(a) => a
+                .iter()
+                .filter_map(|x| x.as_str().and_then(type_bit))
+                .fold(0, |x, y| x | y),
+            _ => T_ALL,
+        }
+    };
+    let both = set(va) & set(vb);
+    // Parsed names set `T_NUM` only together with `T_INT`.
+    Value::Array(negate::type_names(both))
+}
+
+/// A keyword whose value maps names to schemas (`properties`, `$defs`, ...) of two `allOf`
+/// members: a name in both maps to both schemas' `allOf`; for `properties`, the second
+/// member's `b_extra` replaces its own entries and adds the names only it has.
+fn merge_schema_maps(k: &str, va: Value, vb: Value, b_extra: &Map<String, Value>) -> Value {
+    match (va, vb) {
+        (Value::Object(mut ma), Value::Object(mb)) => {
+            for (kk, v) in mb {
+                let v = if k == "properties" {
+                    b_extra.get(&kk).cloned().unwrap_or(v)
+                } else {
+                    v
+                };
+                let nv = match ma.remove(&kk) {
+                    Some(old) => Compiler::all_of(old, v),
+                    None => v,
+                };
+                ma.insert(kk, nv);
+            }
+            if k == "properties" {
+                for (kk, v) in b_extra {
+                    if !ma.contains_key(kk) {
+                        ma.insert(kk.clone(), v.clone());
+                    }
+                }
+            }
+            Value::Object(ma)
+        }
+        (va, _) => va,
+    }
+}
+
+/// `not` of two `allOf` members: one `not` of an `anyOf` of both (appended to when merged
+/// again, no nesting).
+fn merge_nots(va: Value, vb: Value) -> Value {
+    match va {
+        Value::Object(mut ma)
+            if ma.len() == 1 && matches!(ma.get("anyOf"), Some(Value::Array(_))) =>
+        {
+            if let Some(Value::Array(list)) = ma.get_mut("anyOf") {
+                list.push(vb);
+            }
+            Value::Object(ma)
+        }
+        va => {
+            let mut m = Map::new();
+            m.insert("anyOf".into(), Value::Array(vec![va, vb]));
+            Value::Object(m)
+        }
     }
 }

@@ -119,6 +119,47 @@ impl Compiler<'_> {
             Some(Value::Object(pm)) => pm,
             _ => &empty,
         };
+        let keys = self.object_keys(m, ptr, base)?;
+        let additional = m.get("additionalProperties");
+        // Named keys: properties first, then required keys not listed there.
+        let mut named: Vec<(String, Option<&Value>)> =
+            props.iter().map(|(k, v)| (k.clone(), Some(v))).collect();
+        for r in &keys.required {
+            if !props.contains_key(r) {
+                named.push((r.clone(), None));
+            }
+        }
+        let mut named_members = Vec::with_capacity(named.len());
+        let mut literal_keys = Vec::with_capacity(named.len());
+        for (k, schema) in &named {
+            literal_keys.push(key_spellings(k, self.opts.llguidance_spellings));
+            let mem = self.named_member(k, *schema, &keys, additional, ptr, base)?;
+            named_members.push((mem, keys.required.iter().any(|r| r == k)));
+        }
+        let not_named = if literal_keys.is_empty() {
+            None
+        } else {
+            Some(RegexAst::Not(Box::new(RegexAst::Or(literal_keys))))
+        };
+        let extras = self.extra_members(&keys, not_named, additional, ptr, base)?;
+        let min_p = m.get("minProperties").and_then(as_count).unwrap_or(0);
+        let max_p = m.get("maxProperties").and_then(as_count);
+        let body = self.object_body(&named_members, &extras, min_p, max_p, ptr)?;
+        let obj = self.nt(&format!("object:{ptr}"))?;
+        self.rule(
+            obj,
+            vec![
+                IrSymbol::Lexeme(p.lbrace),
+                IrSymbol::Nonterminal(body),
+                IrSymbol::Lexeme(p.rbrace),
+            ],
+        )?;
+        Ok(obj)
+    }
+
+    /// What an object's keywords say of its keys: `required` (deduplicated),
+    /// `patternProperties` with their key regexes, and `propertyNames`.
+    fn object_keys(&mut self, m: &Map<String, Value>, ptr: &str, base: &str) -> R<ObjectKeys> {
         let mut required: Vec<String> = Vec::new();
         if let Some(Value::Array(r)) = m.get("required") {
             for x in r {
@@ -155,73 +196,82 @@ impl Compiler<'_> {
                 "a key matching several patterns needs to match only one of their schemas",
             )?;
         }
-        let additional = m.get("additionalProperties");
-        // Named keys: properties first, then required keys not listed there.
-        let mut named: Vec<(String, Option<&Value>)> =
-            props.iter().map(|(k, v)| (k.clone(), Some(v))).collect();
-        for r in &required {
-            if !props.contains_key(r) {
-                named.push((r.clone(), None));
+        Ok(ObjectKeys {
+            required,
+            pattern_props,
+            pattern_keys,
+            key_names,
+        })
+    }
+
+    /// The member of named key `k` (of `properties` with `schema`, or only `required`): its
+    /// key lexeme and its value, under the schemas of the patterns it matches too.
+    fn named_member(
+        &mut self,
+        k: &str,
+        schema: Option<&Value>,
+        keys: &ObjectKeys,
+        additional: Option<&Value>,
+        ptr: &str,
+        base: &str,
+    ) -> R<u32> {
+        let lit = super::pydumps::string(k);
+        let kp = child(&child(ptr, "properties"), k);
+        // Schemas of matching patterns apply too.
+        let mut extra: Vec<Value> = Vec::new();
+        for (i, pk) in keys.pattern_keys.iter().enumerate() {
+            if self.key_matches(&lit, pk)? {
+                extra.push(keys.pattern_props[i].1.clone());
             }
         }
-        let mut named_members = Vec::with_capacity(named.len());
-        let mut literal_keys = Vec::with_capacity(named.len());
-        for (k, schema) in &named {
-            let lit = super::pydumps::string(k);
-            literal_keys.push(key_spellings(k, self.opts.llguidance_spellings));
-            let kp = child(&child(ptr, "properties"), k);
-            // Schemas of matching patterns apply too.
-            let mut extra: Vec<Value> = Vec::new();
-            for (i, pk) in pattern_keys.iter().enumerate() {
-                if self.key_matches(&lit, pk)? {
-                    extra.push(pattern_props[i].1.clone());
+        let value = match schema {
+            Some(s) if extra.is_empty() => self.sub(s, &kp, base)?,
+            _ => {
+                let mut acc = match schema {
+                    Some(s) => s.clone(),
+                    None if extra.is_empty() => match additional {
+                        Some(a) => a.clone(),
+                        None => Value::Bool(self.opts.additional_properties_default),
+                    },
+                    None => Value::Bool(true),
+                };
+                for e in extra {
+                    acc = Self::all_of(acc, e);
                 }
+                self.sub_owned(acc, &kp, base)?
             }
-            let value = match schema {
-                Some(s) if extra.is_empty() => self.sub(s, &kp, base)?,
-                _ => {
-                    let mut acc = match schema {
-                        Some(s) => (*s).clone(),
-                        None => {
-                            if extra.is_empty() {
-                                match additional {
-                                    Some(a) => a.clone(),
-                                    None => Value::Bool(self.opts.additional_properties_default),
-                                }
-                            } else {
-                                Value::Bool(true)
-                            }
-                        }
-                    };
-                    for e in extra {
-                        acc = Self::all_of(acc, e);
-                    }
-                    self.sub_owned(acc, &kp, base)?
-                }
-            };
-            let mut key_re = key_spellings(k, self.opts.llguidance_spellings);
-            if let Some(kn) = &key_names {
-                key_re = RegexAst::And(vec![key_re, kn.clone()]);
-            }
-            let kl = self.lexeme(&lit, key_re)?;
-            let mem = self.member(kl, value)?;
-            named_members.push((mem, required.iter().any(|r| r == k)));
-        }
-        let not_named = if literal_keys.is_empty() {
-            None
-        } else {
-            Some(RegexAst::Not(Box::new(RegexAst::Or(literal_keys))))
         };
+        let mut key_re = key_spellings(k, self.opts.llguidance_spellings);
+        if let Some(kn) = &keys.key_names {
+            key_re = RegexAst::And(vec![key_re, kn.clone()]);
+        }
+        let kl = self.lexeme(&lit, key_re)?;
+        self.member(kl, value)
+    }
+
+    /// The members of keys not named (`not_named` matches the named ones): one per pattern
+    /// of `patternProperties`, then one for `additionalProperties` (or the default).
+    fn extra_members(
+        &mut self,
+        keys: &ObjectKeys,
+        not_named: Option<RegexAst>,
+        additional: Option<&Value>,
+        ptr: &str,
+        base: &str,
+    ) -> R<Vec<u32>> {
         let mut extras = Vec::new();
-        for (i, (_, schema)) in pattern_props.iter().enumerate() {
-            let mut parts = vec![pattern_keys[i].clone()];
+        for (i, (_, schema)) in keys.pattern_props.iter().enumerate() {
+            let mut parts = vec![keys.pattern_keys[i].clone()];
             parts.extend(not_named.clone());
-            parts.extend(key_names.clone());
+            parts.extend(keys.key_names.clone());
             let kl = self.lexeme(
                 &format!("key:{ptr}/patternProperties/{i}"),
                 RegexAst::And(parts),
             )?;
-            let sp = format!("{ptr}/patternProperties/{}", ptr_token(&pattern_props[i].0));
+            let sp = format!(
+                "{ptr}/patternProperties/{}",
+                ptr_token(&keys.pattern_props[i].0)
+            );
             let v = self.sub(schema, &sp, base)?;
             extras.push(self.member(kl, v)?);
         }
@@ -238,11 +288,11 @@ impl Compiler<'_> {
         };
         if let Some(v) = add_value {
             let mut parts = vec![Self::quoted(self.string_any())];
-            parts.extend(not_named.clone());
-            for pk in &pattern_keys {
+            parts.extend(not_named);
+            for pk in &keys.pattern_keys {
                 parts.push(RegexAst::Not(Box::new(pk.clone())));
             }
-            parts.extend(key_names.clone());
+            parts.extend(keys.key_names.clone());
             let kl = if parts.len() == 1 {
                 self.string_lexeme()?
             } else {
@@ -253,19 +303,7 @@ impl Compiler<'_> {
             };
             extras.push(self.member(kl, v)?);
         }
-        let min_p = m.get("minProperties").and_then(as_count).unwrap_or(0);
-        let max_p = m.get("maxProperties").and_then(as_count);
-        let body = self.object_body(&named_members, &extras, min_p, max_p, ptr)?;
-        let obj = self.nt(&format!("object:{ptr}"))?;
-        self.rule(
-            obj,
-            vec![
-                IrSymbol::Lexeme(p.lbrace),
-                IrSymbol::Nonterminal(body),
-                IrSymbol::Lexeme(p.rbrace),
-            ],
-        )?;
-        Ok(obj)
+        Ok(extras)
     }
 
     /// The members between the braces: a small automaton over (position or set of required
@@ -279,38 +317,7 @@ impl Compiler<'_> {
         ptr: &str,
     ) -> R<u32> {
         let p = self.punct()?;
-        let k = named.iter().filter(|x| x.1).count() as u64;
-        let possible = if extras.is_empty() {
-            Some(named.len() as u64)
-        } else {
-            None
-        };
-        let need_min = min_p > k;
-        let need_max = max_p.is_some_and(|mx| possible.is_none_or(|n| mx < n));
-        let mut cap: u64 = 1;
-        let mut min_p = min_p;
-        let mut max_p = max_p;
-        if need_min || need_max {
-            cap = min_p.max(max_p.map_or(0, |x| x + 1)).max(1);
-            if cap > MAX_PROPERTY_COUNT {
-                self.approx(
-                    ptr,
-                    if need_max {
-                        "maxProperties"
-                    } else {
-                        "minProperties"
-                    },
-                    Direction::Superset,
-                    "property count too large to track",
-                )?;
-                cap = 1;
-                min_p = 0;
-                max_p = None;
-            }
-        } else {
-            min_p = 0;
-            max_p = None;
-        }
+        let (mut cap, min_p, mut max_p) = self.member_counts(named, extras, min_p, max_p, ptr)?;
         let order = self.opts.property_order;
         // Any order tracks the set of named keys seen ([`AnyOrderPlan`]), so that none
         // repeats.
@@ -324,160 +331,245 @@ impl Compiler<'_> {
         } else {
             None
         };
-        let inc = |c: u64| (c + 1).min(cap);
-        let can_add = |c: u64| max_p.is_none_or(|mx| c < mx);
-        let mut states: BTreeMap<(u64, u64), u32> = BTreeMap::new();
-        let mut todo: Vec<(u64, u64)> = vec![(0, 0)];
         let start = self.nt(&format!("members:{ptr}"))?;
-        states.insert((0, 0), start);
-        let sep = |c: u64, v: &mut Vec<IrSymbol>| {
-            if c > 0 {
-                v.push(IrSymbol::Lexeme(p.comma));
-            }
+        let mut states = Members {
+            states: BTreeMap::from([((0, 0), start)]),
+            todo: vec![(0, 0)],
+            cap,
+            min_p,
+            max_p,
+            comma: p.comma,
         };
         match order {
-            PropertyOrder::SchemaOrder => {
-                let extra_nt = if extras.is_empty() {
-                    None
-                } else {
-                    let e = self.nt("extra")?;
-                    for &x in extras {
-                        self.rule(e, vec![IrSymbol::Nonterminal(x)])?;
-                    }
-                    Some(e)
-                };
-                let n = named.len() as u64;
-                while let Some((i, c)) = todo.pop() {
-                    let here = states[&(i, c)];
-                    let mut goto =
-                        |s: &mut Self, key: (u64, u64), todo: &mut Vec<(u64, u64)>| -> R<u32> {
-                            if let Some(&x) = states.get(&key) {
-                                return Ok(x);
-                            }
-                            let x = s.nt("members")?;
-                            states.insert(key, x);
-                            todo.push(key);
-                            Ok(x)
-                        };
-                    if i < n {
-                        let (mem, req) = named[i as usize];
-                        if can_add(c) {
-                            let next = goto(self, (i + 1, inc(c)), &mut todo)?;
-                            let mut rhs = Vec::new();
-                            sep(c, &mut rhs);
-                            rhs.push(IrSymbol::Nonterminal(mem));
-                            rhs.push(IrSymbol::Nonterminal(next));
-                            self.rule(here, rhs)?;
-                        }
-                        if !req {
-                            let next = goto(self, (i + 1, c), &mut todo)?;
-                            self.rule(here, vec![IrSymbol::Nonterminal(next)])?;
-                        }
-                    } else {
-                        if c >= min_p {
-                            self.rule(here, vec![])?;
-                        }
-                        if let Some(e) = extra_nt
-                            && can_add(c)
-                        {
-                            let next = goto(self, (i, inc(c)), &mut todo)?;
-                            let mut rhs = Vec::new();
-                            sep(c, &mut rhs);
-                            rhs.push(IrSymbol::Nonterminal(e));
-                            rhs.push(IrSymbol::Nonterminal(next));
-                            self.rule(here, rhs)?;
-                        }
-                    }
-                }
-            }
+            PropertyOrder::SchemaOrder => self.schema_order_members(&mut states, named, extras)?,
             PropertyOrder::AnyOrder => {
                 let plan = plan.unwrap_or_default();
-                // Bit `j` of a state's mask: `named[plan.tracked[j]]` is present; with
-                // `counted`, the mask is the number of required members seen instead.
-                let need: u64 = if plan.counted {
-                    plan.required as u64
-                } else {
-                    plan.tracked
-                        .iter()
-                        .enumerate()
-                        .filter(|&(_, &i)| named[i].1)
-                        .fold(0, |m, (j, _)| m | (1 << j))
-                };
-                let pool: Vec<u32> = named
-                    .iter()
-                    .enumerate()
-                    .filter(|&(i, x)| !(plan.tracked.contains(&i) || (plan.counted && x.1)))
-                    .map(|(_, x)| x.0)
-                    .chain(extras.iter().copied())
-                    .collect();
-                let group = |s: &mut Self, name: &str, members: &[u32]| -> R<Option<u32>> {
-                    if members.is_empty() {
-                        return Ok(None);
-                    }
-                    let e = s.nt(name)?;
-                    for &x in members {
-                        s.rule(e, vec![IrSymbol::Nonterminal(x)])?;
-                    }
-                    Ok(Some(e))
-                };
-                let pool_nt = group(self, "optional", &pool)?;
-                let req_members: Vec<u32> = named.iter().filter(|x| x.1).map(|x| x.0).collect();
-                let req_nt = if plan.counted {
-                    group(self, "required", &req_members)?
-                } else {
-                    None
-                };
-                let done = |mask: u64| {
-                    if plan.counted {
-                        mask == need
-                    } else {
-                        mask & need == need
-                    }
-                };
-                while let Some((mask, c)) = todo.pop() {
-                    let here = states[&(mask, c)];
-                    let mut goto =
-                        |s: &mut Self, key: (u64, u64), todo: &mut Vec<(u64, u64)>| -> R<u32> {
-                            if let Some(&x) = states.get(&key) {
-                                return Ok(x);
-                            }
-                            let x = s.nt("members")?;
-                            states.insert(key, x);
-                            todo.push(key);
-                            Ok(x)
-                        };
-                    if done(mask) && c >= min_p {
-                        self.rule(here, vec![])?;
-                    }
-                    if !can_add(c) {
-                        continue;
-                    }
-                    let mut steps: Vec<(u32, u64)> = Vec::new();
-                    for (j, &i) in plan.tracked.iter().enumerate() {
-                        if mask & (1 << j) == 0 {
-                            steps.push((named[i].0, mask | (1 << j)));
-                        }
-                    }
-                    if let Some(r) = req_nt
-                        && mask < need
-                    {
-                        steps.push((r, mask + 1));
-                    }
-                    if let Some(o) = pool_nt {
-                        steps.push((o, mask));
-                    }
-                    for (mem, to) in steps {
-                        let next = goto(self, (to, inc(c)), &mut todo)?;
-                        let mut rhs = Vec::new();
-                        sep(c, &mut rhs);
-                        rhs.push(IrSymbol::Nonterminal(mem));
-                        rhs.push(IrSymbol::Nonterminal(next));
-                        self.rule(here, rhs)?;
-                    }
-                }
+                self.any_order_members(&mut states, named, extras, &plan)?;
             }
         }
         Ok(start)
+    }
+
+    /// The member counts an object's automaton tracks: (the cap of its count, the
+    /// `minProperties` and `maxProperties` it enforces). Counts are tracked only where the
+    /// bounds say more than the keys do, up to `MAX_PROPERTY_COUNT` (past it, not at all:
+    /// a superset, reported).
+    fn member_counts(
+        &mut self,
+        named: &[(u32, bool)],
+        extras: &[u32],
+        min_p: u64,
+        max_p: Option<u64>,
+        ptr: &str,
+    ) -> R<(u64, u64, Option<u64>)> {
+        let k = named.iter().filter(|x| x.1).count() as u64;
+        let possible = if extras.is_empty() {
+            Some(named.len() as u64)
+        } else {
+            None
+        };
+        let need_min = min_p > k;
+        let need_max = max_p.is_some_and(|mx| possible.is_none_or(|n| mx < n));
+        if !(need_min || need_max) {
+            return Ok((1, 0, None));
+        }
+        let cap = min_p.max(max_p.map_or(0, |x| x + 1)).max(1);
+        if cap <= MAX_PROPERTY_COUNT {
+            return Ok((cap, min_p, max_p));
+        }
+        self.approx(
+            ptr,
+            if need_max {
+                "maxProperties"
+            } else {
+                "minProperties"
+            },
+            Direction::Superset,
+            "property count too large to track",
+        )?;
+        Ok((1, 0, None))
+    }
+
+    /// Schema order: state (next named key, count); each named key in turn, present or
+    /// (when optional) skipped, then any number of extra members.
+    fn schema_order_members(
+        &mut self,
+        states: &mut Members,
+        named: &[(u32, bool)],
+        extras: &[u32],
+    ) -> R<()> {
+        let extra_nt = if extras.is_empty() {
+            None
+        } else {
+            let e = self.nt("extra")?;
+            for &x in extras {
+                self.rule(e, vec![IrSymbol::Nonterminal(x)])?;
+            }
+            Some(e)
+        };
+        let n = named.len() as u64;
+        while let Some((i, c)) = states.todo.pop() {
+            let here = states.states[&(i, c)];
+            if i < n {
+                let (mem, req) = named[i as usize];
+                if states.can_add(c) {
+                    let next = states.goto(self, (i + 1, states.inc(c)))?;
+                    self.rule(here, states.step(c, mem, next))?;
+                }
+                if !req {
+                    let next = states.goto(self, (i + 1, c))?;
+                    self.rule(here, vec![IrSymbol::Nonterminal(next)])?;
+                }
+            } else {
+                if c >= states.min_p {
+                    self.rule(here, vec![])?;
+                }
+                if let Some(e) = extra_nt
+                    && states.can_add(c)
+                {
+                    let next = states.goto(self, (i, states.inc(c)))?;
+                    self.rule(here, states.step(c, e, next))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Any order: state (keys seen, count) as `plan` tracks them (see [`AnyOrderPlan`]).
+    fn any_order_members(
+        &mut self,
+        states: &mut Members,
+        named: &[(u32, bool)],
+        extras: &[u32],
+        plan: &AnyOrderPlan,
+    ) -> R<()> {
+        // Bit `j` of a state's mask: `named[plan.tracked[j]]` is present; with `counted`,
+        // the mask is the number of required members seen instead.
+        let need: u64 = if plan.counted {
+            plan.required as u64
+        } else {
+            plan.tracked
+                .iter()
+                .enumerate()
+                .filter(|&(_, &i)| named[i].1)
+                .fold(0, |m, (j, _)| m | (1 << j))
+        };
+        let pool: Vec<u32> = named
+            .iter()
+            .enumerate()
+            .filter(|&(i, x)| !(plan.tracked.contains(&i) || (plan.counted && x.1)))
+            .map(|(_, x)| x.0)
+            .chain(extras.iter().copied())
+            .collect();
+        let pool_nt = self.member_group("optional", &pool)?;
+        let req_members: Vec<u32> = named.iter().filter(|x| x.1).map(|x| x.0).collect();
+        let req_nt = if plan.counted {
+            self.member_group("required", &req_members)?
+        } else {
+            None
+        };
+        let done = |mask: u64| {
+            if plan.counted {
+                mask == need
+            } else {
+                mask & need == need
+            }
+        };
+        while let Some((mask, c)) = states.todo.pop() {
+            let here = states.states[&(mask, c)];
+            if done(mask) && c >= states.min_p {
+                self.rule(here, vec![])?;
+            }
+            if !states.can_add(c) {
+                continue;
+            }
+            let mut steps: Vec<(u32, u64)> = Vec::new();
+            for (j, &i) in plan.tracked.iter().enumerate() {
+                if mask & (1 << j) == 0 {
+                    steps.push((named[i].0, mask | (1 << j)));
+                }
+            }
+            if let Some(r) = req_nt
+                && mask < need
+            {
+                steps.push((r, mask + 1));
+            }
+            if let Some(o) = pool_nt {
+                steps.push((o, mask));
+            }
+            for (mem, to) in steps {
+                let next = states.goto(self, (to, states.inc(c)))?;
+                self.rule(here, states.step(c, mem, next))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One nonterminal for any of `members` (`None` when there are none).
+    fn member_group(&mut self, name: &str, members: &[u32]) -> R<Option<u32>> {
+        if members.is_empty() {
+            return Ok(None);
+        }
+        let e = self.nt(name)?;
+        for &x in members {
+            self.rule(e, vec![IrSymbol::Nonterminal(x)])?;
+        }
+        Ok(Some(e))
+    }
+}
+
+/// An object's keywords about its keys (see [`Compiler::object_keys`]).
+struct ObjectKeys {
+    required: Vec<String>,
+    pattern_props: Vec<(String, Value)>,
+    /// The key lexeme's regex of each pattern (quotes included).
+    pattern_keys: Vec<RegexAst>,
+    /// `propertyNames` as a key regex.
+    key_names: Option<RegexAst>,
+}
+
+/// The states of an object's member automaton: by key (position or keys seen, count), the
+/// ones not expanded yet, and the count bounds.
+struct Members {
+    states: BTreeMap<(u64, u64), u32>,
+    todo: Vec<(u64, u64)>,
+    cap: u64,
+    min_p: u64,
+    max_p: Option<u64>,
+    comma: u32,
+}
+
+impl Members {
+    /// The count after one more member (counts stop at the cap).
+    fn inc(&self, c: u64) -> u64 {
+        (c + 1).min(self.cap)
+    }
+
+    /// Whether a member may follow `c` members.
+    fn can_add(&self, c: u64) -> bool {
+        self.max_p.is_none_or(|mx| c < mx)
+    }
+
+    /// The state of `key`, made (and queued) on first use.
+    fn goto(&mut self, s: &mut Compiler<'_>, key: (u64, u64)) -> R<u32> {
+        if let Some(&x) = self.states.get(&key) {
+            return Ok(x);
+        }
+        let x = s.nt("members")?;
+        self.states.insert(key, x);
+        self.todo.push(key);
+        Ok(x)
+    }
+
+    /// A member after `c` members (a comma first unless it is the first), then `next`.
+    fn step(&self, c: u64, member: u32, next: u32) -> Vec<IrSymbol> {
+        let mut rhs = Vec::new();
+        if c > 0 {
+            rhs.push(IrSymbol::Lexeme(self.comma));
+        }
+        rhs.push(IrSymbol::Nonterminal(member));
+        rhs.push(IrSymbol::Nonterminal(next));
+        rhs
     }
 }
 
