@@ -54,3 +54,28 @@ def test_compile_cache_hits_and_matches_a_cold_compile(small_vocab):
         tok.set_compile_cache(0)
     st = tok.compile_cache_stats()
     assert (st["entries"], st["bytes"], st["max_bytes"]) == (0, 0, 0)
+
+
+def test_engine_backends_turn_the_cache_on(small_vocab):
+    from sieve.sglang import SieveGrammarBackend
+    from sieve.vllm import SieveBackend
+
+    tok = small_vocab
+    try:
+        backend = SieveBackend(tok, tok.vocab_size)
+        assert tok.compile_cache_stats()["max_bytes"] == 512 << 20
+        spec = '{"type": "object", "properties": {"a": {"type": "integer"}}}'
+        before = tok.compile_cache_stats()
+        backend.compile_grammar("JSON", spec)
+        backend.compile_grammar("JSON", spec)
+        after = tok.compile_cache_stats()
+        assert (after["misses"], after["hits"]) == (before["misses"] + 1, before["hits"] + 1)
+        # A cache already on is left as it is; 0 does not touch it.
+        tok.set_compile_cache(1 << 20)
+        SieveGrammarBackend(tok)
+        SieveBackend(tok, tok.vocab_size, compile_cache_bytes=0)
+        assert tok.compile_cache_stats()["max_bytes"] == 1 << 20
+        assert SieveGrammarBackend(tok).dispatch_json(spec) is not None
+        assert tok.compile_cache_stats()["hits"] == after["hits"] + 1
+    finally:
+        tok.set_compile_cache(0)

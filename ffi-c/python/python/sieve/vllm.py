@@ -70,12 +70,18 @@ class SieveGrammar:
 
 class SieveBackend:
     """vLLM's `StructuredOutputBackend` methods. `tokenizer`: a `sieve.Tokenizer` or a
-    Hugging Face tokenizer; `vocab_size`: the model's logits width."""
+    Hugging Face tokenizer; `vocab_size`: the model's logits width.
+
+    `compile_cache_bytes` (default 512 MiB, as vLLM's XGrammar compiler cache): turns on the
+    tokenizer's compile cache if it is off, so that a schema or tool list sent again
+    compiles in microseconds (0 leaves it as it is)."""
 
     def __init__(self, tokenizer, vocab_size: int, *, json_options: JsonOptions = None,
-                 num_speculative_tokens: int = 0):
+                 num_speculative_tokens: int = 0, compile_cache_bytes: int = 512 << 20):
         if not isinstance(tokenizer, Tokenizer):
             tokenizer = Tokenizer.from_huggingface(tokenizer, n_vocab=vocab_size)
+        if compile_cache_bytes and tokenizer.compile_cache_stats()["max_bytes"] == 0:
+            tokenizer.set_compile_cache(compile_cache_bytes)
         self.tokenizer = tokenizer
         self.vocab_size = vocab_size
         self.json_options = json_options
