@@ -27,7 +27,7 @@ use core::ops::Range;
 
 use crate::ir::builder::Builder;
 
-use super::ast::{Def, Item, JsonLit, NodeKind, Parsed, is_terminal_name};
+use super::ast::{Def, ImportName, Item, JsonLit, NodeKind, Parsed, is_terminal_name};
 use super::span::LineIndex;
 use super::{Context, SpecialTokens, SubGrammars};
 use crate::Limits;
@@ -503,73 +503,8 @@ pub(super) fn lower(
     budget: &mut crate::CompileBudget,
 ) -> LResult<GrammarIr> {
     // 1. Collect definitions.
-    let mut rules: BTreeMap<String, (usize, &Def)> = BTreeMap::new();
-    let mut rule_order: Vec<&Def> = Vec::new();
-    let mut term_defs: Vec<(String, (usize, usize), Option<&Def>)> = Vec::new();
-    let mut term_spans: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut ignores: Vec<usize> = Vec::new();
-    let mut imports = Vec::new();
-    let duplicate = |name: &str, span: (usize, usize), first: (usize, usize)| {
-        let mut e = lines.error(
-            GrammarErrorKind::DuplicateDefinition,
-            span.0,
-            span.1,
-            format!("`{name}` is defined twice"),
-        );
-        e.aux_span = Some(lines.span(first.0, first.1));
-        e
-    };
-    let def_bytes = |name: &str| DEF_BYTES.saturating_add(name.len() * DEF_NAME_COPIES);
-    let charge_def = |budget: &mut crate::CompileBudget, name: &str, span: (usize, usize)| {
-        budget
-            .charge(def_bytes(name))
-            .map_err(|k| GrammarError::limit(k).with_span(lines.span(span.0, span.1)))
-    };
-    for item in &parsed.items {
-        match item {
-            Item::Rule(def) => {
-                charge_def(budget, &def.name, def.name_span)?;
-                if let Some((i, _)) = rules.get(&def.name) {
-                    return Err(duplicate(
-                        &def.name,
-                        def.name_span,
-                        rule_order[*i].name_span,
-                    ));
-                }
-                rules.insert(def.name.clone(), (rule_order.len(), def));
-                rule_order.push(def);
-            }
-            Item::Term(def) => {
-                charge_def(budget, &def.name, def.name_span)?;
-                if let Some(&first) = term_spans.get(&def.name) {
-                    return Err(duplicate(&def.name, def.name_span, first));
-                }
-                term_spans.insert(def.name.clone(), def.name_span);
-                term_defs.push((def.name.clone(), def.name_span, Some(def)));
-            }
-            Item::Ignore(e) => ignores.push(*e),
-            Item::Import(names) => {
-                for n in names {
-                    charge_def(budget, &n.local, n.span)?;
-                    if let Some(&first) = term_spans.get(&n.local) {
-                        return Err(duplicate(&n.local, n.span, first));
-                    }
-                    if !is_terminal_name(&n.local) || !is_terminal_name(&n.name) {
-                        return Err(lines.error(
-                            GrammarErrorKind::Unsupported,
-                            n.span.0,
-                            n.span.1,
-                            "only terminals can be imported from `common`",
-                        ));
-                    }
-                    term_spans.insert(n.local.clone(), n.span);
-                    term_defs.push((n.local.clone(), n.span, None));
-                    imports.push(n);
-                }
-            }
-        }
-    }
-    let Some(&(start_index, _)) = rules.get("start") else {
+    let defs = Defs::collect(parsed, lines, budget)?;
+    let Some(&(start_index, _)) = defs.rules.get("start") else {
         return Err(GrammarError::new(
             GrammarErrorKind::UndefinedSymbol,
             "the grammar has no `start` rule",
@@ -577,51 +512,14 @@ pub(super) fn lower(
     };
 
     // 2. Imports.
-    let common = if imports.is_empty() {
-        BTreeMap::new()
-    } else {
-        common_terminals(&Limits::default())?
-    };
-    let mut terms = Terminals {
-        lines,
-        limits,
-        index: BTreeMap::new(),
-        bodies: Vec::new(),
-        names: Vec::new(),
-        done: Vec::new(),
-        rules: &rules,
-        parsed,
-    };
-    let mut import_iter = imports.iter();
-    for (name, span, def) in &term_defs {
-        let body = match def {
-            Some(def) => TermBody::Source(def),
-            None => {
-                let Some(imp) = import_iter.next() else {
-                    continue;
-                };
-                let Some(r) = common.get(&imp.name) else {
-                    return Err(lines.error(
-                        GrammarErrorKind::UndefinedSymbol,
-                        span.0,
-                        span.1,
-                        format!("`common` has no terminal `{}`", imp.name),
-                    ));
-                };
-                TermBody::Prebuilt(r.clone(), *span)
-            }
-        };
-        terms.index.insert(name.clone(), terms.bodies.len());
-        terms.bodies.push(body);
-        terms.names.push(name.clone());
-    }
+    let mut terms = defs.terminals(parsed, lines, limits)?;
 
     // 3. Terminal regexes.
     let mut acct = Builder::new(limits, budget);
     terms.compute_all(&mut acct)?;
 
     // 4. Rules (their definitions were charged above).
-    for def in &rule_order {
+    for def in &defs.rule_order {
         let span = Some(lines.span(def.name_span.0, def.name_span.1));
         acct.declare_nonterminal(&def.name, span);
     }
@@ -640,7 +538,7 @@ pub(super) fn lower(
         json_rules: Vec::new(),
         json_lexemes: Vec::new(),
     };
-    for (i, def) in rule_order.iter().enumerate() {
+    for (i, def) in defs.rule_order.iter().enumerate() {
         let lhs = u32::try_from(i).unwrap_or(u32::MAX);
         if def.attrs.makes_lexeme() {
             let lexeme = lw.lexeme_from_def(def)?;
@@ -658,50 +556,147 @@ pub(super) fn lower(
     }
 
     // 5. `%ignore`.
-    if !ignores.is_empty() {
-        let mut parts = Vec::new();
-        let mut names = Vec::new();
-        let mut first_span = (0, 0);
-        let mut size = 0usize;
-        for &e in &ignores {
-            let r = terms.regex(e, &mut lw.acct)?;
-            size = size.saturating_add(r.size);
-            parts.push(r.ast);
-            if let Some(n) = parsed.nodes.get(e) {
-                let start = parsed
-                    .nodes
-                    .get(n.first)
-                    .map_or(n.start, |f| f.start.min(n.start));
-                if names.is_empty() {
-                    first_span = (start, n.end);
-                }
-                names.push(lines.text(start, n.end).to_string());
-            }
-        }
-        // The lexeme at its expanded size, as `add_lexeme` charges, and its name.
-        lw.charge_units(size, first_span)?;
-        let name_bytes = names.iter().map(|n| n.len() + 3).sum::<usize>();
-        lw.charge_bytes(name_bytes.saturating_mul(2), first_span)?;
-        let regex = if parts.len() == 1 {
-            parts.pop().unwrap_or(RegexAst::Nothing)
-        } else {
-            RegexAst::Or(parts)
-        };
-        let lexeme = IrLexeme {
-            name: format!("%ignore {}", names.join(" | ")),
-            regex,
-            mode: LexemeMode::Greedy,
-            ignore: true,
-            span: Some(lines.span(first_span.0, first_span.1)),
-        };
-        if lw.json_rules.is_empty() {
-            lw.acct.ir_mut().add_lexeme(lexeme);
-        } else {
-            lw.ignore_outside_json(lexeme, first_span)?;
-        }
+    if !defs.ignores.is_empty() {
+        lw.ignore(&defs.ignores, parsed)?;
     }
     let start = lw.acct.ir().start;
     Ok(lw.acct.finish(start))
+}
+
+/// The definitions of a parsed grammar in order: rules, terminals (defined or imported from
+/// `common`), `%ignore` roots; each name charged and checked for a second definition.
+struct Defs<'p> {
+    rules: BTreeMap<String, (usize, &'p Def)>,
+    rule_order: Vec<&'p Def>,
+    /// Terminal name, name span, definition (`None`: imported).
+    term_defs: Vec<(String, (usize, usize), Option<&'p Def>)>,
+    ignores: Vec<usize>,
+    imports: Vec<&'p ImportName>,
+}
+
+impl<'p> Defs<'p> {
+    fn collect(
+        parsed: &'p Parsed,
+        lines: &LineIndex<'_>,
+        budget: &mut crate::CompileBudget,
+    ) -> LResult<Defs<'p>> {
+        let mut defs = Defs {
+            rules: BTreeMap::new(),
+            rule_order: Vec::new(),
+            term_defs: Vec::new(),
+            ignores: Vec::new(),
+            imports: Vec::new(),
+        };
+        let mut term_spans: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+        let duplicate = |name: &str, span: (usize, usize), first: (usize, usize)| {
+            let mut e = lines.error(
+                GrammarErrorKind::DuplicateDefinition,
+                span.0,
+                span.1,
+                format!("`{name}` is defined twice"),
+            );
+            e.aux_span = Some(lines.span(first.0, first.1));
+            e
+        };
+        let def_bytes = |name: &str| DEF_BYTES.saturating_add(name.len() * DEF_NAME_COPIES);
+        let charge_def = |budget: &mut crate::CompileBudget, name: &str, span: (usize, usize)| {
+            budget
+                .charge(def_bytes(name))
+                .map_err(|k| GrammarError::limit(k).with_span(lines.span(span.0, span.1)))
+        };
+        for item in &parsed.items {
+            match item {
+                Item::Rule(def) => {
+                    charge_def(budget, &def.name, def.name_span)?;
+                    if let Some((i, _)) = defs.rules.get(&def.name) {
+                        let first = defs.rule_order[*i].name_span;
+                        return Err(duplicate(&def.name, def.name_span, first));
+                    }
+                    defs.rules
+                        .insert(def.name.clone(), (defs.rule_order.len(), def));
+                    defs.rule_order.push(def);
+                }
+                Item::Term(def) => {
+                    charge_def(budget, &def.name, def.name_span)?;
+                    if let Some(&first) = term_spans.get(&def.name) {
+                        return Err(duplicate(&def.name, def.name_span, first));
+                    }
+                    term_spans.insert(def.name.clone(), def.name_span);
+                    defs.term_defs
+                        .push((def.name.clone(), def.name_span, Some(def)));
+                }
+                Item::Ignore(e) => defs.ignores.push(*e),
+                Item::Import(names) => {
+                    for n in names {
+                        charge_def(budget, &n.local, n.span)?;
+                        if let Some(&first) = term_spans.get(&n.local) {
+                            return Err(duplicate(&n.local, n.span, first));
+                        }
+                        if !is_terminal_name(&n.local) || !is_terminal_name(&n.name) {
+                            return Err(lines.error(
+                                GrammarErrorKind::Unsupported,
+                                n.span.0,
+                                n.span.1,
+                                "only terminals can be imported from `common`",
+                            ));
+                        }
+                        term_spans.insert(n.local.clone(), n.span);
+                        defs.term_defs.push((n.local.clone(), n.span, None));
+                        defs.imports.push(n);
+                    }
+                }
+            }
+        }
+        Ok(defs)
+    }
+
+    /// The terminals, in definition order, with the imported ones' regexes from `common`.
+    fn terminals<'a, 's>(
+        &'a self,
+        parsed: &'a Parsed,
+        lines: &'a LineIndex<'s>,
+        limits: &'a Limits,
+    ) -> LResult<Terminals<'a, 's>> {
+        let common = if self.imports.is_empty() {
+            BTreeMap::new()
+        } else {
+            common_terminals(&Limits::default())?
+        };
+        let mut terms = Terminals {
+            lines,
+            limits,
+            index: BTreeMap::new(),
+            bodies: Vec::new(),
+            names: Vec::new(),
+            done: Vec::new(),
+            rules: &self.rules,
+            parsed,
+        };
+        let mut import_iter = self.imports.iter();
+        for (name, span, def) in &self.term_defs {
+            let body = match def {
+                Some(def) => TermBody::Source(def),
+                None => {
+                    let Some(imp) = import_iter.next() else {
+                        continue;
+                    };
+                    let Some(r) = common.get(&imp.name) else {
+                        return Err(lines.error(
+                            GrammarErrorKind::UndefinedSymbol,
+                            span.0,
+                            span.1,
+                            format!("`common` has no terminal `{}`", imp.name),
+                        ));
+                    };
+                    TermBody::Prebuilt(r.clone(), *span)
+                }
+            };
+            terms.index.insert(name.clone(), terms.bodies.len());
+            terms.bodies.push(body);
+            terms.names.push(name.clone());
+        }
+        Ok(terms)
+    }
 }
 
 /// A lowered rule subexpression.
@@ -735,6 +730,54 @@ struct Lowerer<'a, 's> {
 impl Lowerer<'_, '_> {
     fn span(&self, s: (usize, usize)) -> Span {
         self.lines.span(s.0, s.1)
+    }
+
+    /// The `%ignore` lexeme: the alternatives of every `%ignore`, one lexeme named after
+    /// them (kept out of embedded JSON grammars).
+    fn ignore(&mut self, ignores: &[usize], parsed: &Parsed) -> LResult<()> {
+        let lines = self.lines;
+        let terms = self.terms;
+        let mut parts = Vec::new();
+        let mut names = Vec::new();
+        let mut first_span = (0, 0);
+        let mut size = 0usize;
+        for &e in ignores {
+            let r = terms.regex(e, &mut self.acct)?;
+            size = size.saturating_add(r.size);
+            parts.push(r.ast);
+            if let Some(n) = parsed.nodes.get(e) {
+                let start = parsed
+                    .nodes
+                    .get(n.first)
+                    .map_or(n.start, |f| f.start.min(n.start));
+                if names.is_empty() {
+                    first_span = (start, n.end);
+                }
+                names.push(lines.text(start, n.end).to_string());
+            }
+        }
+        // The lexeme at its expanded size, as `add_lexeme` charges, and its name.
+        self.charge_units(size, first_span)?;
+        let name_bytes = names.iter().map(|n| n.len() + 3).sum::<usize>();
+        self.charge_bytes(name_bytes.saturating_mul(2), first_span)?;
+        let regex = if parts.len() == 1 {
+            parts.pop().unwrap_or(RegexAst::Nothing)
+        } else {
+            RegexAst::Or(parts)
+        };
+        let lexeme = IrLexeme {
+            name: format!("%ignore {}", names.join(" | ")),
+            regex,
+            mode: LexemeMode::Greedy,
+            ignore: true,
+            span: Some(lines.span(first_span.0, first_span.1)),
+        };
+        if self.json_rules.is_empty() {
+            self.acct.ir_mut().add_lexeme(lexeme);
+        } else {
+            self.ignore_outside_json(lexeme, first_span)?;
+        }
+        Ok(())
     }
 
     fn err(&self, kind: GrammarErrorKind, span: (usize, usize), msg: String) -> GrammarError {

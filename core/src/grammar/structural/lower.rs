@@ -632,75 +632,9 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                 self.rule(nt, rhs, ptr)
             }
             "json_schema" | "qwen_xml_parameter" => self.json_schema(v, ty, nt, w.follow, ptr),
-            "any_text" => {
-                Self::no_max_tokens(v, ptr)?;
-                let mut rule = TextRule::default();
-                for x in self.strings(v, "excludes", ptr)? {
-                    rule.excludes.push(x.raw);
-                }
-                if let Some(n) = Self::count_field(v, "max_chars", ptr)? {
-                    let n = u32::try_from(n)
-                        .ok()
-                        .filter(|&n| n <= self.limits.max_repeat)
-                        .ok_or_else(|| {
-                            err_limit(&child(ptr, "max_chars"), LimitKind::RepeatCount)
-                        })?;
-                    rule.max_chars = Some(n);
-                }
-                let t = Triggered {
-                    stops: Vec::new(),
-                    rule,
-                    interleave: Vec::new(),
-                    at_least_one: false,
-                    stop_after_first: true,
-                };
-                self.triggered(nt, t, w.follow, ptr)
-            }
-            "grammar" => {
-                let src = Self::str_field(v, "grammar", ptr)?;
-                let located = |e: GrammarError| {
-                    let mut e2 = err(e.kind.clone(), &child(ptr, "grammar"), &e.message);
-                    e2.span = e.span;
-                    e2
-                };
-                // XGrammar's EBNF is GBNF (`root ::= ...`): its one-code-point lexemes are
-                // kept (the regular-rule pass decides lexemes for a whole grammar, and what
-                // follows the embedded one is not in it).
-                let sub = if src.contains("::=") {
-                    let opts = crate::grammar::gbnf::GbnfOptions::default();
-                    crate::grammar::gbnf::lower(src, &opts, self.vocab, self.limits, self.budget)
-                        .map_err(located)?
-                } else {
-                    let ctx = lark::Context {
-                        specials: self.vocab,
-                        json: self.json,
-                        grammars: &lark::NoSubGrammars,
-                    };
-                    lark::parse_in(src, &ctx, self.limits, self.budget).map_err(located)?
-                };
-                if sub.lexemes.iter().any(|l| l.ignore) {
-                    return Err(err_unsupported(
-                        &child(ptr, "grammar"),
-                        "%ignore in an embedded grammar (sieve's lexer would apply it to the whole structural tag)",
-                    ));
-                }
-                self.embed(nt, sub, w.follow, ptr)
-            }
-            "regex" => {
-                let pattern = Self::str_field(v, "pattern", ptr)?;
-                self.budget
-                    .charge(pattern.len().saturating_mul(4))
-                    .map_err(|k| err_limit(ptr, k))?;
-                // Text never holds `0xFF` (a byte-mode pattern could name it).
-                let regex = RegexAst::And(vec![
-                    RegexAst::Pattern(pattern.into(), Default::default()),
-                    text::sigma_star(),
-                ]);
-                let l = self.lexeme(format!("/{pattern}/"), regex, ptr)?;
-                let mut rhs = vec![IrSymbol::Lexeme(l)];
-                rhs.extend(self.follow_syms(w.follow, ptr)?);
-                self.rule(nt, rhs, ptr)
-            }
+            "any_text" => self.any_text(v, nt, w.follow, ptr),
+            "grammar" => self.grammar_format(v, nt, w.follow, ptr),
+            "regex" => self.regex_format(v, nt, w.follow, ptr),
             "sequence" => self.sequence(v, nt, w.follow, ptr),
             "or" => {
                 let elems = Self::array_field(v, "elements", ptr, true)?;
@@ -729,24 +663,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                 rhs.extend(self.follow_syms(w.follow, ptr)?);
                 self.rule(nt, rhs, ptr)
             }
-            "exclude_token" => {
-                // Text tokens in the list cannot be told apart from other text: ignored
-                // (the text branch is a superset of "one text token").
-                let mut excluded = self.token_ids_lenient(v, "exclude_tokens", ptr)?;
-                excluded.extend(self.follow_specials(w.follow));
-                let allowed = self.interleave(&excluded);
-                let follow = self.follow_syms(w.follow, ptr)?;
-                if !allowed.is_empty() {
-                    let l = self.specials_lexeme(&allowed, ptr)?;
-                    let mut rhs = vec![IrSymbol::Lexeme(l)];
-                    rhs.extend(follow.iter().copied());
-                    self.rule(nt, rhs, ptr)?;
-                }
-                let l = self.lexeme("TEXT+".into(), text::sigma_plus(), ptr)?;
-                let mut rhs = vec![IrSymbol::Lexeme(l)];
-                rhs.extend(follow);
-                self.rule(nt, rhs, ptr)
-            }
+            "exclude_token" => self.exclude_token(v, nt, w.follow, ptr),
             "any_tokens" => {
                 Self::no_max_tokens(v, ptr)?;
                 let mut excluded = self.token_list(v, "exclude_tokens", ptr)?;
@@ -766,6 +683,123 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                 &format!("unknown format type {}", text::show(ty.as_bytes())),
             )),
         }
+    }
+
+    /// The `any_text` format: free text (with `excludes` and `max_chars`) up to what follows.
+    fn any_text(
+        &mut self,
+        v: &'v Value,
+        nt: u32,
+        follow: Option<usize>,
+        ptr: &str,
+    ) -> Result<(), GrammarError> {
+        Self::no_max_tokens(v, ptr)?;
+        let mut rule = TextRule::default();
+        for x in self.strings(v, "excludes", ptr)? {
+            rule.excludes.push(x.raw);
+        }
+        if let Some(n) = Self::count_field(v, "max_chars", ptr)? {
+            let n = u32::try_from(n)
+                .ok()
+                .filter(|&n| n <= self.limits.max_repeat)
+                .ok_or_else(|| err_limit(&child(ptr, "max_chars"), LimitKind::RepeatCount))?;
+            rule.max_chars = Some(n);
+        }
+        let t = Triggered {
+            stops: Vec::new(),
+            rule,
+            interleave: Vec::new(),
+            at_least_one: false,
+            stop_after_first: true,
+        };
+        self.triggered(nt, t, follow, ptr)
+    }
+
+    /// The `grammar` format: an embedded GBNF (`::=`) or Lark grammar.
+    fn grammar_format(
+        &mut self,
+        v: &'v Value,
+        nt: u32,
+        follow: Option<usize>,
+        ptr: &str,
+    ) -> Result<(), GrammarError> {
+        let src = Self::str_field(v, "grammar", ptr)?;
+        let located = |e: GrammarError| {
+            let mut e2 = err(e.kind.clone(), &child(ptr, "grammar"), &e.message);
+            e2.span = e.span;
+            e2
+        };
+        // XGrammar's EBNF is GBNF (`root ::= ...`): its one-code-point lexemes are
+        // kept (the regular-rule pass decides lexemes for a whole grammar, and what
+        // follows the embedded one is not in it).
+        let sub = if src.contains("::=") {
+            let opts = crate::grammar::gbnf::GbnfOptions::default();
+            crate::grammar::gbnf::lower(src, &opts, self.vocab, self.limits, self.budget)
+                .map_err(located)?
+        } else {
+            let ctx = lark::Context {
+                specials: self.vocab,
+                json: self.json,
+                grammars: &lark::NoSubGrammars,
+            };
+            lark::parse_in(src, &ctx, self.limits, self.budget).map_err(located)?
+        };
+        if sub.lexemes.iter().any(|l| l.ignore) {
+            return Err(err_unsupported(
+                &child(ptr, "grammar"),
+                "%ignore in an embedded grammar (sieve's lexer would apply it to the whole structural tag)",
+            ));
+        }
+        self.embed(nt, sub, follow, ptr)
+    }
+
+    /// The `regex` format: one lexeme.
+    fn regex_format(
+        &mut self,
+        v: &'v Value,
+        nt: u32,
+        follow: Option<usize>,
+        ptr: &str,
+    ) -> Result<(), GrammarError> {
+        let pattern = Self::str_field(v, "pattern", ptr)?;
+        self.budget
+            .charge(pattern.len().saturating_mul(4))
+            .map_err(|k| err_limit(ptr, k))?;
+        // Text never holds `0xFF` (a byte-mode pattern could name it).
+        let regex = RegexAst::And(vec![
+            RegexAst::Pattern(pattern.into(), Default::default()),
+            text::sigma_star(),
+        ]);
+        let l = self.lexeme(format!("/{pattern}/"), regex, ptr)?;
+        let mut rhs = vec![IrSymbol::Lexeme(l)];
+        rhs.extend(self.follow_syms(follow, ptr)?);
+        self.rule(nt, rhs, ptr)
+    }
+
+    /// The `exclude_token` format: one token, special (not listed) or text.
+    fn exclude_token(
+        &mut self,
+        v: &'v Value,
+        nt: u32,
+        follow: Option<usize>,
+        ptr: &str,
+    ) -> Result<(), GrammarError> {
+        // Text tokens in the list cannot be told apart from other text: ignored
+        // (the text branch is a superset of "one text token").
+        let mut excluded = self.token_ids_lenient(v, "exclude_tokens", ptr)?;
+        excluded.extend(self.follow_specials(follow));
+        let allowed = self.interleave(&excluded);
+        let follow = self.follow_syms(follow, ptr)?;
+        if !allowed.is_empty() {
+            let l = self.specials_lexeme(&allowed, ptr)?;
+            let mut rhs = vec![IrSymbol::Lexeme(l)];
+            rhs.extend(follow.iter().copied());
+            self.rule(nt, rhs, ptr)?;
+        }
+        let l = self.lexeme("TEXT+".into(), text::sigma_plus(), ptr)?;
+        let mut rhs = vec![IrSymbol::Lexeme(l)];
+        rhs.extend(follow);
+        self.rule(nt, rhs, ptr)
     }
 
     /// Special ids of a token list, skipping text tokens (`exclude_token`).
@@ -1426,7 +1460,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
     ) -> Result<(), GrammarError> {
         let Triggered {
             stops,
-            mut rule,
+            rule,
             interleave,
             at_least_one,
             stop_after_first,
@@ -1434,129 +1468,8 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         let follow_lits: Vec<Lit> = follow
             .and_then(|f| self.follows.get(f).cloned())
             .unwrap_or_default();
-        let final_allowed = follow.is_none() || follow_lits.iter().any(Lit::is_empty);
-        // Every stop: its leading text, and whether it is plain text.
-        let all: Vec<&Lit> = stops
-            .iter()
-            .map(|(l, _)| l)
-            .chain(follow_lits.iter().filter(|l| !l.is_empty()))
-            .collect();
-        let mut text_stops: Vec<Vec<u8>> = Vec::new();
-        for l in &all {
-            match l.pieces.as_slice() {
-                [Piece::Text(t)] => text_stops.push(t.clone()),
-                // A control token's spelling as text is not free text either.
-                _ => rule.excludes.push(l.raw.clone()),
-            }
-        }
-        rule.excludes.retain(|x| !x.is_empty());
-        // (text S)* before each piece of free text, when special tokens may interleave.
-        let inter = if interleave.is_empty() {
-            None
-        } else {
-            let chunk_rule = TextRule {
-                max_chars: None,
-                ..rule.clone()
-            };
-            let chunk = self.lexeme(
-                format!("text@{ptr}"),
-                text::final_text(&chunk_rule, &text_stops),
-                ptr,
-            )?;
-            let s = self.specials_lexeme(&interleave, ptr)?;
-            let star = self.nt("text_star", ptr)?;
-            self.rule(star, Vec::new(), ptr)?;
-            self.rule(
-                star,
-                vec![
-                    IrSymbol::Nonterminal(star),
-                    IrSymbol::Lexeme(chunk),
-                    IrSymbol::Lexeme(s),
-                ],
-                ptr,
-            )?;
-            Some(IrSymbol::Nonterminal(star))
-        };
-        // Free text then stop `l`.
-        let text_then = |this: &mut Self, l: &Lit| -> Result<Vec<IrSymbol>, GrammarError> {
-            let mut rhs: Vec<IrSymbol> = inter.into_iter().collect();
-            match l.pieces.split_first() {
-                Some((Piece::Text(t), [])) => {
-                    let lx = this.lexeme(
-                        format!("text+{}", text::show(t)),
-                        text::until(&rule, &text_stops, t),
-                        ptr,
-                    )?;
-                    rhs.push(IrSymbol::Lexeme(lx));
-                }
-                Some((Piece::Text(t), rest)) => {
-                    let lx = this.lexeme(
-                        format!("text+{}", text::show(t)),
-                        text::before_special(&rule, &text_stops, t),
-                        ptr,
-                    )?;
-                    rhs.push(IrSymbol::Lexeme(lx));
-                    rhs.extend(this.pieces(rest, ptr)?);
-                }
-                _ => {
-                    let lx = this.lexeme(
-                        format!("text@{ptr}"),
-                        text::before_special(&rule, &text_stops, &[]),
-                        ptr,
-                    )?;
-                    rhs.push(IrSymbol::Lexeme(lx));
-                    rhs.extend(this.pieces(&l.pieces, ptr)?);
-                }
-            }
-            Ok(rhs)
-        };
-        // The end: final text, or text then a follow literal.
-        let mut end_alts: Vec<Vec<IrSymbol>> = Vec::new();
-        if final_allowed && follow.is_none() && self.open.contains(&nt) {
-            return Err(err_unsupported(
-                ptr,
-                "free text followed by a format that does not start with a literal (a \
-                 json_schema, regex, grammar, or the text itself repeated): sieve's lexer takes \
-                 the longest match and could not end the text there, so masks would allow dead \
-                 ends; put a const_string or a tag after the text",
-            ));
-        }
-        if final_allowed {
-            let mut rhs: Vec<IrSymbol> = inter.into_iter().collect();
-            let lx = self.lexeme(
-                format!("text@{ptr}"),
-                text::final_text(&rule, &text_stops),
-                ptr,
-            )?;
-            rhs.push(IrSymbol::Lexeme(lx));
-            end_alts.push(rhs);
-        }
-        // Plain-text follow literals share one lexeme (nothing after them depends on which).
-        let text_ends: Vec<Vec<u8>> = follow_lits
-            .iter()
-            .filter_map(|l| match (l.pieces.as_slice(), l.then) {
-                ([Piece::Text(t)], None) => Some(t.clone()),
-                _ => None,
-            })
-            .collect();
-        if !text_ends.is_empty() {
-            let mut rhs: Vec<IrSymbol> = inter.into_iter().collect();
-            let lx = self.lexeme(
-                format!("text@{ptr}"),
-                text::until_any(&rule, &text_stops, &text_ends),
-                ptr,
-            )?;
-            rhs.push(IrSymbol::Lexeme(lx));
-            end_alts.push(rhs);
-        }
-        for l in follow_lits.iter().filter(|l| !l.is_empty()) {
-            if !matches!((l.pieces.as_slice(), l.then), ([Piece::Text(_)], None)) {
-                let mut rhs = text_then(self, l)?;
-                rhs.extend(l.then.map(IrSymbol::Nonterminal));
-                end_alts.push(rhs);
-            }
-        }
-        let end = self.nt_alts("text_end", end_alts, ptr)?;
+        let text = self.free_text(rule, &stops, &follow_lits, &interleave, ptr)?;
+        let end = self.text_end(&text, nt, follow, &follow_lits, ptr)?;
         // seg → text stop_k after_k; first → stop_k after_k (no leading text).
         let mut seg_alts = Vec::new();
         let mut first_alts = Vec::new();
@@ -1565,7 +1478,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                 continue;
             }
             let a = self.nt_alts("tag_rest", after.clone(), ptr)?;
-            let mut seg = text_then(self, l)?;
+            let mut seg = self.text_then(&text, l, ptr)?;
             seg.push(IrSymbol::Nonterminal(a));
             seg_alts.push(seg);
             let mut first = self.pieces(&l.pieces, ptr)?;
@@ -1584,13 +1497,7 @@ impl<'a, 'v> Lowerer<'a, 'v> {
         let end = IrSymbol::Nonterminal(end);
         match (at_least_one, stop_after_first) {
             (false, false) => {
-                let segs = self.nt("segments", ptr)?;
-                self.rule(segs, Vec::new(), ptr)?;
-                self.rule(
-                    segs,
-                    vec![IrSymbol::Nonterminal(segs), IrSymbol::Nonterminal(seg)],
-                    ptr,
-                )?;
+                let segs = self.segments(seg, ptr)?;
                 self.rule(nt, vec![IrSymbol::Nonterminal(segs), end], ptr)
             }
             (false, true) => {
@@ -1600,22 +1507,13 @@ impl<'a, 'v> Lowerer<'a, 'v> {
                 self.rule(nt, rhs, ptr)
             }
             (true, false) => {
-                let segs = self.nt("segments", ptr)?;
-                self.rule(segs, Vec::new(), ptr)?;
-                self.rule(
-                    segs,
-                    vec![IrSymbol::Nonterminal(segs), IrSymbol::Nonterminal(seg)],
-                    ptr,
-                )?;
-                self.rule(
-                    nt,
-                    vec![
-                        IrSymbol::Nonterminal(first),
-                        IrSymbol::Nonterminal(segs),
-                        end,
-                    ],
-                    ptr,
-                )
+                let segs = self.segments(seg, ptr)?;
+                let rhs = vec![
+                    IrSymbol::Nonterminal(first),
+                    IrSymbol::Nonterminal(segs),
+                    end,
+                ];
+                self.rule(nt, rhs, ptr)
             }
             (true, true) => {
                 let mut rhs = vec![IrSymbol::Nonterminal(first)];
@@ -1624,6 +1522,183 @@ impl<'a, 'v> Lowerer<'a, 'v> {
             }
         }
     }
+
+    /// `segs → ε | segs seg`.
+    fn segments(&mut self, seg: u32, ptr: &str) -> Result<u32, GrammarError> {
+        let segs = self.nt("segments", ptr)?;
+        self.rule(segs, Vec::new(), ptr)?;
+        self.rule(
+            segs,
+            vec![IrSymbol::Nonterminal(segs), IrSymbol::Nonterminal(seg)],
+            ptr,
+        )?;
+        Ok(segs)
+    }
+
+    /// The free text of a triggered format: what it must not contain (every stop and
+    /// follow literal; a control token's spelling as text is not free text either), and,
+    /// when special tokens may interleave, `(text S)*` before each piece of it.
+    fn free_text(
+        &mut self,
+        mut rule: TextRule,
+        stops: &[(Lit, After)],
+        follow_lits: &[Lit],
+        interleave: &[u32],
+        ptr: &str,
+    ) -> Result<FreeText, GrammarError> {
+        let all: Vec<&Lit> = stops
+            .iter()
+            .map(|(l, _)| l)
+            .chain(follow_lits.iter().filter(|l| !l.is_empty()))
+            .collect();
+        let mut text_stops: Vec<Vec<u8>> = Vec::new();
+        for l in &all {
+            match l.pieces.as_slice() {
+                [Piece::Text(t)] => text_stops.push(t.clone()),
+                _ => rule.excludes.push(l.raw.clone()),
+            }
+        }
+        rule.excludes.retain(|x| !x.is_empty());
+        let inter = if interleave.is_empty() {
+            None
+        } else {
+            let chunk_rule = TextRule {
+                max_chars: None,
+                ..rule.clone()
+            };
+            let chunk = self.lexeme(
+                format!("text@{ptr}"),
+                text::final_text(&chunk_rule, &text_stops),
+                ptr,
+            )?;
+            let s = self.specials_lexeme(interleave, ptr)?;
+            let star = self.nt("text_star", ptr)?;
+            self.rule(star, Vec::new(), ptr)?;
+            self.rule(
+                star,
+                vec![
+                    IrSymbol::Nonterminal(star),
+                    IrSymbol::Lexeme(chunk),
+                    IrSymbol::Lexeme(s),
+                ],
+                ptr,
+            )?;
+            Some(IrSymbol::Nonterminal(star))
+        };
+        Ok(FreeText {
+            rule,
+            text_stops,
+            inter,
+        })
+    }
+
+    /// Free text then stop `l`.
+    fn text_then(
+        &mut self,
+        text: &FreeText,
+        l: &Lit,
+        ptr: &str,
+    ) -> Result<Vec<IrSymbol>, GrammarError> {
+        let (rule, stops) = (&text.rule, &text.text_stops);
+        let mut rhs: Vec<IrSymbol> = text.inter.into_iter().collect();
+        match l.pieces.split_first() {
+            Some((Piece::Text(t), [])) => {
+                let lx = self.lexeme(
+                    format!("text+{}", text::show(t)),
+                    text::until(rule, stops, t),
+                    ptr,
+                )?;
+                rhs.push(IrSymbol::Lexeme(lx));
+            }
+            Some((Piece::Text(t), rest)) => {
+                let lx = self.lexeme(
+                    format!("text+{}", text::show(t)),
+                    text::before_special(rule, stops, t),
+                    ptr,
+                )?;
+                rhs.push(IrSymbol::Lexeme(lx));
+                rhs.extend(self.pieces(rest, ptr)?);
+            }
+            _ => {
+                let lx = self.lexeme(
+                    format!("text@{ptr}"),
+                    text::before_special(rule, stops, &[]),
+                    ptr,
+                )?;
+                rhs.push(IrSymbol::Lexeme(lx));
+                rhs.extend(self.pieces(&l.pieces, ptr)?);
+            }
+        }
+        Ok(rhs)
+    }
+
+    /// The end of a triggered format's text: final text (where nothing, or an empty
+    /// literal, follows), or text then a follow literal.
+    fn text_end(
+        &mut self,
+        text: &FreeText,
+        nt: u32,
+        follow: Option<usize>,
+        follow_lits: &[Lit],
+        ptr: &str,
+    ) -> Result<u32, GrammarError> {
+        let final_allowed = follow.is_none() || follow_lits.iter().any(Lit::is_empty);
+        let mut end_alts: Vec<Vec<IrSymbol>> = Vec::new();
+        if final_allowed && follow.is_none() && self.open.contains(&nt) {
+            return Err(err_unsupported(
+                ptr,
+                "free text followed by a format that does not start with a literal (a \
+                 json_schema, regex, grammar, or the text itself repeated): sieve's lexer takes \
+                 the longest match and could not end the text there, so masks would allow dead \
+                 ends; put a const_string or a tag after the text",
+            ));
+        }
+        if final_allowed {
+            let mut rhs: Vec<IrSymbol> = text.inter.into_iter().collect();
+            let lx = self.lexeme(
+                format!("text@{ptr}"),
+                text::final_text(&text.rule, &text.text_stops),
+                ptr,
+            )?;
+            rhs.push(IrSymbol::Lexeme(lx));
+            end_alts.push(rhs);
+        }
+        // Plain-text follow literals share one lexeme (nothing after them depends on which).
+        let text_ends: Vec<Vec<u8>> = follow_lits
+            .iter()
+            .filter_map(|l| match (l.pieces.as_slice(), l.then) {
+                ([Piece::Text(t)], None) => Some(t.clone()),
+                _ => None,
+            })
+            .collect();
+        if !text_ends.is_empty() {
+            let mut rhs: Vec<IrSymbol> = text.inter.into_iter().collect();
+            let lx = self.lexeme(
+                format!("text@{ptr}"),
+                text::until_any(&text.rule, &text.text_stops, &text_ends),
+                ptr,
+            )?;
+            rhs.push(IrSymbol::Lexeme(lx));
+            end_alts.push(rhs);
+        }
+        for l in follow_lits.iter().filter(|l| !l.is_empty()) {
+            if !matches!((l.pieces.as_slice(), l.then), ([Piece::Text(_)], None)) {
+                let mut rhs = self.text_then(text, l, ptr)?;
+                rhs.extend(l.then.map(IrSymbol::Nonterminal));
+                end_alts.push(rhs);
+            }
+        }
+        self.nt_alts("text_end", end_alts, ptr)
+    }
+}
+
+/// A triggered format's free text (see [`Lowerer::free_text`]).
+struct FreeText {
+    rule: TextRule,
+    /// The plain-text stops (the text ends before any of them).
+    text_stops: Vec<Vec<u8>>,
+    /// `(text S)*` when special tokens may interleave.
+    inter: Option<IrSymbol>,
 }
 
 /// `begin` without the prefix `trigger` (piece by piece; the trigger's last text piece may
