@@ -543,27 +543,42 @@ fn nonterminal_shortest(
     budget: &mut CompileBudget,
 ) -> Result<Vec<Option<Shortest>>, GrammarError> {
     let n = ir.nonterminals.len();
+    let done = shortest_derivations(ir, lex, budget)?;
+    // Write each string out, skipping empty parts (a derivation of length 0 may be a tree
+    // of any size), at most `SHORTEST_SHOWN` characters and `EXPANSION_STEPS` symbols.
+    budget.spend((n as u64).saturating_mul(EXPANSION_STEPS as u64 / 64))?;
+    let mut out = Vec::with_capacity(n);
+    let mut stack: Vec<IrSymbol> = Vec::new();
+    for a in 0..n {
+        let Some((len, _, exact)) = done.get(a).copied().flatten() else {
+            out.push(None);
+            continue;
+        };
+        let text = expand_shortest(ir, lex, &done, a as u32, &mut stack);
+        out.push(Some(Shortest { len, text, exact }));
+    }
+    Ok(out)
+}
+
+/// A nonterminal's shortest derivation as Knuth's algorithm found it: (length, the
+/// production chosen, exact).
+type Derivation = (u64, u32, bool);
+
+/// [`nonterminal_shortest`]'s lengths: per nonterminal, its [`Derivation`] (`None`:
+/// unproductive).
+fn shortest_derivations(
+    ir: &GrammarIr,
+    lex: &[LexShortest],
+    budget: &mut CompileBudget,
+) -> Result<Vec<Option<Derivation>>, GrammarError> {
+    let n = ir.nonterminals.len();
     let size = grammar_size(ir);
     budget.spend(size.saturating_mul(4))?;
     // Per production: nonterminal occurrences not yet done, length so far, exactness.
     budget.charge_for::<(u32, u64, bool)>(ir.rules.len())?;
     budget.charge_for::<u32>(size as usize)?;
+    let (occ_start, occ) = occurrences(ir);
     let mut pending = Vec::with_capacity(ir.rules.len());
-    // Occurrences: `occ[occ_start[a]..occ_start[a + 1]]` are productions using `a` (once
-    // per occurrence).
-    let mut occ_start = vec![0u32; n + 1];
-    for r in &ir.rules {
-        for (_, b) in nonterminals(&r.rhs) {
-            if let Some(c) = occ_start.get_mut(b as usize + 1) {
-                *c += 1;
-            }
-        }
-    }
-    for i in 0..n {
-        occ_start[i + 1] += occ_start[i];
-    }
-    let mut fill = occ_start.clone();
-    let mut occ = vec![0u32; occ_start[n] as usize];
     let mut heap = BinaryHeap::new();
     for (p, r) in ir.rules.iter().enumerate() {
         let mut count = 0u32;
@@ -572,13 +587,7 @@ fn nonterminal_shortest(
         let mut dead = false;
         for s in &r.rhs {
             match *s {
-                IrSymbol::Nonterminal(b) => {
-                    count += 1;
-                    if let Some(f) = fill.get_mut(b as usize) {
-                        occ[*f as usize] = p as u32;
-                        *f += 1;
-                    }
-                }
+                IrSymbol::Nonterminal(_) => count += 1,
                 IrSymbol::Lexeme(l) => match lex.get(l as usize) {
                     Some(Some((ll, _, e))) => {
                         len = len.saturating_add(*ll);
@@ -596,10 +605,8 @@ fn nonterminal_shortest(
             heap.push(Reverse((len, p as u32)));
         }
     }
-    // Per nonterminal: (length, production chosen, exact), once done.
-    budget.charge_for::<Option<(u64, u32, bool)>>(n)?;
-    let mut done: Vec<Option<(u64, u32, bool)>> = vec![None; n];
-    // The order nonterminals were done in (what the expansion below relies on).
+    budget.charge_for::<Option<Derivation>>(n)?;
+    let mut done: Vec<Option<Derivation>> = vec![None; n];
     while let Some(Reverse((len, p))) = heap.pop() {
         let Some(rule) = ir.rules.get(p as usize) else {
             continue;
@@ -630,76 +637,105 @@ fn nonterminal_shortest(
             }
         }
     }
-    drop(pending);
-    // Write each string out, skipping empty parts (a derivation of length 0 may be a tree
-    // of any size), at most `SHORTEST_SHOWN` characters and `EXPANSION_STEPS` symbols.
-    budget.spend((n as u64).saturating_mul(EXPANSION_STEPS as u64 / 64))?;
-    let mut out = Vec::with_capacity(n);
-    let mut stack: Vec<IrSymbol> = Vec::new();
-    for a in 0..n {
-        let Some((len, _, exact)) = done.get(a).copied().flatten() else {
-            out.push(None);
-            continue;
-        };
-        let mut text = String::new();
-        let mut chars = 0usize;
-        let mut steps = 0usize;
-        let mut cut = false;
-        stack.clear();
-        stack.push(IrSymbol::Nonterminal(a as u32));
-        while let Some(s) = stack.pop() {
-            steps += 1;
-            if steps > EXPANSION_STEPS || chars >= SHORTEST_SHOWN {
-                cut = true;
-                break;
+    Ok(done)
+}
+
+/// The productions using each nonterminal (once per occurrence), as
+/// `occ[start[a]..start[a + 1]]` for nonterminal `a`.
+fn occurrences(ir: &GrammarIr) -> (Vec<u32>, Vec<u32>) {
+    let n = ir.nonterminals.len();
+    let mut occ_start = vec![0u32; n + 1];
+    for r in &ir.rules {
+        for (_, b) in nonterminals(&r.rhs) {
+            if let Some(c) = occ_start.get_mut(b as usize + 1) {
+                *c += 1;
             }
-            match s {
-                IrSymbol::Lexeme(l) => {
-                    if let Some(Some((_, t, _))) = lex.get(l as usize) {
-                        for c in t.chars() {
-                            if chars >= SHORTEST_SHOWN {
-                                cut = true;
-                                break;
+        }
+    }
+    for i in 0..n {
+        occ_start[i + 1] += occ_start[i];
+    }
+    let mut fill = occ_start.clone();
+    let mut occ = vec![0u32; occ_start[n] as usize];
+    for (p, r) in ir.rules.iter().enumerate() {
+        for s in &r.rhs {
+            if let IrSymbol::Nonterminal(b) = *s
+                && let Some(f) = fill.get_mut(b as usize)
+            {
+                occ[*f as usize] = p as u32;
+                *f += 1;
+            }
+        }
+    }
+    (occ_start, occ)
+}
+
+/// The text of nonterminal `a`'s shortest derivation, empty parts skipped, cut (with `…`)
+/// at `SHORTEST_SHOWN` characters or `EXPANSION_STEPS` symbols. `stack` is scratch.
+fn expand_shortest(
+    ir: &GrammarIr,
+    lex: &[LexShortest],
+    done: &[Option<Derivation>],
+    a: u32,
+    stack: &mut Vec<IrSymbol>,
+) -> String {
+    let mut text = String::new();
+    let mut chars = 0usize;
+    let mut steps = 0usize;
+    let mut cut = false;
+    stack.clear();
+    stack.push(IrSymbol::Nonterminal(a));
+    while let Some(s) = stack.pop() {
+        steps += 1;
+        if steps > EXPANSION_STEPS || chars >= SHORTEST_SHOWN {
+            cut = true;
+            break;
+        }
+        match s {
+            IrSymbol::Lexeme(l) => {
+                if let Some(Some((_, t, _))) = lex.get(l as usize) {
+                    for c in t.chars() {
+                        if chars >= SHORTEST_SHOWN {
+                            cut = true;
+                            break;
+                        }
+                        text.push(c);
+                        chars += 1;
+                    }
+                }
+            }
+            IrSymbol::Nonterminal(b) => {
+                let Some((blen, bp, _)) = done.get(b as usize).copied().flatten() else {
+                    continue;
+                };
+                if blen == 0 {
+                    continue;
+                }
+                if let Some(r) = ir.rules.get(bp as usize) {
+                    for x in r.rhs.iter().rev() {
+                        let empty = match *x {
+                            IrSymbol::Lexeme(l) => {
+                                matches!(lex.get(l as usize), Some(Some((0, _, _))))
                             }
-                            text.push(c);
-                            chars += 1;
+                            IrSymbol::Nonterminal(c) => {
+                                matches!(done.get(c as usize), Some(Some((0, _, _))))
+                            }
+                        };
+                        if !empty {
+                            stack.push(*x);
                         }
                     }
                 }
-                IrSymbol::Nonterminal(b) => {
-                    let Some((blen, bp, _)) = done.get(b as usize).copied().flatten() else {
-                        continue;
-                    };
-                    if blen == 0 {
-                        continue;
-                    }
-                    if let Some(r) = ir.rules.get(bp as usize) {
-                        for x in r.rhs.iter().rev() {
-                            let empty = match *x {
-                                IrSymbol::Lexeme(l) => {
-                                    matches!(lex.get(l as usize), Some(Some((0, _, _))))
-                                }
-                                IrSymbol::Nonterminal(c) => {
-                                    matches!(done.get(c as usize), Some(Some((0, _, _))))
-                                }
-                            };
-                            if !empty {
-                                stack.push(*x);
-                            }
-                        }
-                    }
-                }
-            }
-            if cut {
-                break;
             }
         }
         if cut {
-            text.push('…');
+            break;
         }
-        out.push(Some(Shortest { len, text, exact }));
     }
-    Ok(out)
+    if cut {
+        text.push('…');
+    }
+    text
 }
 
 fn reachable(
@@ -886,9 +922,40 @@ fn classify(
     let nc = ncomp as usize;
     budget.charge_for::<u32>(n + 2 * nc)?;
     budget.spend(grammar_size(ir).saturating_mul(3))?;
-    // Members of each component.
+    let (start, members) = component_members(&comp, nc);
+    let mut classes = Classes {
+        ir,
+        g,
+        comp: &comp,
+        reasons: Vec::new(),
+        not_regular: vec![None; nc],
+        not_linear: vec![None; nc],
+        recursive: vec![false; nc],
+    };
+    // Components are numbered successors first.
+    for c in 0..nc {
+        let ms = members
+            .get(start[c] as usize..start[c + 1] as usize)
+            .unwrap_or_default();
+        let (local_regular, local_linear) = classes.component(c, ms);
+        if let Some(r) = local_regular {
+            budget.charge(r.len())?;
+            classes.reasons.push(r);
+            classes.not_regular[c] = Some((classes.reasons.len() - 1) as u32);
+        }
+        if let Some(r) = local_linear {
+            budget.charge(r.len())?;
+            classes.reasons.push(r);
+            classes.not_linear[c] = Some((classes.reasons.len() - 1) as u32);
+        }
+    }
+    Ok(comp.iter().map(|&c| classes.class_of(c as usize)).collect())
+}
+
+/// The members of each component, as `members[start[c]..start[c + 1]]`.
+fn component_members(comp: &[u32], nc: usize) -> (Vec<u32>, Vec<u32>) {
     let mut start = vec![0u32; nc + 1];
-    for &c in &comp {
+    for &c in comp {
         if let Some(x) = start.get_mut(c as usize + 1) {
             *x += 1;
         }
@@ -897,27 +964,47 @@ fn classify(
         start[i + 1] += start[i];
     }
     let mut fill = start.clone();
-    let mut members = vec![0u32; n];
+    let mut members = vec![0u32; comp.len()];
     for (a, &c) in comp.iter().enumerate() {
         if let Some(f) = fill.get_mut(c as usize) {
             members[*f as usize] = a as u32;
             *f += 1;
         }
     }
-    let members_of = |c: usize| {
-        members
-            .get(start[c] as usize..start[c + 1] as usize)
-            .unwrap_or_default()
-    };
-    // Reasons, shared by index: `not_regular[c]` / `not_linear[c]` name the first found in
-    // `c` or the components it reaches; `recursive[c]`: some cycle is reachable.
-    let mut reasons: Vec<String> = Vec::new();
-    let mut not_regular: Vec<Option<u32>> = vec![None; nc];
-    let mut not_linear: Vec<Option<u32>> = vec![None; nc];
-    let mut recursive = vec![false; nc];
-    // Components are numbered successors first.
-    for c in 0..nc {
-        let ms = members_of(c);
+    (start, members)
+}
+
+/// [`classify`]'s state. Reasons are shared by index: `not_regular[c]` / `not_linear[c]`
+/// name the first found in component `c` or the components it reaches; `recursive[c]`:
+/// some cycle is reachable.
+struct Classes<'a> {
+    ir: &'a GrammarIr,
+    g: &'a Index,
+    comp: &'a [u32],
+    reasons: Vec<String>,
+    not_regular: Vec<Option<u32>>,
+    not_linear: Vec<Option<u32>>,
+    recursive: Vec<bool>,
+}
+
+/// Where a production of a component names nonterminals of that component.
+#[derive(Default)]
+struct Recursion {
+    /// Nonterminals in the production, and how many are in the component.
+    count: usize,
+    inner: usize,
+    /// The position of the last one in the component, and the first two of them.
+    inner_pos: usize,
+    inner_names: Vec<u32>,
+    /// It names its own left-hand side.
+    direct: bool,
+}
+
+impl Classes<'_> {
+    /// Component `c` (members `ms`; its successors done): what it inherits from them, and
+    /// why it is not regular / not linear itself (`None`: it is, locally).
+    fn component(&mut self, c: usize, ms: &[u32]) -> (Option<String>, Option<String>) {
+        let ir = self.ir;
         let mut local_regular: Option<String> = None;
         let mut local_linear: Option<String> = None;
         // Recursion inside `c`: which productions are left- or right-linear in it.
@@ -925,48 +1012,23 @@ fn classify(
         let mut not_left: Option<u32> = None;
         let mut not_right: Option<u32> = None;
         for &a in ms {
-            for &p in g.productions(a as usize) {
+            for &p in self.g.productions(a as usize) {
                 let rhs = ir
                     .rules
                     .get(p as usize)
                     .map(|r| r.rhs.as_slice())
                     .unwrap_or_default();
-                let mut count = 0usize;
-                let mut inner = 0usize;
-                let mut inner_pos = 0usize;
-                let mut inner_names: Vec<u32> = Vec::new();
-                for (i, b) in nonterminals(rhs) {
-                    count += 1;
-                    let Some(&cb) = comp.get(b as usize) else {
-                        continue;
-                    };
-                    if cb as usize == c {
-                        inner += 1;
-                        inner_pos = i;
-                        if inner_names.len() < 2 {
-                            inner_names.push(b);
-                        }
-                        if b == a {
-                            is_cycle = true;
-                        }
-                    } else {
-                        recursive[c] |= recursive.get(cb as usize).copied().unwrap_or(false);
-                        if not_regular[c].is_none() {
-                            not_regular[c] = not_regular.get(cb as usize).copied().flatten();
-                        }
-                        if not_linear[c].is_none() {
-                            not_linear[c] = not_linear.get(cb as usize).copied().flatten();
-                        }
-                    }
-                }
-                if count >= 2 && local_linear.is_none() {
+                let r = self.scan(c, a, rhs);
+                is_cycle |= r.direct;
+                if r.count >= 2 && local_linear.is_none() {
                     local_linear = Some(format!(
-                        "{} has {count} nonterminals",
-                        show_production(ir, p)
+                        "{} has {} nonterminals",
+                        show_production(ir, p),
+                        r.count
                     ));
                 }
-                if inner >= 2 && local_regular.is_none() {
-                    let names: Vec<&str> = inner_names.iter().map(|&b| nt_name(ir, b)).collect();
+                if r.inner >= 2 && local_regular.is_none() {
+                    let names: Vec<&str> = r.inner_names.iter().map(|&b| nt_name(ir, b)).collect();
                     local_regular = Some(format!(
                         "`{}` is self-embedding: {} recurses through both `{}` and `{}`",
                         nt_name(ir, a),
@@ -974,9 +1036,9 @@ fn classify(
                         names.first().copied().unwrap_or("?"),
                         names.get(1).copied().unwrap_or("?"),
                     ));
-                } else if inner == 1 {
-                    let left = inner_pos == 0;
-                    let right = inner_pos + 1 == rhs.len();
+                } else if r.inner == 1 {
+                    let left = r.inner_pos == 0;
+                    let right = r.inner_pos + 1 == rhs.len();
                     if !left && !right && local_regular.is_none() {
                         local_regular = Some(format!(
                             "`{}` is self-embedding: {} has text on both sides of the recursion",
@@ -993,46 +1055,65 @@ fn classify(
                 }
             }
         }
-        if is_cycle {
-            recursive[c] = true;
-            if local_regular.is_none()
-                && let (Some(l), Some(r)) = (not_left, not_right)
-            {
-                local_regular = Some(format!(
-                    "the cycle {} mixes right recursion ({}) and left recursion ({})",
-                    show_members(ir, ms),
-                    show_production(ir, l),
-                    show_production(ir, r)
-                ));
-            }
-        } else {
+        if !is_cycle {
             // Not recursive: the counts above only matter for linearity.
-            local_regular = None;
+            return (None, local_linear);
         }
-        if let Some(r) = local_regular {
-            budget.charge(r.len())?;
-            reasons.push(r);
-            not_regular[c] = Some((reasons.len() - 1) as u32);
+        self.recursive[c] = true;
+        if local_regular.is_none()
+            && let (Some(l), Some(r)) = (not_left, not_right)
+        {
+            local_regular = Some(format!(
+                "the cycle {} mixes right recursion ({}) and left recursion ({})",
+                show_members(ir, ms),
+                show_production(ir, l),
+                show_production(ir, r)
+            ));
         }
-        if let Some(r) = local_linear {
-            budget.charge(r.len())?;
-            reasons.push(r);
-            not_linear[c] = Some((reasons.len() - 1) as u32);
-        }
+        (local_regular, local_linear)
     }
-    let reason = |i: Option<u32>| {
-        i.and_then(|i| reasons.get(i as usize))
-            .cloned()
-            .unwrap_or_default()
-    };
-    let mut out = Vec::with_capacity(n);
-    for &c in &comp {
-        let c = c as usize;
-        let lin = not_linear.get(c).copied().flatten();
-        let entry = match (not_regular.get(c).copied().flatten(), lin) {
+
+    /// The nonterminals of production `rhs` of `a` (in component `c`): those of `c`, and
+    /// what `c` inherits from the components of the others.
+    fn scan(&mut self, c: usize, a: u32, rhs: &[IrSymbol]) -> Recursion {
+        let mut r = Recursion::default();
+        for (i, b) in nonterminals(rhs) {
+            r.count += 1;
+            let Some(&cb) = self.comp.get(b as usize) else {
+                continue;
+            };
+            if cb as usize == c {
+                r.inner += 1;
+                r.inner_pos = i;
+                if r.inner_names.len() < 2 {
+                    r.inner_names.push(b);
+                }
+                r.direct |= b == a;
+            } else {
+                self.recursive[c] |= self.recursive.get(cb as usize).copied().unwrap_or(false);
+                if self.not_regular[c].is_none() {
+                    self.not_regular[c] = self.not_regular.get(cb as usize).copied().flatten();
+                }
+                if self.not_linear[c].is_none() {
+                    self.not_linear[c] = self.not_linear.get(cb as usize).copied().flatten();
+                }
+            }
+        }
+        r
+    }
+
+    /// The class of the nonterminals of component `c`, why, and whether they are linear.
+    fn class_of(&self, c: usize) -> (GrammarClass, String, bool) {
+        let reason = |i: Option<u32>| {
+            i.and_then(|i| self.reasons.get(i as usize))
+                .cloned()
+                .unwrap_or_default()
+        };
+        let lin = self.not_linear.get(c).copied().flatten();
+        let (class, why) = match (self.not_regular.get(c).copied().flatten(), lin) {
             (None, _) => (
                 GrammarClass::Regular,
-                if recursive.get(c).copied().unwrap_or(false) {
+                if self.recursive.get(c).copied().unwrap_or(false) {
                     "every cycle is all left-linear or all right-linear".to_string()
                 } else {
                     "no recursion".to_string()
@@ -1044,9 +1125,8 @@ fn classify(
                 format!("{}; not linear: {}", reason(Some(r)), reason(Some(l))),
             ),
         };
-        out.push((entry.0, entry.1, lin.is_none()));
+        (class, why, lin.is_none())
     }
-    Ok(out)
 }
 
 // ------------------------------------------------------------------------------------------
