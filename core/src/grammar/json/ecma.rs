@@ -174,36 +174,7 @@ pub(crate) fn translate(src: &str) -> Result<String, PatternError> {
         let c = chars[i];
         match c {
             '\\' => {
-                let Some(&n) = chars.get(i + 1) else {
-                    return Err(PatternError::Invalid("trailing backslash".into()));
-                };
-                if let Some((set, neg)) = class_shorthand(n) {
-                    out.push_str(if neg { "[^" } else { "[" });
-                    out.push_str(set);
-                    out.push(']');
-                    i += 2;
-                } else if n == 'b' || n == 'B' {
-                    return Err(PatternError::Unsupported(format!("word boundary \\{n}")));
-                } else if n.is_ascii_digit() && n != '0' || n == 'k' {
-                    return Err(PatternError::Unsupported("back-reference".into()));
-                } else if n == 'p' || n == 'P' {
-                    let end = chars[i..].iter().position(|&ch| ch == '}');
-                    let Some(e) = end else {
-                        return Err(PatternError::Invalid("bad \\p escape".into()));
-                    };
-                    out.extend(&chars[i..i + e + 1]);
-                    i += e + 1;
-                } else {
-                    match char_escape(&chars, i + 1, false)? {
-                        Some((ch, next)) => {
-                            push_escaped_char(&mut out, ch);
-                            i = next;
-                        }
-                        None => {
-                            return Err(PatternError::Invalid(format!("unknown escape \\{n}")));
-                        }
-                    }
-                }
+                i = translate_escape(&chars, i, &mut out)?;
                 quantifiable = true;
             }
             '.' => {
@@ -212,27 +183,7 @@ pub(crate) fn translate(src: &str) -> Result<String, PatternError> {
                 i += 1;
             }
             '(' => {
-                if chars.get(i + 1) == Some(&'?') {
-                    match chars.get(i + 2) {
-                        Some(':') => {
-                            out.push_str("(?:");
-                            i += 3;
-                        }
-                        Some('<') if !matches!(chars.get(i + 3), Some('=') | Some('!')) => {
-                            // Named group: drop the name.
-                            let end = chars[i..].iter().position(|&ch| ch == '>');
-                            let Some(e) = end else {
-                                return Err(PatternError::Invalid("bad group name".into()));
-                            };
-                            out.push('(');
-                            i += e + 1;
-                        }
-                        _ => return Err(PatternError::Unsupported("look-around".into())),
-                    }
-                } else {
-                    out.push('(');
-                    i += 1;
-                }
+                i = translate_group(&chars, i, &mut out)?;
                 quantifiable = false;
             }
             ')' => {
@@ -285,6 +236,62 @@ pub(crate) fn translate(src: &str) -> Result<String, PatternError> {
         }
     }
     Ok(out)
+}
+
+/// Translate the escape starting at `chars[i] == '\\'`; returns the index after it.
+fn translate_escape(chars: &[char], i: usize, out: &mut String) -> Result<usize, PatternError> {
+    let Some(&n) = chars.get(i + 1) else {
+        return Err(PatternError::Invalid("trailing backslash".into()));
+    };
+    if let Some((set, neg)) = class_shorthand(n) {
+        out.push_str(if neg { "[^" } else { "[" });
+        out.push_str(set);
+        out.push(']');
+        Ok(i + 2)
+    } else if n == 'b' || n == 'B' {
+        Err(PatternError::Unsupported(format!("word boundary \\{n}")))
+    } else if n.is_ascii_digit() && n != '0' || n == 'k' {
+        Err(PatternError::Unsupported("back-reference".into()))
+    } else if n == 'p' || n == 'P' {
+        let end = chars[i..].iter().position(|&ch| ch == '}');
+        let Some(e) = end else {
+            return Err(PatternError::Invalid("bad \\p escape".into()));
+        };
+        out.extend(&chars[i..i + e + 1]);
+        Ok(i + e + 1)
+    } else {
+        match char_escape(chars, i + 1, false)? {
+            Some((ch, next)) => {
+                push_escaped_char(out, ch);
+                Ok(next)
+            }
+            None => Err(PatternError::Invalid(format!("unknown escape \\{n}"))),
+        }
+    }
+}
+
+/// Translate the group opening at `chars[i] == '('`: capturing, non-capturing, or named
+/// (the name dropped); look-around is unsupported. Returns the index after the opening.
+fn translate_group(chars: &[char], i: usize, out: &mut String) -> Result<usize, PatternError> {
+    if chars.get(i + 1) != Some(&'?') {
+        out.push('(');
+        return Ok(i + 1);
+    }
+    match chars.get(i + 2) {
+        Some(':') => {
+            out.push_str("(?:");
+            Ok(i + 3)
+        }
+        Some('<') if !matches!(chars.get(i + 3), Some('=') | Some('!')) => {
+            let end = chars[i..].iter().position(|&ch| ch == '>');
+            let Some(e) = end else {
+                return Err(PatternError::Invalid("bad group name".into()));
+            };
+            out.push('(');
+            Ok(i + e + 1)
+        }
+        _ => Err(PatternError::Unsupported("look-around".into())),
+    }
 }
 
 /// Translate the class starting at `chars[i] == '['`; returns the index after `]`.

@@ -630,37 +630,8 @@ fn parse_value(text: &str, budget: &mut CompileBudget) -> Result<Value, ParseErr
                 }
             }
             Some(b'"') => Value::String(parse_string(text, &mut i, budget)?),
-            Some(b't') | Some(b'f') | Some(b'n') => {
-                let rest = b.get(i..).unwrap_or(&[]);
-                let (lit, v) = if rest.starts_with(b"true") {
-                    (4, Value::Bool(true))
-                } else if rest.starts_with(b"false") {
-                    (5, Value::Bool(false))
-                } else if rest.starts_with(b"null") {
-                    (4, Value::Null)
-                } else {
-                    return Err(err(i, "expected value"));
-                };
-                i += lit;
-                v
-            }
-            Some(c) if *c == b'-' || c.is_ascii_digit() => {
-                let start = i;
-                while b
-                    .get(i)
-                    .is_some_and(|c| c.is_ascii_digit() || b"+-.eE".contains(c))
-                {
-                    i += 1;
-                }
-                let t = text.get(start..i).unwrap_or("");
-                // serde_json's scratch while parsing the number (a `Number` holds no heap).
-                budget
-                    .charge(t.len())
-                    .map_err(|_| ParseError::Memory(start))?;
-                let n: serde_json::Number = serde_json::from_str(t)
-                    .map_err(|e| ParseError::Syntax(start, alloc::format!("{e}")))?;
-                Value::Number(n)
-            }
+            Some(b't') | Some(b'f') | Some(b'n') => parse_literal(b, &mut i)?,
+            Some(c) if *c == b'-' || c.is_ascii_digit() => parse_number(text, &mut i, budget)?,
             None => return Err(err(i, "EOF while parsing a value")),
             Some(_) => return Err(err(i, "expected value")),
         };
@@ -714,6 +685,45 @@ fn parse_value(text: &str, budget: &mut CompileBudget) -> Result<Value, ParseErr
             };
         }
     }
+}
+
+/// `true`, `false` or `null` at `*i`.
+fn parse_literal(b: &[u8], i: &mut usize) -> Result<Value, ParseError> {
+    let rest = b.get(*i..).unwrap_or(&[]);
+    let (lit, v) = if rest.starts_with(b"true") {
+        (4, Value::Bool(true))
+    } else if rest.starts_with(b"false") {
+        (5, Value::Bool(false))
+    } else if rest.starts_with(b"null") {
+        (4, Value::Null)
+    } else {
+        return Err(ParseError::Syntax(*i, String::from("expected value")));
+    };
+    *i += lit;
+    Ok(v)
+}
+
+/// A number at `*i` (read by serde_json, whose scratch is charged: a `Number` holds no heap).
+fn parse_number(
+    text: &str,
+    i: &mut usize,
+    budget: &mut CompileBudget,
+) -> Result<Value, ParseError> {
+    let b = text.as_bytes();
+    let start = *i;
+    while b
+        .get(*i)
+        .is_some_and(|c| c.is_ascii_digit() || b"+-.eE".contains(c))
+    {
+        *i += 1;
+    }
+    let t = text.get(start..*i).unwrap_or("");
+    budget
+        .charge(t.len())
+        .map_err(|_| ParseError::Memory(start))?;
+    let n: serde_json::Number =
+        serde_json::from_str(t).map_err(|e| ParseError::Syntax(start, alloc::format!("{e}")))?;
+    Ok(Value::Number(n))
 }
 
 fn skip_ws(b: &[u8], i: &mut usize) {
