@@ -623,33 +623,7 @@ impl<'b> Builder<'b> {
             }
             Some(n) if doubling => {
                 self.push_copies(&mut out, &op, min, span)?;
-                let extra = n.saturating_sub(min);
-                // d_0 = op{0,1} (tail_1's rule), d_k = op{0,2^k}; the set bits of `extra`
-                // pick the halves, largest first.
-                let mut picked = Vec::new();
-                let mut prev: Option<u32> = None;
-                for k in 0..u32::BITS - extra.leading_zeros() {
-                    let id = match prev {
-                        None => {
-                            let rhs = op.clone();
-                            let key = HelperKey::Tail(op.clone(), 1);
-                            self.helper(key, base, "rep", span, |_| vec![Vec::new(), rhs])?
-                        }
-                        Some(p) => {
-                            let key = HelperKey::Double(op.clone(), k);
-                            let half = IrSymbol::Nonterminal(p);
-                            self.helper(key, base, "rep", span, |_| vec![vec![half, half]])?
-                        }
-                    };
-                    if extra & (1 << k) != 0 {
-                        picked.push(id);
-                    }
-                    prev = Some(id);
-                }
-                for &id in picked.iter().rev() {
-                    self.charge(1, span)?;
-                    out.push(IrSymbol::Nonterminal(id));
-                }
+                self.doubling_tail(&mut out, &op, n.saturating_sub(min), base, span)?;
             }
             Some(n) => {
                 self.push_copies(&mut out, &op, min, span)?;
@@ -671,6 +645,43 @@ impl<'b> Builder<'b> {
             }
         }
         Ok(out)
+    }
+
+    /// `op{0,extra}` in doubling form onto `out`: `d_0 = op{0,1}` (`tail_1`'s rule), `d_k =
+    /// op{0,2^k}` (`d_{k-1} d_{k-1}`); the set bits of `extra` pick the halves, largest first.
+    fn doubling_tail(
+        &mut self,
+        out: &mut Vec<IrSymbol>,
+        op: &[IrSymbol],
+        extra: u32,
+        base: &str,
+        span: Option<Span>,
+    ) -> BResult<()> {
+        let mut picked = Vec::new();
+        let mut prev: Option<u32> = None;
+        for k in 0..u32::BITS - extra.leading_zeros() {
+            let id = match prev {
+                None => {
+                    let rhs = op.to_vec();
+                    let key = HelperKey::Tail(op.to_vec(), 1);
+                    self.helper(key, base, "rep", span, |_| vec![Vec::new(), rhs])?
+                }
+                Some(p) => {
+                    let key = HelperKey::Double(op.to_vec(), k);
+                    let half = IrSymbol::Nonterminal(p);
+                    self.helper(key, base, "rep", span, |_| vec![vec![half, half]])?
+                }
+            };
+            if extra & (1 << k) != 0 {
+                picked.push(id);
+            }
+            prev = Some(id);
+        }
+        for &id in picked.iter().rev() {
+            self.charge(1, span)?;
+            out.push(IrSymbol::Nonterminal(id));
+        }
+        Ok(())
     }
 
     fn push_copies(
