@@ -287,3 +287,124 @@ impl PairCheck<'_> {
         Ok(())
     }
 }
+
+/// Walk the pairs of derivatives of `l` and `m` by the same non-empty strings `w`: where
+/// `l` matches `w`, does a byte of `follow` keep `m` alive (`ProperPrefix`), does `m` match
+/// `w` too (`SameText`, when `l != m`), can `m` go on (`LazyShadow`, when `l` is lazy)?
+///
+/// With `prefix_only` (the memo of [`all_bytes`]; only `proper_prefix` wanted, `l` greedy),
+/// a pair whose `m` side tests no byte of `follow` is not explored: its derivatives test
+/// a subset of its leaves, so no byte of `follow` can go on from any of them.
+fn check_pair(
+    exprs: &mut ExprSet,
+    l: ExprId,
+    m: ExprId,
+    follow: &ByteSet,
+    lazy: bool,
+    same: bool,
+    mut prefix_only: Option<&mut HashMap<ExprId, ByteSet>>,
+) -> Result<Flags, LimitKind> {
+    let capped = Flags {
+        proper_prefix: !lazy,
+        same_text: false,
+        lazy_shadow: lazy,
+    };
+    let prefix_only_mode = prefix_only.is_some() && !lazy;
+    let mut classes: ByteClasses = exprs.byte_classes(&[l, m]);
+    classes.refine(follow);
+    let nc = classes.num_classes();
+    let follow_classes: Vec<u8> = (0..nc)
+        .map(|c| c as u8)
+        .filter(|&c| {
+            let b = classes.representative(c);
+            follow[(b >> 5) as usize] & (1 << (b & 31)) != 0
+        })
+        .collect();
+    let alive = |exprs: &mut ExprSet, e: ExprId| -> Result<bool, LimitKind> {
+        Ok(e != ExprId::NOTHING && !(exprs.has_and_not(e) && exprs.is_empty_language(e)?))
+    };
+    let mut flags = Flags::default();
+    let mut seen: hashbrown::HashSet<(ExprId, ExprId)> = hashbrown::HashSet::new();
+    let mut stack = vec![(l, m)];
+    seen.insert((l, m));
+    let mut blocks = Vec::new();
+    let mut steps = 0usize;
+    while let Some((a, b)) = stack.pop() {
+        let roots = [a, b];
+        let roots = if a == b { &roots[..1] } else { &roots[..] };
+        exprs.class_blocks(roots, &classes, &mut blocks);
+        steps += blocks.len();
+        if steps > MAX_STEPS {
+            return Ok(capped);
+        }
+        for block in &blocks {
+            let Some(c) = block
+                .iter()
+                .enumerate()
+                .find(|(_, w)| **w != 0)
+                .map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
+            else {
+                continue;
+            };
+            let byte = classes.representative(c as u8);
+            let da = exprs.derivative(a, byte)?;
+            if !alive(exprs, da)? {
+                continue;
+            }
+            let db = exprs.derivative(b, byte)?;
+            if !alive(exprs, db)? {
+                continue;
+            }
+            if exprs.is_nullable(da) {
+                if !same && exprs.is_nullable(db) {
+                    flags.same_text = true;
+                }
+                // Without `And`/`Not`, the leaves `db` tests are its first bytes (no
+                // derivative needed).
+                let leaf_first = (!exprs.has_and_not(db)).then(|| leaf_first_bytes(exprs, db));
+                if let Some(fb) = leaf_first {
+                    if !lazy && intersects(&fb, follow) {
+                        flags.proper_prefix = true;
+                    }
+                    if lazy && !same && fb != [0; 8] {
+                        flags.lazy_shadow = true;
+                    }
+                } else if !lazy && !flags.proper_prefix {
+                    for &fc in &follow_classes {
+                        let d = exprs.derivative(db, classes.representative(fc))?;
+                        if alive(exprs, d)? {
+                            flags.proper_prefix = true;
+                            break;
+                        }
+                    }
+                }
+                if leaf_first.is_none() && lazy && !same && !flags.lazy_shadow {
+                    for fc in 0..nc {
+                        let d = exprs.derivative(db, classes.representative(fc as u8))?;
+                        if alive(exprs, d)? {
+                            flags.lazy_shadow = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            if prefix_only_mode {
+                if flags.proper_prefix {
+                    return Ok(flags);
+                }
+                if let Some(all) = prefix_only.as_deref_mut()
+                    && !intersects(&all_bytes(all, exprs, db), follow)
+                {
+                    continue;
+                }
+            }
+            if seen.insert((da, db)) {
+                if seen.len() > MAX_PAIRS {
+                    return Ok(capped);
+                }
+                stack.push((da, db));
+            }
+        }
+    }
+    Ok(flags)
+}
