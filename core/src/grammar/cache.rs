@@ -25,7 +25,7 @@
 //! entry that alone exceeds the bound is returned and not kept. A bound of 0 turns the cache
 //! off: nothing is kept and every call compiles.
 //!
-//! **Thread-safe.** One lock ([`crate::sync::Mutex`]) guards the table; it is held for a
+//! **Thread-safe.** One spin lock (`crate::sync::Mutex`) guards the table; it is held for a
 //! lookup (the key's hash is computed before taking it) or an insertion, never during a
 //! compile. Two threads that miss the same key at once both compile; the second to insert
 //! finds the first's entry and returns that grammar, so the callers share one grammar.

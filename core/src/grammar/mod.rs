@@ -417,13 +417,90 @@ impl Grammar {
         // The store checks its size before it adds a node, and a table that doubles holds
         // two buffers at once: a third of the budget keeps its peak within the budget.
         exprs.max_memory = limits.max_memory_bytes / 3;
-        let (lexemes, productive, nullable_lexemes) =
-            compile_lexemes(ir, compiled.as_ref(), &mut exprs, allow_empty_lexemes)?;
-        let extended = with_optional_lexemes(ir, &nullable_lexemes, bytes_left)?;
-        let ir = extended.as_ref().unwrap_or(ir);
+        let mut lexemes = Vec::with_capacity(ir.lexemes.len());
+        let mut productive = Vec::with_capacity(ir.lexemes.len());
+        let mut nullable_lexemes = Vec::new();
+        for (idx, lex) in ir.lexemes.iter().enumerate() {
+            let known = compiled.as_ref().and_then(|c| c.get(&lex.regex));
+            let mut e = match known {
+                Some(e) => e,
+                None => exprs
+                    .compile(&lex.regex)
+                    .map_err(|err| regex_error(err, lex))?,
+            };
+            if exprs.is_nullable(e) {
+                if !allow_empty_lexemes {
+                    return Err(located(
+                        GrammarError::new(
+                            GrammarErrorKind::EmptyLexeme,
+                            alloc::format!("terminal {} matches the empty string", lex.name),
+                        ),
+                        lex,
+                    ));
+                }
+                let not_eps = exprs.mk_not(ExprId::EPSILON)?;
+                e = exprs.mk_and(&[e, not_eps])?;
+                nullable_lexemes.push(idx as u32);
+            }
+            let empty = exprs.is_empty_language(e)?;
+            productive.push(!empty);
+            lexemes.push(LexemeInfo {
+                expr: e,
+                lazy: lex.mode == LexemeMode::Lazy,
+                ignore: lex.ignore,
+            });
+        }
+        // A nullable lexeme L keeps its non-empty part, and every use of L becomes a use of
+        // a fresh nonterminal `L?` with rules `L? → L` and `L? → ε` (in a copy of the IR,
+        // charged). One helper per lexeme, so the copy grows linearly. An `%ignore` lexeme
+        // is optional already: it only loses the empty string.
+        let extended;
+        let ir = if nullable_lexemes
+            .iter()
+            .all(|&l| ir.lexemes[l as usize].ignore)
+        {
+            ir
+        } else {
+            if ir.heap_bytes().saturating_mul(2) > bytes_left {
+                return Err(GrammarError::limit(LimitKind::Memory));
+            }
+            let mut ir = ir.clone();
+            let mut optional = alloc::collections::BTreeMap::new();
+            for &l in &nullable_lexemes {
+                let lex = &ir.lexemes[l as usize];
+                if lex.ignore {
+                    continue;
+                }
+                let name = alloc::format!("{}?", lex.name);
+                let span = lex.span;
+                let nt = ir.add_nonterminal(name, span);
+                ir.add_rule(nt, vec![IrSymbol::Lexeme(l)]);
+                ir.add_rule(nt, Vec::new());
+                optional.insert(l, nt);
+            }
+            let helpers = ir.rules.len() - 2 * optional.len();
+            for r in &mut ir.rules[..helpers] {
+                for s in &mut r.rhs {
+                    if let IrSymbol::Lexeme(l) = *s
+                        && let Some(&nt) = optional.get(&l)
+                    {
+                        *s = IrSymbol::Nonterminal(nt);
+                    }
+                }
+            }
+            extended = ir;
+            &extended
+        };
         let rules = Arc::new(Rules::build(ir, &productive, limits)?);
         let rules_bytes = core::mem::size_of::<Rules>() + rules.bytes_used();
-        let slice_exprs = slice_exprs(&mut exprs, vocab)?;
+        let mut slice_exprs = Vec::with_capacity(vocab.slices().len());
+        for slice in vocab.slices() {
+            let ast = RegexAst::Pattern(slice.pattern().into(), Default::default());
+            slice_exprs.push(exprs.compile(&ast).map_err(|e| match e.kind {
+                RegexCompileErrorKind::Limit(k) => GrammarError::limit(k),
+                _ => GrammarError::new(GrammarErrorKind::InvalidRegex, e.message),
+            })?);
+        }
         *fuel_left = exprs.fuel_left();
         let lexer = Lexer::new(exprs, lexemes, slice_exprs, limits);
         let mut initial = Parser::new(rules, lexer, limits)?;
@@ -569,110 +646,6 @@ impl Grammar {
     pub(crate) fn inner(&self) -> &GrammarInner {
         &self.inner
     }
-}
-
-/// Each lexeme's expression (the IR's own, or the one the analysis compiled), whether its
-/// language is non-empty, and the lexemes that matched the empty string (their expression
-/// made non-empty; an error unless `allow_empty_lexemes`).
-#[allow(clippy::type_complexity)]
-fn compile_lexemes(
-    ir: &GrammarIr,
-    compiled: Option<&crate::ir::regular::Known>,
-    exprs: &mut ExprSet,
-    allow_empty_lexemes: bool,
-) -> Result<(Vec<LexemeInfo>, Vec<bool>, Vec<u32>), GrammarError> {
-    let mut lexemes = Vec::with_capacity(ir.lexemes.len());
-    let mut productive = Vec::with_capacity(ir.lexemes.len());
-    let mut nullable_lexemes = Vec::new();
-    for (idx, lex) in ir.lexemes.iter().enumerate() {
-        let known = compiled.and_then(|c| c.get(&lex.regex));
-        let mut e = match known {
-            Some(e) => e,
-            None => exprs
-                .compile(&lex.regex)
-                .map_err(|err| regex_error(err, lex))?,
-        };
-        if exprs.is_nullable(e) {
-            if !allow_empty_lexemes {
-                return Err(located(
-                    GrammarError::new(
-                        GrammarErrorKind::EmptyLexeme,
-                        alloc::format!("terminal {} matches the empty string", lex.name),
-                    ),
-                    lex,
-                ));
-            }
-            let not_eps = exprs.mk_not(ExprId::EPSILON)?;
-            e = exprs.mk_and(&[e, not_eps])?;
-            nullable_lexemes.push(idx as u32);
-        }
-        let empty = exprs.is_empty_language(e)?;
-        productive.push(!empty);
-        lexemes.push(LexemeInfo {
-            expr: e,
-            lazy: lex.mode == LexemeMode::Lazy,
-            ignore: lex.ignore,
-        });
-    }
-    Ok((lexemes, productive, nullable_lexemes))
-}
-
-/// A nullable lexeme L keeps its non-empty part, and every use of L becomes a use of a
-/// fresh nonterminal `L?` with rules `L? → L` and `L? → ε` (in a copy of the IR, which must
-/// fit `bytes_left` twice). One helper per lexeme, so the copy grows linearly. An `%ignore`
-/// lexeme is optional already: it only loses the empty string. `None`: no copy needed.
-fn with_optional_lexemes(
-    ir: &GrammarIr,
-    nullable_lexemes: &[u32],
-    bytes_left: usize,
-) -> Result<Option<GrammarIr>, GrammarError> {
-    if nullable_lexemes
-        .iter()
-        .all(|&l| ir.lexemes[l as usize].ignore)
-    {
-        return Ok(None);
-    }
-    if ir.heap_bytes().saturating_mul(2) > bytes_left {
-        return Err(GrammarError::limit(LimitKind::Memory));
-    }
-    let mut ir = ir.clone();
-    let mut optional = alloc::collections::BTreeMap::new();
-    for &l in nullable_lexemes {
-        let lex = &ir.lexemes[l as usize];
-        if lex.ignore {
-            continue;
-        }
-        let name = alloc::format!("{}?", lex.name);
-        let span = lex.span;
-        let nt = ir.add_nonterminal(name, span);
-        ir.add_rule(nt, vec![IrSymbol::Lexeme(l)]);
-        ir.add_rule(nt, Vec::new());
-        optional.insert(l, nt);
-    }
-    let helpers = ir.rules.len() - 2 * optional.len();
-    for r in &mut ir.rules[..helpers] {
-        for s in &mut r.rhs {
-            if let IrSymbol::Lexeme(l) = *s
-                && let Some(&nt) = optional.get(&l)
-            {
-                *s = IrSymbol::Nonterminal(nt);
-            }
-        }
-    }
-    Ok(Some(ir))
-}
-
-/// The expressions of the vocabulary's slices (their patterns).
-fn slice_exprs(exprs: &mut ExprSet, vocab: &Vocabulary) -> Result<Vec<ExprId>, GrammarError> {
-    let mut out = Vec::with_capacity(vocab.slices().len());
-    for slice in vocab.slices() {
-        let ast = RegexAst::Pattern(slice.pattern().into(), Default::default());
-        out.push(exprs.compile(&ast).map_err(|e| match e.kind {
-            RegexCompileErrorKind::Limit(k) => GrammarError::limit(k),
-            _ => GrammarError::new(GrammarErrorKind::InvalidRegex, e.message),
-        })?);
-    }
-    Ok(out)
 }
 
 /// The IR of a bare regex: `start → /pattern/`.

@@ -809,13 +809,24 @@ impl ExprSet {
         e: ExprId,
         classes: Option<&super::ByteClasses>,
     ) -> Result<bool, LimitKind> {
+        if !self.has_and_not(e) {
+            return Ok(e == ExprId::NOTHING);
+        }
+        if let Some(&r) = self.empty_cache.get(&e.0) {
+            return Ok(r);
+        }
         // Cheapest first: the shape rules that do not walk whole conjuncts, the recent
         // witnesses, a short search (below); only then the rules that walk conjuncts (the
         // cover and star rules, the length bounds), which decide what a search cannot
         // afford (a witness a million bytes long, an empty intersection of long patterns)
         // but cost thousands of instructions where a few derivatives find a witness.
-        if let Some(r) = self.emptiness_at_once(e)? {
-            return Ok(r);
+        if self.is_nullable(e) || self.is_shallowly_nonempty(e) {
+            self.empty_cache.insert(e.0, false);
+            return Ok(false);
+        }
+        if self.replay_witnesses(e)? {
+            self.empty_cache.insert(e.0, false);
+            return Ok(false);
         }
         let computed;
         let classes = match classes {
@@ -825,6 +836,7 @@ impl ExprSet {
                 &computed
             }
         };
+        let n = classes.num_classes();
         // Scratch kept in the store; an error return drops it (allocated again next time).
         let mut seen = core::mem::take(&mut self.empty_seen);
         let mut stack = core::mem::take(&mut self.empty_stack);
@@ -844,11 +856,70 @@ impl ExprSet {
         let mut by_rule = None;
         let mut short_rounds = true;
         while empty {
-            let (found, cut) =
-                self.search_round(e, classes, &mut bound, short_rounds, &mut seen, &mut stack)?;
-            // (A witness found in a round that also cut some state still goes through the
-            // steps below before the loop ends, as it always has.)
-            empty = !found;
+            seen.clear();
+            stack.clear();
+            seen.insert(e);
+            stack.push((e, 0));
+            let mut cut = false;
+            // A bounded round that grows large gives way to the unbounded one: it is meant
+            // to find a short witness cheaply, not to search the whole ball.
+            let mut pushes = 0usize;
+            while let Some(top) = stack.last_mut() {
+                let (s, tried) = *top;
+                if tried >= n {
+                    stack.pop();
+                    continue;
+                }
+                top.1 += 1;
+                let b = classes.representative(tried as u8);
+                if bound == usize::MAX {
+                    // Only the last round pays per step (the bounded rounds pay for the
+                    // derivatives they compute, which the last round then finds cached), so
+                    // the deepening costs no more fuel than a plain search.
+                    self.spend(1)?;
+                }
+                let d = self.derivative(s, b)?;
+                if d == ExprId::NOTHING || !seen.insert(d) {
+                    continue;
+                }
+                // A state the shape rules show non-empty ends the search too: a JSON string
+                // in the middle of an escape (`\u00`) is one character away from a state
+                // they decide, while its shortest witness may be a million bytes long. The
+                // short rounds use the rules that do not walk conjuncts.
+                let shown = self.is_nullable(d)
+                    || !self.has_and_not(d)
+                    || if short_rounds {
+                        self.is_shallowly_nonempty(d)
+                    } else {
+                        self.is_surely_nonempty(d, 0)
+                    };
+                if shown {
+                    // (Remembered, so a witness replay that reaches `d` stops there.)
+                    self.empty_cache.insert(d.0, false);
+                    empty = false;
+                    break;
+                }
+                if let Some(&r) = self.empty_cache.get(&d.0) {
+                    if !r {
+                        empty = false;
+                        break;
+                    }
+                    continue;
+                }
+                if stack.len() >= bound {
+                    // Not expanded in this round: it may be reached again on a shorter path.
+                    seen.remove(&d);
+                    cut = true;
+                    continue;
+                }
+                pushes += 1;
+                if bound != usize::MAX && pushes > MAX_BOUNDED_PUSHES {
+                    cut = true;
+                    bound = 64;
+                    break;
+                }
+                stack.push((d, 0));
+            }
             if !cut {
                 break;
             }
@@ -868,140 +939,32 @@ impl ExprSet {
         }
         if let Some(r) = by_rule {
             empty = r;
+        } else if empty {
+            // Everything reachable from `e` was explored without a match.
+            for &x in &seen {
+                self.empty_cache.insert(x.0, true);
+            }
         } else {
-            self.record_search(empty, &seen, &stack, classes);
+            // The current path leads to a match: every expression on it is non-empty, and
+            // the bytes taken along it are a witness worth trying first next time.
+            let mut w = Witness::EMPTY;
+            let mut fits = stack.len() <= WITNESS_LEN;
+            for (i, &(x, tried)) in stack.iter().enumerate() {
+                self.empty_cache.insert(x.0, false);
+                match w.bytes.get_mut(i) {
+                    Some(slot) if fits => *slot = classes.representative((tried - 1) as u8),
+                    _ => fits = false,
+                }
+            }
+            if fits {
+                w.len = stack.len() as u8;
+                self.remember_witness(w);
+            }
         }
         self.empty_cache.insert(e.0, empty);
         self.empty_seen = seen;
         self.empty_stack = stack;
         Ok(empty)
-    }
-
-    /// One round of [`ExprSet::is_empty_language_with`]'s search from `e`, depth-first to
-    /// depth `bound` (a bounded round that grows past `MAX_BOUNDED_PUSHES` sets it to 64
-    /// and ends): `(a witness was found, some state was cut off by the bound)`. `stack`
-    /// ends as the path to the witness.
-    fn search_round(
-        &mut self,
-        e: ExprId,
-        classes: &super::ByteClasses,
-        bound: &mut usize,
-        short_rounds: bool,
-        seen: &mut HashSet<ExprId>,
-        stack: &mut Vec<(ExprId, usize)>,
-    ) -> Result<(bool, bool), LimitKind> {
-        let n = classes.num_classes();
-        seen.clear();
-        stack.clear();
-        seen.insert(e);
-        stack.push((e, 0));
-        let mut cut = false;
-        // A bounded round that grows large gives way to the unbounded one: it is meant
-        // to find a short witness cheaply, not to search the whole ball.
-        let mut pushes = 0usize;
-        while let Some(top) = stack.last_mut() {
-            let (s, tried) = *top;
-            if tried >= n {
-                stack.pop();
-                continue;
-            }
-            top.1 += 1;
-            let b = classes.representative(tried as u8);
-            if *bound == usize::MAX {
-                // Only the last round pays per step (the bounded rounds pay for the
-                // derivatives they compute, which the last round then finds cached), so
-                // the deepening costs no more fuel than a plain search.
-                self.spend(1)?;
-            }
-            let d = self.derivative(s, b)?;
-            if d == ExprId::NOTHING || !seen.insert(d) {
-                continue;
-            }
-            // A state the shape rules show non-empty ends the search too: a JSON string
-            // in the middle of an escape (`\u00`) is one character away from a state
-            // they decide, while its shortest witness may be a million bytes long. The
-            // short rounds use the rules that do not walk conjuncts.
-            let shown = self.is_nullable(d)
-                || !self.has_and_not(d)
-                || if short_rounds {
-                    self.is_shallowly_nonempty(d)
-                } else {
-                    self.is_surely_nonempty(d, 0)
-                };
-            if shown {
-                // (Remembered, so a witness replay that reaches `d` stops there.)
-                self.empty_cache.insert(d.0, false);
-                return Ok((true, cut));
-            }
-            if let Some(&r) = self.empty_cache.get(&d.0) {
-                if !r {
-                    return Ok((true, cut));
-                }
-                continue;
-            }
-            if stack.len() >= *bound {
-                // Not expanded in this round: it may be reached again on a shorter path.
-                seen.remove(&d);
-                cut = true;
-                continue;
-            }
-            pushes += 1;
-            if *bound != usize::MAX && pushes > MAX_BOUNDED_PUSHES {
-                *bound = 64;
-                return Ok((false, true));
-            }
-            stack.push((d, 0));
-        }
-        Ok((false, cut))
-    }
-
-    /// [`ExprSet::is_empty_language_with`] without a search, where that decides: no `&`
-    /// or `~` inside, already known, nullable, shown non-empty by the shape rules that do
-    /// not walk whole conjuncts, or by a recent witness.
-    fn emptiness_at_once(&mut self, e: ExprId) -> Result<Option<bool>, LimitKind> {
-        if !self.has_and_not(e) {
-            return Ok(Some(e == ExprId::NOTHING));
-        }
-        if let Some(&r) = self.empty_cache.get(&e.0) {
-            return Ok(Some(r));
-        }
-        if self.is_nullable(e) || self.is_shallowly_nonempty(e) || self.replay_witnesses(e)? {
-            self.empty_cache.insert(e.0, false);
-            return Ok(Some(false));
-        }
-        Ok(None)
-    }
-
-    /// What a finished search of [`ExprSet::is_empty_language_with`] learned: with `empty`,
-    /// everything reachable (`seen`) was explored without a match; otherwise every
-    /// expression on the current path (`stack`) is non-empty, and the bytes taken along it
-    /// are a witness worth trying first next time.
-    fn record_search(
-        &mut self,
-        empty: bool,
-        seen: &HashSet<ExprId>,
-        stack: &[(ExprId, usize)],
-        classes: &super::ByteClasses,
-    ) {
-        if empty {
-            for &x in seen {
-                self.empty_cache.insert(x.0, true);
-            }
-            return;
-        }
-        let mut w = Witness::EMPTY;
-        let mut fits = stack.len() <= WITNESS_LEN;
-        for (i, &(x, tried)) in stack.iter().enumerate() {
-            self.empty_cache.insert(x.0, false);
-            match w.bytes.get_mut(i) {
-                Some(slot) if fits => *slot = classes.representative((tried - 1) as u8),
-                _ => fits = false,
-            }
-        }
-        if fits {
-            w.len = stack.len() as u8;
-            self.remember_witness(w);
-        }
     }
 
     /// Does one of the recent witnesses (or a prefix of it) take `e` to a nullable

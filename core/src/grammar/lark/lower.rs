@@ -27,7 +27,7 @@ use core::ops::Range;
 
 use crate::ir::builder::Builder;
 
-use super::ast::{Def, ImportName, Item, JsonLit, NodeKind, Parsed, is_terminal_name};
+use super::ast::{Def, Item, JsonLit, NodeKind, Parsed, is_terminal_name};
 use super::span::LineIndex;
 use super::{Context, SpecialTokens, SubGrammars};
 use crate::Limits;
@@ -38,8 +38,8 @@ use crate::grammar::json::JsonOptions;
 use crate::ir::{GrammarIr, IrLexeme, IrSymbol, LexemeMode};
 use crate::regex::{PatternFlags, RegexAst};
 
-mod defs;
-use defs::Defs;
+mod terminals;
+pub(super) use terminals::Terminals;
 
 type LResult<T> = Result<T, GrammarError>;
 
@@ -144,247 +144,6 @@ fn flag_bits(f: PatternFlags) -> u8 {
         | (u8::from(f.dot_matches_new_line) << 1)
         | (u8::from(f.ignore_whitespace) << 2)
         | (u8::from(f.multi_line) << 3)
-}
-
-/// Terminal-side state shared by the user grammar and the `common` module.
-pub(super) struct Terminals<'a, 's> {
-    lines: &'a LineIndex<'s>,
-    limits: &'a Limits,
-    index: BTreeMap<String, usize>,
-    bodies: Vec<TermBody<'a>>,
-    names: Vec<String>,
-    done: Vec<Option<TermRegex>>,
-    rules: &'a BTreeMap<String, (usize, &'a Def)>,
-    parsed: &'a Parsed,
-}
-
-impl<'a, 's> Terminals<'a, 's> {
-    fn err(&self, kind: GrammarErrorKind, span: (usize, usize), msg: String) -> GrammarError {
-        self.lines.error(kind, span.0, span.1, msg)
-    }
-
-    fn limit(&self, kind: LimitKind, span: (usize, usize)) -> GrammarError {
-        GrammarError::limit(kind).with_span(self.lines.span(span.0, span.1))
-    }
-
-    /// Terminals referenced in the subtree at `root` (with their use spans), checking that
-    /// each name exists and is a terminal.
-    fn deps(&self, root: usize, out: &mut Vec<Dep>) -> LResult<()> {
-        for n in self.parsed.subtree(root) {
-            if let NodeKind::Name(name) = &n.kind {
-                out.push((self.resolve(name, (n.start, n.end))?, (n.start, n.end)));
-            }
-        }
-        Ok(())
-    }
-
-    fn resolve(&self, name: &str, span: (usize, usize)) -> LResult<usize> {
-        if let Some(&i) = self.index.get(name) {
-            return Ok(i);
-        }
-        if !is_terminal_name(name) {
-            let msg = if self.rules.contains_key(name) {
-                format!("rule `{name}` cannot be used inside a terminal")
-            } else {
-                format!("undefined rule `{name}` (and rules cannot be used inside a terminal)")
-            };
-            let kind = if self.rules.contains_key(name) {
-                GrammarErrorKind::Syntax
-            } else {
-                GrammarErrorKind::UndefinedSymbol
-            };
-            return Err(self.err(kind, span, msg));
-        }
-        Err(self.err(
-            GrammarErrorKind::UndefinedSymbol,
-            span,
-            format!("undefined terminal `{name}`"),
-        ))
-    }
-
-    /// Compute every terminal's regex (depth-first, explicit stack).
-    fn compute_all(&mut self, acct: &mut Account<'_>) -> LResult<()> {
-        let n = self.bodies.len();
-        let mut state = alloc::vec![Visit::Todo; n];
-        self.done = alloc::vec![None; n];
-        for root in 0..n {
-            if state[root] != Visit::Todo {
-                continue;
-            }
-            let mut stack: Vec<(usize, Vec<Dep>, usize)> = Vec::new();
-            state[root] = Visit::Active;
-            stack.push((root, self.term_deps(root)?, 0));
-            while let Some((t, deps, next)) = stack.last_mut() {
-                if let Some(&(d, use_span)) = deps.get(*next) {
-                    *next += 1;
-                    match state[d] {
-                        Visit::Done => {}
-                        Visit::Active => {
-                            let msg = format!("terminal `{}` refers to itself", self.names[d]);
-                            return Err(self.err(GrammarErrorKind::Syntax, use_span, msg));
-                        }
-                        Visit::Todo => {
-                            state[d] = Visit::Active;
-                            let dd = self.term_deps(d)?;
-                            stack.push((d, dd, 0));
-                        }
-                    }
-                    continue;
-                }
-                let t = *t;
-                stack.pop();
-                let computed = match &self.bodies[t] {
-                    TermBody::Prebuilt(r, _) => r.clone(),
-                    TermBody::Source(def) => self.regex(def.body, acct)?,
-                };
-                self.done[t] = Some(share(computed));
-                state[t] = Visit::Done;
-            }
-        }
-        Ok(())
-    }
-
-    fn term_deps(&self, t: usize) -> LResult<Vec<Dep>> {
-        let mut out = Vec::new();
-        if let TermBody::Source(def) = &self.bodies[t] {
-            self.deps(def.body, &mut out)?;
-            if let Some(stop) = def.attrs.stop {
-                self.deps(stop, &mut out)?;
-            }
-        }
-        Ok(out)
-    }
-
-    /// Pay for `n` regex nodes: grammar size, fuel and [`REGEX_NODE_BYTES`] each.
-    fn charge(&self, acct: &mut Account<'_>, n: usize, span: (usize, usize)) -> LResult<()> {
-        acct.charge_at(self.lines, n, span)?;
-        acct.charge_bytes_at(self.lines, n.saturating_mul(REGEX_NODE_BYTES), span)
-    }
-
-    /// The regex of the terminal expression at `root`; referenced terminals must be
-    /// computed. Walks the post-order subtree with a value stack. Each node is paid once;
-    /// a reference to a terminal is one node (the terminal is shared, not copied).
-    pub(super) fn regex(&self, root: usize, budget: &mut Account<'_>) -> LResult<TermRegex> {
-        let mut vals: Vec<TermRegex> = Vec::new();
-        for n in self.parsed.subtree(root) {
-            let span = (n.start, n.end);
-            let leaf = |ast| TermRegex {
-                ast,
-                size: 1,
-                height: 1,
-            };
-            let v = match &n.kind {
-                NodeKind::Name(name) => {
-                    let i = self.resolve(name, span)?;
-                    let Some(r) = self.done.get(i).and_then(Option::as_ref) else {
-                        let msg = format!("terminal `{name}` refers to itself");
-                        return Err(self.err(GrammarErrorKind::Syntax, span, msg));
-                    };
-                    self.charge(budget, 1, span)?;
-                    // A small terminal is copied (a large one is shared).
-                    let copied = r.size.min(INLINE_TERMINAL + 1);
-                    budget.charge_bytes_at(self.lines, copied * REGEX_NODE_BYTES, span)?;
-                    r.clone()
-                }
-                NodeKind::Str(s, ci) => {
-                    self.charge(budget, 1, span)?;
-                    budget.charge_bytes_at(self.lines, literal_bytes(s, *ci), span)?;
-                    leaf(literal_regex(s, *ci))
-                }
-                NodeKind::Regex(lit) => {
-                    self.charge(budget, 1, span)?;
-                    budget.charge_bytes_at(self.lines, lit.pattern.len(), span)?;
-                    leaf(RegexAst::Pattern(lit.pattern.clone(), lit.flags))
-                }
-                NodeKind::Range(a, b) => {
-                    self.charge(budget, 1, span)?;
-                    leaf(range_regex(*a, *b))
-                }
-                NodeKind::Special(_) => {
-                    return Err(self.err(
-                        GrammarErrorKind::Unsupported,
-                        span,
-                        "special tokens are only allowed in rules, not in terminals".to_string(),
-                    ));
-                }
-                NodeKind::Json(_) | NodeKind::GrammarRef(_) => {
-                    return Err(super::schema::not_a_terminal(self.lines, span));
-                }
-                NodeKind::Seq(k) | NodeKind::Alt(k) | NodeKind::And(k) => {
-                    self.charge(budget, 1, span)?;
-                    let children = pop_n(&mut vals, *k)?;
-                    let (mut size, mut height) = (1usize, 1usize);
-                    let mut parts = Vec::with_capacity(children.len());
-                    for r in children {
-                        size = size.saturating_add(r.size);
-                        // Splice same-kind children: terminal chains do not grow the height.
-                        let mut ast = r.ast;
-                        match (&n.kind, &mut ast) {
-                            (NodeKind::Seq(_), RegexAst::Concat(inner))
-                            | (NodeKind::Alt(_), RegexAst::Or(inner))
-                            | (NodeKind::And(_), RegexAst::And(inner)) => {
-                                height = height.max(r.height);
-                                parts.append(inner);
-                            }
-                            _ => {
-                                height = height.max(r.height + 1);
-                                parts.push(ast);
-                            }
-                        }
-                    }
-                    let ast = match (&n.kind, parts.len()) {
-                        (NodeKind::Seq(_), 0) => RegexAst::Epsilon,
-                        (NodeKind::Alt(_) | NodeKind::And(_), 0) => RegexAst::Nothing,
-                        (_, 1) => parts.pop().unwrap_or(RegexAst::Epsilon),
-                        (NodeKind::Seq(_), _) => RegexAst::Concat(parts),
-                        (NodeKind::Alt(_), _) => RegexAst::Or(parts),
-                        _ => RegexAst::And(parts),
-                    };
-                    TermRegex { ast, size, height }
-                }
-                NodeKind::Not => {
-                    // Complement within text: any bytes but `0xFF`, which only special tokens
-                    // spell (LLGuidance's `~` may match invalid UTF-8; so may this one).
-                    self.charge(budget, 3, span)?;
-                    let mut children = pop_n(&mut vals, 1)?;
-                    let r = children.pop().ok_or_else(internal)?;
-                    let mut text = [u32::MAX; 8];
-                    text[7] &= !(1u32 << 31);
-                    let any_text = RegexAst::Repeat(Box::new(RegexAst::ByteSet(text)), 0, None);
-                    TermRegex {
-                        ast: RegexAst::And(alloc::vec![RegexAst::Not(Box::new(r.ast)), any_text]),
-                        size: r.size.saturating_add(3),
-                        height: r.height + 2,
-                    }
-                }
-                NodeKind::Repeat(min, max) => {
-                    check_repeat(self.lines, self.limits, *min, *max, span)?;
-                    self.charge(budget, 1, span)?;
-                    let mut children = pop_n(&mut vals, 1)?;
-                    let r = children.pop().ok_or_else(internal)?;
-                    TermRegex {
-                        ast: RegexAst::Repeat(Box::new(r.ast), *min, *max),
-                        size: r.size.saturating_add(1),
-                        height: r.height + 1,
-                    }
-                }
-            };
-            if v.height > super::parser::max_height(self.limits) {
-                return Err(self.limit(LimitKind::NestingDepth, span));
-            }
-            vals.push(v);
-        }
-        let r = vals.pop().ok_or_else(internal)?;
-        if !vals.is_empty() {
-            return Err(internal());
-        }
-        Ok(r)
-    }
-
-    /// The regex of a computed terminal.
-    fn get(&self, i: usize) -> Option<&TermRegex> {
-        self.done.get(i).and_then(Option::as_ref)
-    }
 }
 
 /// A computed terminal as other terminals and lexemes refer to it: copied when small,
@@ -506,8 +265,73 @@ pub(super) fn lower(
     budget: &mut crate::CompileBudget,
 ) -> LResult<GrammarIr> {
     // 1. Collect definitions.
-    let defs = Defs::collect(parsed, lines, budget)?;
-    let Some(&(start_index, _)) = defs.rules.get("start") else {
+    let mut rules: BTreeMap<String, (usize, &Def)> = BTreeMap::new();
+    let mut rule_order: Vec<&Def> = Vec::new();
+    let mut term_defs: Vec<(String, (usize, usize), Option<&Def>)> = Vec::new();
+    let mut term_spans: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut ignores: Vec<usize> = Vec::new();
+    let mut imports = Vec::new();
+    let duplicate = |name: &str, span: (usize, usize), first: (usize, usize)| {
+        let mut e = lines.error(
+            GrammarErrorKind::DuplicateDefinition,
+            span.0,
+            span.1,
+            format!("`{name}` is defined twice"),
+        );
+        e.aux_span = Some(lines.span(first.0, first.1));
+        e
+    };
+    let def_bytes = |name: &str| DEF_BYTES.saturating_add(name.len() * DEF_NAME_COPIES);
+    let charge_def = |budget: &mut crate::CompileBudget, name: &str, span: (usize, usize)| {
+        budget
+            .charge(def_bytes(name))
+            .map_err(|k| GrammarError::limit(k).with_span(lines.span(span.0, span.1)))
+    };
+    for item in &parsed.items {
+        match item {
+            Item::Rule(def) => {
+                charge_def(budget, &def.name, def.name_span)?;
+                if let Some((i, _)) = rules.get(&def.name) {
+                    return Err(duplicate(
+                        &def.name,
+                        def.name_span,
+                        rule_order[*i].name_span,
+                    ));
+                }
+                rules.insert(def.name.clone(), (rule_order.len(), def));
+                rule_order.push(def);
+            }
+            Item::Term(def) => {
+                charge_def(budget, &def.name, def.name_span)?;
+                if let Some(&first) = term_spans.get(&def.name) {
+                    return Err(duplicate(&def.name, def.name_span, first));
+                }
+                term_spans.insert(def.name.clone(), def.name_span);
+                term_defs.push((def.name.clone(), def.name_span, Some(def)));
+            }
+            Item::Ignore(e) => ignores.push(*e),
+            Item::Import(names) => {
+                for n in names {
+                    charge_def(budget, &n.local, n.span)?;
+                    if let Some(&first) = term_spans.get(&n.local) {
+                        return Err(duplicate(&n.local, n.span, first));
+                    }
+                    if !is_terminal_name(&n.local) || !is_terminal_name(&n.name) {
+                        return Err(lines.error(
+                            GrammarErrorKind::Unsupported,
+                            n.span.0,
+                            n.span.1,
+                            "only terminals can be imported from `common`",
+                        ));
+                    }
+                    term_spans.insert(n.local.clone(), n.span);
+                    term_defs.push((n.local.clone(), n.span, None));
+                    imports.push(n);
+                }
+            }
+        }
+    }
+    let Some(&(start_index, _)) = rules.get("start") else {
         return Err(GrammarError::new(
             GrammarErrorKind::UndefinedSymbol,
             "the grammar has no `start` rule",
@@ -515,14 +339,51 @@ pub(super) fn lower(
     };
 
     // 2. Imports.
-    let mut terms = defs.terminals(parsed, lines, limits)?;
+    let common = if imports.is_empty() {
+        BTreeMap::new()
+    } else {
+        common_terminals(&Limits::default())?
+    };
+    let mut terms = Terminals {
+        lines,
+        limits,
+        index: BTreeMap::new(),
+        bodies: Vec::new(),
+        names: Vec::new(),
+        done: Vec::new(),
+        rules: &rules,
+        parsed,
+    };
+    let mut import_iter = imports.iter();
+    for (name, span, def) in &term_defs {
+        let body = match def {
+            Some(def) => TermBody::Source(def),
+            None => {
+                let Some(imp) = import_iter.next() else {
+                    continue;
+                };
+                let Some(r) = common.get(&imp.name) else {
+                    return Err(lines.error(
+                        GrammarErrorKind::UndefinedSymbol,
+                        span.0,
+                        span.1,
+                        format!("`common` has no terminal `{}`", imp.name),
+                    ));
+                };
+                TermBody::Prebuilt(r.clone(), *span)
+            }
+        };
+        terms.index.insert(name.clone(), terms.bodies.len());
+        terms.bodies.push(body);
+        terms.names.push(name.clone());
+    }
 
     // 3. Terminal regexes.
     let mut acct = Builder::new(limits, budget);
     terms.compute_all(&mut acct)?;
 
     // 4. Rules (their definitions were charged above).
-    for def in &defs.rule_order {
+    for def in &rule_order {
         let span = Some(lines.span(def.name_span.0, def.name_span.1));
         acct.declare_nonterminal(&def.name, span);
     }
@@ -541,7 +402,7 @@ pub(super) fn lower(
         json_rules: Vec::new(),
         json_lexemes: Vec::new(),
     };
-    for (i, def) in defs.rule_order.iter().enumerate() {
+    for (i, def) in rule_order.iter().enumerate() {
         let lhs = u32::try_from(i).unwrap_or(u32::MAX);
         if def.attrs.makes_lexeme() {
             let lexeme = lw.lexeme_from_def(def)?;
@@ -559,8 +420,47 @@ pub(super) fn lower(
     }
 
     // 5. `%ignore`.
-    if !defs.ignores.is_empty() {
-        lw.ignore(&defs.ignores, parsed)?;
+    if !ignores.is_empty() {
+        let mut parts = Vec::new();
+        let mut names = Vec::new();
+        let mut first_span = (0, 0);
+        let mut size = 0usize;
+        for &e in &ignores {
+            let r = terms.regex(e, &mut lw.acct)?;
+            size = size.saturating_add(r.size);
+            parts.push(r.ast);
+            if let Some(n) = parsed.nodes.get(e) {
+                let start = parsed
+                    .nodes
+                    .get(n.first)
+                    .map_or(n.start, |f| f.start.min(n.start));
+                if names.is_empty() {
+                    first_span = (start, n.end);
+                }
+                names.push(lines.text(start, n.end).to_string());
+            }
+        }
+        // The lexeme at its expanded size, as `add_lexeme` charges, and its name.
+        lw.charge_units(size, first_span)?;
+        let name_bytes = names.iter().map(|n| n.len() + 3).sum::<usize>();
+        lw.charge_bytes(name_bytes.saturating_mul(2), first_span)?;
+        let regex = if parts.len() == 1 {
+            parts.pop().unwrap_or(RegexAst::Nothing)
+        } else {
+            RegexAst::Or(parts)
+        };
+        let lexeme = IrLexeme {
+            name: format!("%ignore {}", names.join(" | ")),
+            regex,
+            mode: LexemeMode::Greedy,
+            ignore: true,
+            span: Some(lines.span(first_span.0, first_span.1)),
+        };
+        if lw.json_rules.is_empty() {
+            lw.acct.ir_mut().add_lexeme(lexeme);
+        } else {
+            lw.ignore_outside_json(lexeme, first_span)?;
+        }
     }
     let start = lw.acct.ir().start;
     Ok(lw.acct.finish(start))
@@ -597,54 +497,6 @@ struct Lowerer<'a, 's> {
 impl Lowerer<'_, '_> {
     fn span(&self, s: (usize, usize)) -> Span {
         self.lines.span(s.0, s.1)
-    }
-
-    /// The `%ignore` lexeme: the alternatives of every `%ignore`, one lexeme named after
-    /// them (kept out of embedded JSON grammars).
-    fn ignore(&mut self, ignores: &[usize], parsed: &Parsed) -> LResult<()> {
-        let lines = self.lines;
-        let terms = self.terms;
-        let mut parts = Vec::new();
-        let mut names = Vec::new();
-        let mut first_span = (0, 0);
-        let mut size = 0usize;
-        for &e in ignores {
-            let r = terms.regex(e, &mut self.acct)?;
-            size = size.saturating_add(r.size);
-            parts.push(r.ast);
-            if let Some(n) = parsed.nodes.get(e) {
-                let start = parsed
-                    .nodes
-                    .get(n.first)
-                    .map_or(n.start, |f| f.start.min(n.start));
-                if names.is_empty() {
-                    first_span = (start, n.end);
-                }
-                names.push(lines.text(start, n.end).to_string());
-            }
-        }
-        // The lexeme at its expanded size, as `add_lexeme` charges, and its name.
-        self.charge_units(size, first_span)?;
-        let name_bytes = names.iter().map(|n| n.len() + 3).sum::<usize>();
-        self.charge_bytes(name_bytes.saturating_mul(2), first_span)?;
-        let regex = if parts.len() == 1 {
-            parts.pop().unwrap_or(RegexAst::Nothing)
-        } else {
-            RegexAst::Or(parts)
-        };
-        let lexeme = IrLexeme {
-            name: format!("%ignore {}", names.join(" | ")),
-            regex,
-            mode: LexemeMode::Greedy,
-            ignore: true,
-            span: Some(lines.span(first_span.0, first_span.1)),
-        };
-        if self.json_rules.is_empty() {
-            self.acct.ir_mut().add_lexeme(lexeme);
-        } else {
-            self.ignore_outside_json(lexeme, first_span)?;
-        }
-        Ok(())
     }
 
     fn err(&self, kind: GrammarErrorKind, span: (usize, usize), msg: String) -> GrammarError {

@@ -66,19 +66,7 @@ impl Frame {
             negate: 0,
         }
     }
-
-    /// An item starts at `start`: the current alternative (and sequence) starts there if
-    /// nothing came before it.
-    fn mark_item(&mut self, start: usize) {
-        if self.items == 0 && self.conj == 0 {
-            self.alt_start = start;
-        }
-        if self.items == 0 {
-            self.seq_start = start;
-        }
-    }
 }
-
 pub(super) struct Parser<'s, 'i> {
     src: &'s str,
     toks: Vec<Token>,
@@ -592,7 +580,12 @@ impl<'s, 'i> Parser<'s, 'i> {
                     if open_groups >= self.limits.max_nesting_depth {
                         return Err(self.limit(LimitKind::NestingDepth, t.start, t.end));
                     }
-                    top.mark_item(t.start);
+                    if top.items == 0 && top.conj == 0 {
+                        top.alt_start = t.start;
+                    }
+                    if top.items == 0 {
+                        top.seq_start = t.start;
+                    }
                     self.bump();
                     let close = if t.kind == TokKind::LParen {
                         (TokKind::RParen, false)
@@ -618,8 +611,49 @@ impl<'s, 'i> Parser<'s, 'i> {
                     top.seq_start = self.tok().start;
                 }
                 TokKind::Tilde => {
-                    top.mark_item(t.start);
-                    self.negation(&mut stack, &t, open_groups)?;
+                    // Prefix `~`: complement of the atom or group that follows (LLGuidance;
+                    // a postfix `x ~ n` is read with its atom).
+                    if top.items == 0 && top.conj == 0 {
+                        top.alt_start = t.start;
+                    }
+                    if top.items == 0 {
+                        top.seq_start = t.start;
+                    }
+                    let mut negate = 0u32;
+                    while self.kind() == &TokKind::Tilde {
+                        self.bump();
+                        negate += 1;
+                        if negate as usize > self.limits.max_nesting_depth {
+                            return Err(self.limit(LimitKind::NestingDepth, t.start, t.end));
+                        }
+                    }
+                    let next = self.peek();
+                    if matches!(next.kind, TokKind::LParen | TokKind::LBracket) {
+                        if open_groups >= self.limits.max_nesting_depth {
+                            return Err(self.limit(LimitKind::NestingDepth, next.start, next.end));
+                        }
+                        self.bump();
+                        let close = if next.kind == TokKind::LParen {
+                            (TokKind::RParen, false)
+                        } else {
+                            (TokKind::RBracket, true)
+                        };
+                        let mut frame = Frame::new(Some(close), t.start, self.nodes.len());
+                        frame.negate = negate;
+                        heap::push(&mut stack, frame, self.budget)
+                            .map_err(|k| self.limit(k, t.start, t.end))?;
+                        continue;
+                    }
+                    let item_first = self.nodes.len();
+                    self.leaf()?;
+                    let end = self.nodes.last().map_or(t.end, |n| n.end);
+                    for _ in 0..negate {
+                        self.emit(NodeKind::Not, t.start, end, item_first)?;
+                    }
+                    self.postfix(item_first, t.start, open_groups)?;
+                    if let Some(top) = stack.last_mut() {
+                        top.items += 1;
+                    }
                 }
                 TokKind::Arrow => {
                     // Lark tree-shaping alias: no effect on the language.
@@ -627,12 +661,41 @@ impl<'s, 'i> Parser<'s, 'i> {
                     self.expect(&TokKind::Ident, "an alias name")?;
                 }
                 TokKind::RParen | TokKind::RBracket | TokKind::Newline | TokKind::Eof => {
-                    if let Some(done) = self.close_group(&mut stack, &t)? {
-                        return Ok(done);
+                    let Some(f) = stack.pop() else {
+                        return Err(self.unexpected("an expression"));
+                    };
+                    let Some((close, optional)) = f.close.clone() else {
+                        // Top level: the caller checks what follows.
+                        return self.finish_frame(f);
+                    };
+                    if t.kind != close {
+                        let what = if optional { "`]`" } else { "`)`" };
+                        return Err(self.unexpected(what));
+                    }
+                    self.bump();
+                    let group_first = f.first_node;
+                    let open_start = f.open_start;
+                    let negate = f.negate;
+                    self.finish_frame(f)?;
+                    if optional {
+                        self.emit(NodeKind::Repeat(0, Some(1)), open_start, t.end, group_first)?;
+                    }
+                    for _ in 0..negate {
+                        self.emit(NodeKind::Not, open_start, t.end, group_first)?;
+                    }
+                    // The group and the operators on it count as one level.
+                    self.postfix(group_first, open_start, stack.len().saturating_sub(1))?;
+                    if let Some(parent) = stack.last_mut() {
+                        parent.items += 1;
                     }
                 }
                 _ => {
-                    top.mark_item(t.start);
+                    if top.items == 0 && top.conj == 0 {
+                        top.alt_start = t.start;
+                    }
+                    if top.items == 0 {
+                        top.seq_start = t.start;
+                    }
                     let item_first = self.nodes.len();
                     self.leaf()?;
                     self.postfix(item_first, t.start, open_groups)?;
@@ -642,80 +705,6 @@ impl<'s, 'i> Parser<'s, 'i> {
                 }
             }
         }
-    }
-
-    /// Prefix `~` at `t`: complement of the atom or group that follows (LLGuidance; a
-    /// postfix `x ~ n` is read with its atom). A group opens a frame that applies the
-    /// complements when it closes.
-    fn negation(&mut self, stack: &mut Vec<Frame>, t: &Token, open_groups: usize) -> PResult<()> {
-        let mut negate = 0u32;
-        while self.kind() == &TokKind::Tilde {
-            self.bump();
-            negate += 1;
-            if negate as usize > self.limits.max_nesting_depth {
-                return Err(self.limit(LimitKind::NestingDepth, t.start, t.end));
-            }
-        }
-        let next = self.peek();
-        if matches!(next.kind, TokKind::LParen | TokKind::LBracket) {
-            if open_groups >= self.limits.max_nesting_depth {
-                return Err(self.limit(LimitKind::NestingDepth, next.start, next.end));
-            }
-            self.bump();
-            let close = if next.kind == TokKind::LParen {
-                (TokKind::RParen, false)
-            } else {
-                (TokKind::RBracket, true)
-            };
-            let mut frame = Frame::new(Some(close), t.start, self.nodes.len());
-            frame.negate = negate;
-            return heap::push(stack, frame, self.budget)
-                .map_err(|k| self.limit(k, t.start, t.end));
-        }
-        let item_first = self.nodes.len();
-        self.leaf()?;
-        let end = self.nodes.last().map_or(t.end, |n| n.end);
-        for _ in 0..negate {
-            self.emit(NodeKind::Not, t.start, end, item_first)?;
-        }
-        self.postfix(item_first, t.start, open_groups)?;
-        if let Some(top) = stack.last_mut() {
-            top.items += 1;
-        }
-        Ok(())
-    }
-
-    /// A closing token (or the end of the expression) at `t`: closes the innermost group
-    /// (`Some(root)` when it is the top level: the expression's root node).
-    fn close_group(&mut self, stack: &mut Vec<Frame>, t: &Token) -> PResult<Option<usize>> {
-        let Some(f) = stack.pop() else {
-            return Err(self.unexpected("an expression"));
-        };
-        let Some((close, optional)) = f.close.clone() else {
-            // Top level: the caller checks what follows.
-            return self.finish_frame(f).map(Some);
-        };
-        if t.kind != close {
-            let what = if optional { "`]`" } else { "`)`" };
-            return Err(self.unexpected(what));
-        }
-        self.bump();
-        let group_first = f.first_node;
-        let open_start = f.open_start;
-        let negate = f.negate;
-        self.finish_frame(f)?;
-        if optional {
-            self.emit(NodeKind::Repeat(0, Some(1)), open_start, t.end, group_first)?;
-        }
-        for _ in 0..negate {
-            self.emit(NodeKind::Not, open_start, t.end, group_first)?;
-        }
-        // The group and the operators on it count as one level.
-        self.postfix(group_first, open_start, stack.len().saturating_sub(1))?;
-        if let Some(parent) = stack.last_mut() {
-            parent.items += 1;
-        }
-        Ok(None)
     }
 
     fn count(&mut self) -> PResult<u32> {
