@@ -97,7 +97,7 @@ fn tool_list(params: &[Value]) -> Value {
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    crate::stats::percentile_sorted(&v, 50.0)
 }
 
 fn ms(since: Instant) -> f64 {

@@ -139,13 +139,6 @@ impl CompileCache {
         self.max_bytes.load(Ordering::Relaxed)
     }
 
-    /// Drops every entry (the counters stay).
-    pub fn clear(&self) {
-        let mut table = self.table.lock();
-        table.entries.clear();
-        table.bytes = 0;
-    }
-
     /// The counters, the entries held and their charge.
     pub fn stats(&self) -> CacheStats {
         let table = self.table.lock();
