@@ -5,6 +5,7 @@
 #
 #   ffi-c/python/ci.sh            # from anywhere; the venv is target/pyvenv
 #   SIEVE_PY_E2E=0 ffi-c/python/ci.sh   # without torch/transformers (no end-to-end test)
+#   SIEVE_PY_ENGINES=0 ffi-c/python/ci.sh   # without vLLM and SGLang (tests/test_engines.py)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
@@ -40,7 +41,10 @@ fi
 
 echo "--- pytest"
 mkdir -p target
-python -m pytest -q -rs ffi-c/python/tests 2>&1 | tee target/pytest.log
+# The engine tests run last, in their own step (below), once vLLM and SGLang are installed.
+engines_later=()
+[ "${SIEVE_PY_ENGINES:-1}" = 1 ] && engines_later=(--ignore=ffi-c/python/tests/test_engines.py)
+python -m pytest -q -rs "${engines_later[@]}" ffi-c/python/tests 2>&1 | tee target/pytest.log
 # pytest captures the tests' stderr; its -rs summary names each skip and why.
 sed -n 's/^SKIPPED \[[0-9]*\] /SKIP: python test /p' target/pytest.log
 
@@ -51,5 +55,26 @@ if pip install -q llguidance==1.9.1 >/dev/null 2>&1; then
   python bench/scripts/python-batch.py --json-out target/python-batch.json
 else
   echo "SKIP: python: pip install llguidance==1.9.1 failed; the batch benchmark did not run"
+fi
+# The serving engines, last: vLLM brings its own pins of torch and transformers, which
+# replace the ones above in this venv (the tests above have run). SGLang's wheel is
+# installed without its dependencies: they include CUDA-only packages (flash-attn,
+# sgl-kernel's CUDA builds) that a CPU machine does not need to import its grammar code;
+# the two it does need and vLLM does not bring are added.
+if [ "${SIEVE_PY_ENGINES:-1}" = 1 ]; then
+  echo "--- serving engines: vLLM and SGLang from PyPI (CPU), tests/test_engines.py"
+  t=$SECONDS
+  if pip install -q vllm==0.33.0 >/dev/null 2>&1 \
+      && pip install -q --no-deps sglang==0.5.23 >/dev/null 2>&1 \
+      && pip install -q ipython gguf >/dev/null 2>&1; then
+    echo "vllm, sglang: $((SECONDS - t)) s"
+  else
+    echo "SKIP: python: pip install vllm==0.33.0 / sglang==0.5.23 failed; the engine tests skip"
+  fi
+  python -m pytest -q -rs -p no:warnings ffi-c/python/tests/test_engines.py 2>&1 \
+    | grep -v '^W[0-9]' | tee target/pytest-engines.log
+  sed -n 's/^SKIPPED \[[0-9]*\] /SKIP: python test /p' target/pytest-engines.log
+else
+  echo "SKIP: python: SIEVE_PY_ENGINES=0, vLLM and SGLang not installed; tests/test_engines.py skips"
 fi
 echo "python: $((SECONDS - start)) s"

@@ -11,8 +11,10 @@ mod batch;
 mod buffers;
 mod errors;
 mod executor;
+mod gate;
 mod grammar;
 mod matcher;
+mod presets;
 mod tokenizer;
 
 /// The module's contents; the Python package re-exports them with adapters around them.
@@ -23,6 +25,7 @@ fn _sieve(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<grammar::Grammar>()?;
     m.add_class::<grammar::JsonOptions>()?;
     m.add_class::<matcher::Matcher>()?;
+    m.add_class::<gate::Gate>()?;
     m.add("SieveError", py.get_type::<errors::SieveError>())?;
     m.add("GrammarError", py.get_type::<errors::GrammarError>())?;
     m.add("MatcherError", py.get_type::<errors::MatcherError>())?;
@@ -30,6 +33,8 @@ fn _sieve(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(batch::fill_next_token_bitmask_draft, m)?)?;
     m.add_function(wrap_pyfunction!(batch::consume_token_batch, m)?)?;
     m.add_function(wrap_pyfunction!(batch::apply_token_bitmask_inplace, m)?)?;
+    m.add_function(wrap_pyfunction!(presets::preset_families, m)?)?;
+    m.add_function(wrap_pyfunction!(presets::structural_tag_preset, m)?)?;
     m.add_function(wrap_pyfunction!(executor::set_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(executor::get_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(executor::shutdown_threads, m)?)?;

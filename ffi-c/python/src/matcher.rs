@@ -14,7 +14,9 @@ use sieve_core::error::MatcherError as CoreMatcherError;
 
 use crate::buffers;
 use crate::errors::matcher_error;
+use crate::gate::Gate;
 use crate::grammar::Grammar;
+use sieve_core::GatePhase;
 
 /// A matcher: create one per request from a compiled `Grammar` (cheap); thread-safe (each
 /// call locks it), so one matcher may be handed between threads.
@@ -62,11 +64,41 @@ impl Matcher {
 
 #[pymethods]
 impl Matcher {
+    /// A matcher at the start of `grammar`; with `gate` (a `sieve.Gate` built for the same
+    /// tokenizer) the grammar waits behind its reasoning phase and triggers.
     #[new]
-    fn new(grammar: &Grammar) -> Matcher {
-        Matcher {
-            inner: Mutex::new(sieve_core::Matcher::new(&grammar.grammar)),
-        }
+    #[pyo3(signature = (grammar, gate=None))]
+    fn new(grammar: &Grammar, gate: Option<&Gate>) -> PyResult<Matcher> {
+        let m = match gate {
+            None => sieve_core::Matcher::new(&grammar.grammar),
+            Some(g) => {
+                if !std::sync::Arc::ptr_eq(g.gate.vocab(), grammar.grammar.vocab()) {
+                    return Err(PyValueError::new_err(
+                        "the gate and the grammar were built for different sieve.Tokenizer objects",
+                    ));
+                }
+                sieve_core::Matcher::with_gate(&grammar.grammar, &g.gate)
+            }
+        };
+        Ok(Matcher {
+            inner: Mutex::new(m),
+        })
+    }
+
+    /// The gate's phase: `"reasoning"`, `"waiting"` (for a trigger) or `"active"`; None for
+    /// a matcher without a gate.
+    fn gate_phase(&self) -> Option<&'static str> {
+        self.lock().gate_phase().map(|p| match p {
+            GatePhase::Reasoning => "reasoning",
+            GatePhase::Waiting => "waiting",
+            GatePhase::Active => "active",
+        })
+    }
+
+    /// True when the next mask allows every token (reasoning within its budget, or waiting
+    /// where no token completes a rejected trigger): the host may skip the mask. O(1), exact.
+    fn is_unconstrained(&self) -> bool {
+        self.lock().is_unconstrained()
     }
 
     /// Writes the next-token mask into row `index` of `bitmask` (an int32 numpy array or CPU

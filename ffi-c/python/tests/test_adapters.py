@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import sieve
+import sieve.sglang
 from sieve.sglang import SieveGrammarBackend
 from sieve.vllm import SieveBackend
 
@@ -27,8 +28,8 @@ def greedy_text(tok, matcher_step, fill, steps=200):
 
 def test_vllm_shape(llama3):
     torch = pytest.importorskip("torch")
-    backend = SieveBackend(llama3, llama3.vocab_size, num_speculative_tokens=2)
-    bitmask = backend.allocate_token_bitmask(4)
+    backend = SieveBackend(None, tokenizer=llama3, vocab_size=llama3.vocab_size)
+    bitmask = backend.allocate_token_bitmask(12)
     assert bitmask.shape == (12, llama3.mask_words) and bitmask.dtype == torch.int32
     g = backend.compile_grammar("CHOICE", json.dumps(["yes", "no", "maybe"]))
     yes = llama3.greedy_tokenize(b"yes")
@@ -66,7 +67,9 @@ def test_vllm_shape(llama3):
 def test_sglang_shape(llama3):
     pytest.importorskip("torch")
     backend = SieveGrammarBackend(llama3)
-    assert backend.dispatch_ebnf("root ::= (") is None and backend.last_error is not None
+    bad = backend.dispatch_ebnf("root ::= (")
+    assert bad.error_message and backend.last_error is not None
+    assert not isinstance(bad, sieve.sglang.SieveGrammarObject)
     g = backend.dispatch_json('{"type": "object", "properties": {"k": {"const": "v"}}, '
                               '"required": ["k"], "additionalProperties": false}')
     mask = g.allocate_vocab_mask(llama3.vocab_size, 2, "cpu")

@@ -62,7 +62,7 @@ def test_engine_backends_turn_the_cache_on(small_vocab):
 
     tok = small_vocab
     try:
-        backend = SieveBackend(tok, tok.vocab_size)
+        backend = SieveBackend(None, tokenizer=tok, vocab_size=tok.vocab_size)
         assert tok.compile_cache_stats()["max_bytes"] == 512 << 20
         spec = '{"type": "object", "properties": {"a": {"type": "integer"}}}'
         before = tok.compile_cache_stats()
@@ -73,7 +73,7 @@ def test_engine_backends_turn_the_cache_on(small_vocab):
         # A cache already on is left as it is; 0 does not touch it.
         tok.set_compile_cache(1 << 20)
         SieveGrammarBackend(tok)
-        SieveBackend(tok, tok.vocab_size, compile_cache_bytes=0)
+        SieveBackend(None, tokenizer=tok, vocab_size=tok.vocab_size, compile_cache_bytes=0)
         assert tok.compile_cache_stats()["max_bytes"] == 1 << 20
         assert SieveGrammarBackend(tok).dispatch_json(spec) is not None
         assert tok.compile_cache_stats()["hits"] == after["hits"] + 1

@@ -141,3 +141,51 @@ def test_generate_json_schema(model_and_tokenizer):
         assert replay.is_allowed(t), f"token {t} ({hf_tok.decode([t])!r}) was not allowed"
         assert replay.consume_token(t)
     assert replay.is_accepting() or replay.is_stopped()
+
+
+def test_generate_reasoning_then_json(model_and_tokenizer):
+    """A reasoning gate in front of the schema: free text until the end token, then JSON.
+    SmolLM2 has no `</think>` token, so its `<|im_start|>` stands in for it; a reasoning
+    budget of 12 tokens makes the gate force it, so the test does not depend on the model
+    choosing to stop thinking."""
+    import torch
+    from transformers import LogitsProcessorList
+
+    from sieve.hf import SieveLogitsProcessor
+
+    model, hf_tok = model_and_tokenizer
+    tok = sieve.Tokenizer.from_huggingface(hf_tok, n_vocab=model.config.vocab_size)
+    end = "<|im_start|>"
+    end_id = hf_tok.convert_tokens_to_ids(end)
+    gate = sieve.Gate(tok, reasoning_end=[end], reasoning_budget=12)
+    assert gate.reasoning_end_tokens == [end_id]
+    grammar = sieve.Grammar.json_schema(tok, SCHEMA)
+    processor = SieveLogitsProcessor(grammar, gate=gate)
+    messages = [
+        {"role": "system", "content": "Think step by step, then reply with JSON."},
+        {"role": "user", "content": "Describe a person as a JSON object with a string "
+                                    "\"name\" and an integer \"age\"."},
+    ]
+    prompt = hf_tok.apply_chat_template(messages, add_generation_prompt=True,
+                                        return_tensors="pt", return_dict=True)
+    input_ids = prompt["input_ids"]
+    eos = list(tok.eos_token_ids)
+    with torch.no_grad():
+        out = model.generate(input_ids, attention_mask=prompt.get("attention_mask"),
+                             logits_processor=LogitsProcessorList([processor]),
+                             do_sample=False, max_new_tokens=12 + 1 + MAX_NEW_TOKENS,
+                             eos_token_id=eos, pad_token_id=eos[0])
+    new_tokens = out[0, input_ids.shape[1]:].tolist()
+    assert end_id in new_tokens, "the reasoning never ended"
+    cut = new_tokens.index(end_id)
+    assert cut <= 12, f"the reasoning ran {cut} tokens past its budget of 12"
+    thought = hf_tok.decode(new_tokens[:cut], skip_special_tokens=True)
+    answer = hf_tok.decode(new_tokens[cut + 1:], skip_special_tokens=True)
+    print(f"reasoning {thought!r}, then {answer!r}", file=sys.stderr)
+    check_schema(json.loads(answer))
+    replay = sieve.Matcher(grammar, gate=gate)
+    for t in new_tokens:
+        assert replay.is_allowed(t), f"token {t} ({hf_tok.decode([t])!r}) was not allowed"
+        assert replay.consume_token(t)
+    assert replay.gate_phase() == "active"
+    assert replay.is_accepting() or replay.is_stopped()

@@ -19,6 +19,7 @@ Adapters: `sieve.hf` (a transformers LogitsProcessor), `sieve.vllm` and `sieve.s
 """
 
 from ._sieve import (
+    Gate,
     Grammar,
     GrammarError,
     JsonOptions,
@@ -37,6 +38,7 @@ from ._sieve import (
 )
 
 __all__ = [
+    "Gate",
     "Grammar",
     "GrammarError",
     "JsonOptions",

@@ -8,9 +8,13 @@
 One matcher per batch row, created at the first call (the prompt is not consumed: the
 grammar constrains what is generated). For greedy search and sampling; beam search reorders
 rows, which this processor does not follow. Use a new processor for each `generate` call.
+
+With `gate` (a `sieve.Gate`: a reasoning phase, triggers) the grammar waits behind it:
+`SieveLogitsProcessor(grammar, gate=sieve.presets.reasoning_gate(tok, "qwen3"))` lets the
+model think freely until `</think>`, then constrains the answer.
 """
 
-from ._sieve import Grammar, Matcher, fill_next_token_bitmask_batch
+from ._sieve import Gate, Grammar, Matcher, fill_next_token_bitmask_batch
 
 try:  # transformers' base class, when installed (it only fixes the call signature)
     from transformers import LogitsProcessor as _Base
@@ -21,8 +25,9 @@ __all__ = ["SieveLogitsProcessor"]
 
 
 class SieveLogitsProcessor(_Base):
-    def __init__(self, grammar: Grammar):
+    def __init__(self, grammar: Grammar, gate: Gate = None):
         self.grammar = grammar
+        self.gate = gate
         self.matchers = None
         self._seen = 0
         self._bitmask = None
@@ -34,7 +39,7 @@ class SieveLogitsProcessor(_Base):
 
         batch, length = input_ids.shape
         if self.matchers is None:
-            self.matchers = [Matcher(self.grammar) for _ in range(batch)]
+            self.matchers = [Matcher(self.grammar, gate=self.gate) for _ in range(batch)]
             self._seen = length
             words = (self.grammar.vocab_size + 31) // 32
             self._bitmask = torch.empty((batch, words), dtype=torch.int32)

@@ -1,31 +1,98 @@
-"""The method names of SGLang's grammar backends
-(`python/sglang/srt/constrained/base_grammar_backend.py`); SGLang is not imported.
+"""sieve as an SGLang grammar backend (`--grammar-backend sieve`).
 
-| SGLang                                         | sieve                                        |
-|------------------------------------------------|----------------------------------------------|
-| `BaseGrammarBackend.dispatch_json(key)`        | `Grammar.json_schema` (`"$$ANY$$"`: any JSON object) |
-| `dispatch_regex` / `dispatch_ebnf` / `dispatch_structural_tag` | `Grammar.regex` / `Grammar.gbnf` / `Grammar.structural_tag` |
-| `BaseGrammarObject.accept_token(token)`        | `Matcher.consume_token` (raises on a rejected token) |
-| `rollback(k)`, `is_terminated()`, `copy()`     | `Matcher.rollback`, `is_stopped`, a new matcher on the same grammar |
-| `allocate_vocab_mask(vocab_size, batch, device)` | int32 `(batch, words)` CPU tensor          |
-| `fill_vocab_mask(mask, idx)`                   | `Matcher.fill_next_token_bitmask(mask, idx)` |
-| `move_vocab_mask(mask, device)` (static)       | `mask.to(device, non_blocking=True)`         |
-| `apply_vocab_mask(logits, mask)` (static)      | `sieve.torch.apply_token_bitmask_inplace`    |
-| `try_jump_forward(tokenizer)`                  | `Matcher.compute_ff_tokens` (None when nothing is forced) |
+`pip install ./ffi-c/python` registers the entry point `sieve = sieve.sglang:register` in
+the group `sglang.srt.plugins`; SGLang's `load_plugins()` runs it in every process before
+the server arguments are parsed, and it adds `sieve` to `--grammar-backend`'s choices and
+to SGLang's backend registry (`register_grammar_backend`). Set `SGLANG_PLUGINS` to a list
+without `sieve` to keep it out.
+
+With SGLang installed, `SieveGrammarBackend` and `SieveGrammarObject` subclass SGLang's own
+`BaseGrammarBackend` and `BaseGrammarObject` (`sglang/srt/constrained/base_grammar_backend.py`);
+without it they are plain classes with the same methods (for engines of your own).
+
+| SGLang                                              | sieve                                    |
+|-----------------------------------------------------|------------------------------------------|
+| `dispatch_json` (`"$$ANY$$"`: any object), `dispatch_regex`, `dispatch_ebnf` (GBNF or Lark), `dispatch_structural_tag` | `Grammar.json_schema`, `Grammar.regex`, `Grammar.gbnf` / `Grammar.lark`, `Grammar.structural_tag` |
+| a grammar that fails to compile                     | SGLang's `InvalidGrammarObject(message)`: that request is aborted with the message, the next one is served |
+| `accept_token`, `rollback(k)`, `is_terminated()`    | `Matcher.consume_token` (raises on a rejected token), `rollback`, `is_stopped` |
+| `fill_vocab_mask(mask, idx)`, `fill_vocab_mask_batched(entries, mask)` | `Matcher.fill_next_token_bitmask`, `sieve.fill_next_token_bitmask_batch` (one call, thread pool, GIL released) |
+| `allocate_vocab_mask`, `reset_vocab_mask`, `move_vocab_mask`, `apply_vocab_mask` | int32 `(batch, words)` CPU tensor, `fill_(-1)`, `.to(device)`, `sieve.torch.apply_token_bitmask_inplace` |
+| `copy()`                                            | a new matcher on the same compiled grammar |
+| `try_jump_forward`                                  | `Matcher.compute_ff_tokens` (None when nothing is forced) |
+| reasoning (`--reasoning-parser`)                    | a `sieve.Gate` on the think-end token: every token is free until it, then the grammar; a request's `thinking_budget` becomes the gate's reasoning budget |
+
+A registered backend bypasses SGLang's `ReasonerGrammarBackend`, so reasoning is handled
+here: the backend asks SGLang's `ReasoningParser` for the parser's think-end text and needs
+it to be one token of the tokenizer (true of Qwen 3, DeepSeek-R1, Kimi, GLM). Not done:
+`--enable-strict-thinking` (refused at start-up with a message, not ignored) and jump-forward
+retokenization (`jump_forward_str_state` returns no text, as SGLang's LLGuidance backend).
 """
 
-from ._sieve import Grammar, GrammarError, JsonOptions, Matcher, Tokenizer
+import logging
 
-__all__ = ["SieveGrammarBackend", "SieveGrammarObject"]
+from ._sieve import (
+    Gate,
+    Grammar,
+    GrammarError,
+    JsonOptions,
+    Matcher,
+    Tokenizer,
+    fill_next_token_bitmask_batch,
+)
+
+try:  # SGLang's own base classes when it is installed.
+    from sglang.srt.constrained.base_grammar_backend import (
+        BaseGrammarBackend as _BackendBase,
+        BaseGrammarObject as _ObjectBase,
+        InvalidGrammarObject as _Invalid,
+    )
+
+    HAVE_SGLANG = True
+except Exception:  # noqa: BLE001 -- not installed, or an import that needs a GPU
+    HAVE_SGLANG = False
+
+    class _ObjectBase:
+        def __init__(self):
+            self.finished = False
+            self.grammar_stats = None
+            self.current_token = None
+
+    class _BackendBase:
+        def __init__(self):
+            self.cache = {}
+
+    class _Invalid(_ObjectBase):
+        def __init__(self, error_message="Unknown grammar error"):
+            super().__init__()
+            self.error_message = error_message
 
 
-class SieveGrammarObject:
-    def __init__(self, grammar: Grammar, matcher: Matcher = None):
+__all__ = ["HAVE_SGLANG", "SieveGrammarBackend", "SieveGrammarObject", "register"]
+
+logger = logging.getLogger(__name__)
+
+_BUDGET = "|sieve_think_budget="
+
+
+class SieveGrammarObject(_ObjectBase):
+    """One request's grammar state: SGLang's `BaseGrammarObject` over a `sieve.Matcher`."""
+
+    def __init__(self, grammar: Grammar, gate: Gate = None, matcher: Matcher = None):
+        super().__init__()
         self.grammar = grammar
+        self.gate = gate
         self.matcher = matcher if matcher is not None else Matcher(grammar)
-        self.finished = False
+
+    def maybe_init_reasoning(self, reasoning: bool) -> None:
+        """Called by SGLang before decoding: a request that reasons first gets a matcher
+        behind the backend's reasoning gate (the grammar starts after the think-end token)."""
+        if reasoning and self.gate is not None:
+            self.matcher = Matcher(self.grammar, gate=self.gate)
+        else:
+            self.matcher = Matcher(self.grammar)
 
     def accept_token(self, token: int) -> None:
+        self.current_token = token
         if not self.matcher.consume_token(token):
             raise ValueError(f"token {token} rejected: {self.matcher.get_error()}")
 
@@ -44,6 +111,22 @@ class SieveGrammarObject:
         self.matcher.fill_next_token_bitmask(vocab_mask, idx)
 
     @staticmethod
+    def fill_vocab_mask_batched(entries, vocab_mask) -> None:
+        """Every listed row in one call on sieve's thread pool (GIL released); rows not
+        listed are left as they are. Entries of other backends' objects go one by one."""
+        mine = [e for e in entries if isinstance(e.grammar, SieveGrammarObject)]
+        if mine:
+            fill_next_token_bitmask_batch([e.grammar.matcher for e in mine], vocab_mask,
+                                          [e.row for e in mine])
+        for e in entries:
+            if not isinstance(e.grammar, SieveGrammarObject):
+                e.grammar.fill_vocab_mask(vocab_mask, e.row)
+
+    @staticmethod
+    def reset_vocab_mask(vocab_mask) -> None:
+        vocab_mask.fill_(-1)
+
+    @staticmethod
     def move_vocab_mask(vocab_mask, device):
         return vocab_mask.to(device, non_blocking=True)
 
@@ -54,7 +137,7 @@ class SieveGrammarObject:
         apply_token_bitmask_inplace(logits, vocab_mask)
 
     def copy(self) -> "SieveGrammarObject":
-        return SieveGrammarObject(self.grammar)
+        return SieveGrammarObject(self.grammar, self.gate)
 
     def try_jump_forward(self, tokenizer):
         """`(forced token ids, forced text)` when the grammar forces a continuation, else
@@ -65,7 +148,7 @@ class SieveGrammarObject:
         return ff, self.matcher.compute_ff_bytes().decode("utf-8", "replace")
 
     def jump_forward_str_state(self, helper):
-        return helper[1], -1
+        return "", -1
 
     def jump_and_retokenize(self, old_output_ids, new_output_ids, next_state) -> None:
         """Re-synchronizes after SGLang retokenized the output: roll back the tokens that
@@ -78,29 +161,70 @@ class SieveGrammarObject:
         self.matcher.consume_tokens(list(new_output_ids[k:]))
 
 
-class SieveGrammarBackend:
-    """SGLang's `BaseGrammarBackend` dispatch methods. Invalid grammars return None (SGLang
-    treats that as "no grammar"; the error is kept in `last_error`).
+class SieveGrammarBackend(_BackendBase):
+    """SGLang's `BaseGrammarBackend` for sieve. `tokenizer`: a `sieve.Tokenizer` or the
+    Hugging Face tokenizer SGLang passes; `vocab_size`: the logits width.
 
+    `think_end`: token ids or special-token names ending a reasoning block (None: requests
+    that reason are not supported: the grammar applies from the first token).
     `compile_cache_bytes` (default 512 MiB): turns on the tokenizer's compile cache if it is
     off (0 leaves it as it is); a request sent again compiles in microseconds."""
 
     def __init__(self, tokenizer, vocab_size: int = None, *, json_options: JsonOptions = None,
-                 compile_cache_bytes: int = 512 << 20):
+                 think_end=None, compile_cache_bytes: int = 512 << 20):
+        super().__init__()
         if not isinstance(tokenizer, Tokenizer):
             tokenizer = Tokenizer.from_huggingface(tokenizer, n_vocab=vocab_size)
         if compile_cache_bytes and tokenizer.compile_cache_stats()["max_bytes"] == 0:
             tokenizer.set_compile_cache(compile_cache_bytes)
         self.tokenizer = tokenizer
         self.json_options = json_options
+        self.think_end = None if think_end is None else list(think_end)
+        self._gates = {}
         self.last_error = None
+
+    def _gate(self, budget):
+        if self.think_end is None:
+            return None
+        if budget not in self._gates:
+            self._gates[budget] = Gate(self.tokenizer, reasoning_end=self.think_end,
+                                       reasoning_budget=budget)
+        return self._gates[budget]
+
+    def get_request_grammar_key(self, key, *, input_ids, thinking_budget):
+        """A request's thinking budget is part of its grammar (a gate per budget)."""
+        if thinking_budget is None or self.think_end is None:
+            return key
+        return (f"{key[0]}{_BUDGET}{int(thinking_budget)}", key[1])
+
+    def _init_value_dispatch(self, key, require_reasoning):
+        key_type, key_string = key
+        budget = None
+        if _BUDGET in key_type:
+            key_type, b = key_type.split(_BUDGET, 1)
+            budget = max(0, int(b))
+        if key_type == "json":
+            obj = self.dispatch_json(key_string)
+        elif key_type == "regex":
+            obj = self.dispatch_regex(key_string)
+        elif key_type in ("ebnf", "full_assistant_ebnf"):
+            obj = self.dispatch_ebnf(key_string)
+        elif key_type == "structural_tag":
+            obj = self.dispatch_structural_tag(key_string)
+        else:
+            obj = _Invalid(f"sieve: unsupported grammar type {key_type!r}")
+        if isinstance(obj, SieveGrammarObject):
+            obj.gate = self._gate(budget)
+            obj.maybe_init_reasoning(require_reasoning)
+        return obj
 
     def _make(self, build):
         try:
             return SieveGrammarObject(build())
-        except GrammarError as e:
+        except (GrammarError, ValueError) as e:
             self.last_error = e
-            return None
+            logger.error("sieve: grammar failed to compile: %s", e)
+            return _Invalid(str(e))
 
     def dispatch_json(self, key_string: str):
         schema = '{"type": "object"}' if key_string == "$$ANY$$" else key_string
@@ -111,8 +235,48 @@ class SieveGrammarBackend:
         return self._make(lambda: Grammar.regex(self.tokenizer, key_string))
 
     def dispatch_ebnf(self, key_string: str):
-        return self._make(lambda: Grammar.gbnf(self.tokenizer, key_string))
+        syntax = "gbnf" if "::=" in key_string else "lark"
+        return self._make(lambda: Grammar(self.tokenizer, syntax, key_string,
+                                          json_options=self.json_options))
 
     def dispatch_structural_tag(self, key_string: str):
         return self._make(lambda: Grammar.structural_tag(self.tokenizer, key_string,
                                                          json_options=self.json_options))
+
+
+def _think_end_ids(tokenizer, parser_name):
+    """The think-end token of SGLang's reasoning parser `parser_name`, as one token id."""
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+
+    detector = ReasoningParser(model_type=parser_name, stream_reasoning=False,
+                               tokenizer=tokenizer).detector
+    ids = list(detector.get_think_end_token_ids(tokenizer))
+    if len(ids) != 1:
+        raise ValueError(
+            f"sieve: the reasoning parser {parser_name!r} ends reasoning with "
+            f"{detector.think_end_token!r}, {len(ids)} tokens; sieve's reasoning gate needs "
+            "one token")
+    return ids
+
+
+def _init_backend(server_args, tokenizer, vocab_size, eos_token_ids=None):
+    """SGLang's `init_func(server_args, tokenizer, vocab_size, eos_token_ids)`."""
+    from sglang.srt.runtime_context import get_serving
+
+    serving = get_serving()
+    if getattr(serving, "enable_strict_thinking", False):
+        raise ValueError("sieve's SGLang backend does not implement --enable-strict-thinking")
+    parser = getattr(serving, "reasoning_parser", None)
+    think_end = _think_end_ids(tokenizer, parser) if parser else None
+    return SieveGrammarBackend(tokenizer, vocab_size, think_end=think_end)
+
+
+def register() -> None:
+    """The `sglang.srt.plugins` entry point: `--grammar-backend sieve` becomes a choice and
+    selects `SieveGrammarBackend` through SGLang's registry. Safe to run more than once."""
+    from sglang.srt.arg_groups.choices import GRAMMAR_BACKEND_CHOICES, add_grammar_backend_choices
+    from sglang.srt.constrained.base_grammar_backend import register_grammar_backend
+
+    if "sieve" not in GRAMMAR_BACKEND_CHOICES:
+        add_grammar_backend_choices(["sieve"])
+    register_grammar_backend("sieve", _init_backend)

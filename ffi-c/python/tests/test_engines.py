@@ -1,0 +1,398 @@
+"""sieve inside the real serving engines, installed from PyPI (CPU): SGLang selects it
+through its plugin entry point and backend registry, vLLM through its general-plugin hook.
+Each test drives the engine's own code (SGLang's `GrammarManager` and
+`SamplingBatchInfo.update_regex_vocab_mask`, vLLM's `StructuredOutputManager`) in the
+engine's call order, walks a valid document per request, and compares every mask row with a
+`sieve.Matcher` on the same grammar driven directly.
+
+What the engines' own objects need and cannot have here is stubbed, and nothing else: the
+scheduler and model config (SGLang), `VllmConfig` and the request object (vLLM); no GPU,
+no model weights. Without SGLang or vLLM installed the tests skip with a SKIP line
+(`ffi-c/python/ci.sh` installs them with SIEVE_PY_ENGINES=1).
+"""
+
+import json
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import sieve
+from conftest import skip
+
+SCHEMA = {"type": "object", "properties": {"name": {"type": "string"},
+                                           "age": {"type": "integer"}},
+          "required": ["name", "age"], "additionalProperties": False}
+TAG = {"type": "structural_tag", "format": {
+    "type": "triggered_tags", "triggers": ["<f>"], "tags": [{
+        "type": "tag", "begin": "<f>", "end": "</f>",
+        "content": {"type": "json_schema", "json_schema": {
+            "type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}}}]}}
+
+# (kind, spec, a valid output); kinds as SGLang names them.
+REQUESTS = [
+    ("json", json.dumps(SCHEMA), '{"name": "Ada", "age": 36}'),
+    ("regex", r"\d{3}-\d{4}", "555-1234"),
+    ("ebnf", 'root ::= "yes" | "no" | "maybe"', "maybe"),
+    ("ebnf", 'start: "x" /[0-9]+/', "x42"),
+    ("structural_tag", json.dumps(TAG), 'ok <f>{"a": 7}</f> done'),
+    ("json", json.dumps(SCHEMA), '{"name": "Bo", "age": 1}'),  # the same schema again
+]
+EOS = {"llama3": "<|eot_id|>", "qwen3": "<|im_end|>"}
+
+
+def hf_tokenizer(shared, name):
+    transformers = pytest.importorskip("transformers")
+    return transformers.PreTrainedTokenizerFast(
+        tokenizer_file=str(shared / "tokenizers" / f"{name}.json"), eos_token=EOS[name])
+
+
+def reference(tok, kind, spec, gate=None):
+    """The Rust matcher, compiled and driven directly (no engine, no adapter)."""
+    if kind == "json":
+        g = sieve.Grammar.json_schema(tok, spec)
+    elif kind == "regex":
+        g = sieve.Grammar.regex(tok, spec)
+    elif kind == "ebnf":
+        g = sieve.Grammar(tok, "gbnf" if "::=" in spec else "lark", spec)
+    else:
+        g = sieve.Grammar.structural_tag(tok, spec)
+    return sieve.Matcher(g, gate=gate)
+
+
+def ref_row(m, words):
+    row = np.zeros(words, dtype=np.int32)
+    m.fill_next_token_bitmask(row)
+    return row
+
+
+def walk_tokens(tok, text, eos):
+    ids = tok.greedy_tokenize(text.encode())
+    assert ids is not None
+    return ids + [eos]
+
+
+# ------------------------------------------------------------------------------- SGLang
+
+
+def sglang_modules():
+    try:
+        from sglang.srt.constrained import base_grammar_backend as base
+        from sglang.srt.constrained.grammar_manager import GrammarManager
+        from sglang.srt.sampling.sampling_batch_info import SamplingBatchInfo
+        from sglang.srt.runtime_context import get_context
+    except Exception as e:  # noqa: BLE001
+        skip(f"SGLang is not importable here ({type(e).__name__}: {e}); "
+             "ffi-c/python/ci.sh installs it with SIEVE_PY_ENGINES=1")
+    return base, GrammarManager, SamplingBatchInfo, get_context
+
+
+class FakeReq:
+    """The fields of SGLang's `Req` that `GrammarManager` reads and writes."""
+
+    def __init__(self, rid, kind, spec, reasoning=False, budget=None):
+        sp = dict(json_schema=None, regex=None, ebnf=None, structural_tag=None)
+        sp[{"json": "json_schema"}.get(kind, kind)] = spec
+        custom = {"thinking_budget": budget} if budget is not None else None
+        self.sampling_params = SimpleNamespace(ebnf_full_assistant=False, custom_params=custom,
+                                               **sp)
+        self.rid, self.origin_input_ids, self.require_reasoning = rid, [1, 2, 3], reasoning
+        self.grammar, self.grammar_key, self.grammar_wait_ct = None, None, 0
+        self.aborted = None
+
+    def set_finish_with_abort(self, msg):
+        self.aborted = msg
+
+    def finished(self):
+        return self.aborted is not None
+
+
+def sglang_manager(hf, vocab_size, reasoning_parser):
+    _, GrammarManager, _, _ = sglang_modules()
+    scheduler = SimpleNamespace(
+        server_args=None, tokenizer=hf,
+        model_config=SimpleNamespace(vocab_size=vocab_size, hf_eos_token_id={hf.eos_token_id},
+                                     think_end_ids=None),
+        dp_tp_cpu_group=None, pp_group=None,
+        dp_tp_group=SimpleNamespace(world_size=1, first_rank=0, is_first_rank=True))
+    from sglang.srt.runtime_context import get_parallel
+
+    with get_parallel().override(pp_rank=0, pp_size=1):  # one process, no pipeline
+        return GrammarManager(scheduler)
+
+
+def sglang_admit(manager, reqs):
+    """`process_req_with_grammar`, then `get_ready_grammar_requests` until all are out."""
+    for r in reqs:
+        manager.process_req_with_grammar(r)
+    ready, deadline = [], time.monotonic() + 120
+    while manager.has_waiting_grammars() and time.monotonic() < deadline:
+        ready += manager.get_ready_grammar_requests()
+    assert not manager.has_waiting_grammars()
+    return ready
+
+
+def sglang_decode(SamplingBatchInfo, reqs, walks, refs, vocab_size):
+    """SGLang's decode loop: `update_regex_vocab_mask` (allocate, `fill_vocab_mask_batched`,
+    move), `GrammarMask.apply` on the logits, the sampled token, `accept_token`, then
+    `grammar.finished`. The "model" prefers the next token of each walk."""
+    import torch
+
+    steps = max(len(w) for w in walks)
+    for step in range(steps):
+        live = [i for i, w in enumerate(walks) if step < len(w)]
+        info = SimpleNamespace(grammars=[reqs[i].grammar for i in live], vocab_size=vocab_size,
+                               temperatures=torch.ones(len(live)), device="cpu")
+        SamplingBatchInfo.update_regex_vocab_mask(info)
+        mask = info.grammar_mask.vocab_mask
+        logits = torch.zeros((len(live), vocab_size))
+        for row, i in enumerate(live):
+            logits[row, walks[i][step]] = 10.0
+        info.grammar_mask.apply(logits)
+        for row, i in enumerate(live):
+            words = mask.shape[1]
+            assert np.array_equal(mask[row].numpy(), ref_row(refs[i], words)), \
+                f"request {i} step {step}: SGLang's mask differs from the matcher's"
+            t = int(logits[row].argmax())
+            assert t == walks[i][step], f"request {i} step {step}: the walk's token is masked"
+            reqs[i].grammar.accept_token(t)
+            reqs[i].grammar.finished = False
+            assert refs[i].consume_token(t)
+    for i in range(len(walks)):
+        assert reqs[i].grammar.is_terminated(), f"request {i} did not end"
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen3"])
+def test_sglang_selects_sieve_and_matches_the_matcher(shared, name):
+    pytest.importorskip("torch")
+    base, _, SamplingBatchInfo, get_context = sglang_modules()
+    from importlib.metadata import entry_points
+
+    from sglang.srt.arg_groups.choices import GRAMMAR_BACKEND_CHOICES
+    from sglang.srt.plugins import load_plugins
+
+    assert any(ep.value == "sieve.sglang:register"
+               for ep in entry_points(group="sglang.srt.plugins")), "entry point not installed"
+    load_plugins()
+    assert "sieve" in GRAMMAR_BACKEND_CHOICES and "sieve" in base.GRAMMAR_BACKEND_REGISTRY
+
+    hf = hf_tokenizer(shared, name)
+    vocab_size = len(hf)
+    reasoning = "qwen3" if name == "qwen3" else None
+    with get_context().override_server_args(grammar_backend="sieve",
+                                            reasoning_parser=reasoning):
+        manager = sglang_manager(hf, vocab_size, reasoning)
+    backend = manager.grammar_backend
+    assert isinstance(backend, sieve.sglang.SieveGrammarBackend)
+    assert isinstance(backend, base.BaseGrammarBackend)
+
+    tok = sieve.Tokenizer.from_huggingface(hf, n_vocab=vocab_size)
+    eos = tok.eos_token_ids[0]
+    reqs = [FakeReq(f"r{i}", k, s) for i, (k, s, _) in enumerate(REQUESTS)]
+    walks = [walk_tokens(tok, text, eos) for _, _, text in REQUESTS]
+    refs = [reference(tok, k, s) for k, s, _ in REQUESTS]
+    if reasoning:
+        think_end = hf.convert_tokens_to_ids("</think>")
+        gate = sieve.Gate(tok, reasoning_end=[think_end])
+        thought = tok.greedy_tokenize(b"Let me think.")
+        reqs.append(FakeReq("think", "json", json.dumps(SCHEMA), reasoning=True))
+        walks.append(thought + [think_end] + walk_tokens(tok, '{"name": "Cy", "age": 2}', eos))
+        refs.append(reference(tok, "json", json.dumps(SCHEMA), gate))
+    bad = FakeReq("bad", "regex", "(unclosed")
+    ready = sglang_admit(manager, reqs[:3] + [bad] + reqs[3:])
+    assert len(ready) == len(reqs) + 1
+    assert bad.aborted and "Failed to compile regex grammar" in bad.aborted
+    assert isinstance(bad.grammar, base.InvalidGrammarObject)
+    for r in reqs:
+        assert r.aborted is None and isinstance(r.grammar, base.BaseGrammarObject)
+    sglang_decode(SamplingBatchInfo, reqs, walks, refs, vocab_size)
+
+    # A schema seen before: SGLang's cache hands a copy back at once (not queued).
+    hit = FakeReq("hit", "json", json.dumps(SCHEMA))
+    assert manager.process_req_with_grammar(hit) is False
+    assert isinstance(hit.grammar, sieve.sglang.SieveGrammarObject)
+    assert hit.grammar.matcher.num_tokens == 0
+    # The same bad grammar again: SGLang's cache hands back the error at once.
+    again = FakeReq("bad2", "regex", "(unclosed")
+    sglang_admit(manager, [again])
+    assert again.aborted and "Failed to compile" in again.aborted
+
+
+def test_sglang_thinking_budget(shared):
+    pytest.importorskip("torch")
+    base, _, SamplingBatchInfo, get_context = sglang_modules()
+    from sglang.srt.plugins import load_plugins
+
+    load_plugins()
+    hf = hf_tokenizer(shared, "qwen3")
+    with get_context().override_server_args(grammar_backend="sieve", reasoning_parser="qwen3"):
+        manager = sglang_manager(hf, len(hf), "qwen3")
+    req = FakeReq("b", "regex", "[0-9]+", reasoning=True, budget=2)
+    sglang_admit(manager, [req])
+    g = req.grammar
+    think_end = hf.convert_tokens_to_ids("</think>")
+    tok = sieve.Tokenizer.from_huggingface(hf)
+    assert len(g.matcher.allowed_tokens()) == tok.vocab_size, "free while reasoning"
+    for text in (b"a", b"b"):  # two reasoning tokens: the budget
+        g.accept_token(tok.greedy_tokenize(text)[0])
+    allowed = g.matcher.allowed_tokens()
+    assert allowed == [think_end], "after the budget only the think-end token is allowed"
+    g.accept_token(think_end)
+    g.rollback(1)
+    assert g.matcher.allowed_tokens() == [think_end]
+
+
+# --------------------------------------------------------------------------------- vLLM
+
+
+def vllm_modules():
+    try:
+        from vllm.sampling_params import SamplingParams, StructuredOutputsParams
+        from vllm.v1.structured_output import StructuredOutputManager
+        from vllm.v1.structured_output.backend_types import StructuredOutputBackend
+        from vllm.v1.structured_output.request import StructuredOutputRequest
+    except Exception as e:  # noqa: BLE001
+        skip(f"vLLM is not importable here ({type(e).__name__}: {e}); "
+             "ffi-c/python/ci.sh installs it with SIEVE_PY_ENGINES=1")
+    return SamplingParams, StructuredOutputsParams, StructuredOutputManager, \
+        StructuredOutputBackend, StructuredOutputRequest
+
+
+# (StructuredOutputsParams field, value, a valid output)
+VLLM_REQUESTS = [
+    ("json", SCHEMA, '{"name": "Ada", "age": 36}'),
+    ("regex", r"\d{3}-\d{4}", "555-1234"),
+    ("choice", ["yes", "no", "maybe"], "no"),
+    ("grammar", 'root ::= "a" [0-9]+', "a12"),
+    ("grammar", 'start: "b" /[0-9]+/', "b7"),
+    ("structural_tag", json.dumps(TAG), 'x <f>{"a": 1}</f>'),
+]
+
+
+def vllm_request(mods, rid, field, value, backend_name):
+    SamplingParams, StructuredOutputsParams, _, _, StructuredOutputRequest = mods
+    params = StructuredOutputsParams(**{field: value})
+    params._backend = backend_name  # what vLLM's input processor sets
+    sp = SimpleNamespace(structured_outputs=params, all_stop_token_ids=set())
+    return SimpleNamespace(request_id=rid, sampling_params=sp, use_structured_output=True,
+                           structured_output_request=StructuredOutputRequest(params=params),
+                           all_token_ids=[1, 2], prompt_token_ids=[1, 2])
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen3"])
+def test_vllm_plugin_serves_the_replaced_backend(shared, name, monkeypatch):
+    pytest.importorskip("torch")
+    mods = vllm_modules()
+    _, _, StructuredOutputManager, StructuredOutputBackend, _ = mods
+    from importlib.metadata import entry_points
+
+    import sieve.vllm
+
+    assert any(ep.value == "sieve.vllm:register"
+               for ep in entry_points(group="vllm.general_plugins")), "entry point not installed"
+    monkeypatch.setenv("SIEVE_VLLM_REPLACE", "guidance")
+    original = StructuredOutputManager.grammar_init
+    import vllm.plugins
+
+    monkeypatch.setattr(vllm.plugins, "plugins_loaded", False)
+    vllm.plugins.load_general_plugins()  # runs sieve.vllm:register through the entry point
+    try:
+        assert StructuredOutputManager.grammar_init.__sieve_replaces__ == "guidance"
+        vllm_drive(shared, name, mods)
+    finally:
+        StructuredOutputManager.grammar_init = original
+
+
+def vllm_drive(shared, name, mods):
+    _, _, StructuredOutputManager, StructuredOutputBackend, _ = mods
+    hf = hf_tokenizer(shared, name)
+    vocab_size, spec = len(hf), 2
+    config = SimpleNamespace(
+        parallel_config=SimpleNamespace(distributed_executor_backend="mp"),
+        scheduler_config=SimpleNamespace(max_num_seqs=16),
+        model_config=SimpleNamespace(skip_tokenizer_init=True, is_diffusion=False,
+                                     get_vocab_size=lambda: vocab_size),
+        structured_outputs_config=SimpleNamespace(enable_in_reasoning=False,
+                                                  reasoning_parser="",
+                                                  reasoning_parser_plugin=""),
+        num_speculative_tokens=spec)
+    manager = StructuredOutputManager(config)
+    # skip_tokenizer_init keeps vLLM from loading a model's tokenizer by name; these are
+    # what __init__ would have set up from it.
+    manager.tokenizer, manager.executor = hf, ThreadPoolExecutor(2)
+
+    tok = sieve.Tokenizer.from_huggingface(hf, n_vocab=vocab_size)
+    eos = tok.eos_token_ids[0]
+    reqs = [vllm_request(mods, f"r{i}", f, v, "guidance") for i, (f, v, _) in
+            enumerate(VLLM_REQUESTS)]
+    bad = vllm_request(mods, "bad", "regex", "(unclosed", "guidance")
+    for r in reqs[:2] + [bad] + reqs[2:]:
+        manager.grammar_init(r)
+    assert isinstance(manager.backend, sieve.vllm.SieveBackend)
+    assert isinstance(manager.backend, StructuredOutputBackend)
+    manager.executor.shutdown(wait=True)
+    assert isinstance(bad.structured_output_request.grammar, Exception), "per-request error"
+    walks = [walk_tokens(tok, text, eos) for _, _, text in VLLM_REQUESTS]
+    kinds = {"json": "json", "regex": "regex", "grammar": "ebnf", "structural_tag":
+             "structural_tag"}
+    refs = []
+    for f, v, _ in VLLM_REQUESTS:
+        if f == "choice":
+            refs.append(sieve.Matcher(sieve.Grammar.regex(tok, "yes|no|maybe")))
+        else:
+            refs.append(reference(tok, kinds[f], v if isinstance(v, str) else json.dumps(v)))
+    vllm_steps(manager, reqs, walks, refs, spec)
+
+
+def vllm_steps(manager, reqs, walks, refs, spec):
+    """vLLM's scheduler order per step: `validate_tokens` on the drafts, `grammar_bitmask`
+    (a row per draft position and the bonus row), then `accept_tokens` with what the target
+    model kept. The drafts are the walk's next `spec` tokens, the last one replaced by a
+    wrong token every third step; the target keeps the drafts that match the walk and adds
+    the walk's next token as the bonus token."""
+    requests = {r.request_id: r for r in reqs}
+    pos, rows, cut = [0] * len(reqs), 0, 0
+    for step in range(200):
+        live = [i for i in range(len(reqs)) if pos[i] < len(walks[i])]
+        if not live:
+            break
+        drafts = {}
+        for i in live:
+            d = list(walks[i][pos[i]: pos[i] + spec])
+            if step % 3 == 2 and d:
+                d[-1] = walks[i][0]
+            v = manager.validate_tokens(reqs[i], d)
+            cut += len(v) < len(d)
+            drafts[reqs[i].request_id] = v + [-1] * (spec - len(v))
+        ids = [reqs[i].request_id for i in live]
+        bitmask = manager.grammar_bitmask(requests, ids, drafts)
+        words = bitmask.shape[1]
+        for block, i in enumerate(live):
+            v = [t for t in drafts[reqs[i].request_id] if t != -1]
+            ref = refs[i]
+            for k in range(len(v) + 1):
+                # vLLM leaves a terminated grammar's row unconstrained (its manager's rule).
+                want = np.full(words, -1, np.int32) if ref.is_stopped() else ref_row(ref, words)
+                assert np.array_equal(bitmask[block * (spec + 1) + k], want), \
+                    f"request {i} step {step} row {k}: vLLM's mask differs from the matcher's"
+                rows += 1
+                if k < len(v):
+                    assert ref.consume_token(v[k])
+            ref.rollback(len(v))
+            kept = []
+            for t in v:
+                if t != walks[i][pos[i] + len(kept)]:
+                    break
+                kept.append(t)
+            if pos[i] + len(kept) < len(walks[i]):
+                kept.append(walks[i][pos[i] + len(kept)])  # the bonus token
+            assert manager.accept_tokens(reqs[i], kept), f"request {i} step {step}: rejected"
+            for t in kept:
+                assert ref.consume_token(t)
+            pos[i] += len(kept)
+    for r in reqs:
+        assert r.structured_output_request.grammar.is_terminated()
+    assert rows > 3 * len(reqs) and cut > 0, (rows, cut)
