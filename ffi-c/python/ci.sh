@@ -26,6 +26,10 @@ pip install -q ./ffi-c/python
 echo "installed in $((SECONDS - start)) s"
 
 pip install -q pytest numpy tokenizers
+# The vocabularies of tests/test_tokenizers.py: SentencePiece and tekken files (packaged in
+# mistral_common), and the `regex` package's partial matching as the brute-force oracle.
+pip install -q sentencepiece protobuf mistral_common regex gguf \
+  || echo "SKIP: python: pip install sentencepiece mistral_common regex gguf failed; tests/test_tokenizers.py skips"
 # The end to end test needs torch + transformers (+ gguf, accelerate to load the GGUF);
 # torch's Linux wheels bring CUDA libraries (about 4 GB), so they can be left out.
 if [ "${SIEVE_PY_E2E:-1}" = 1 ]; then
