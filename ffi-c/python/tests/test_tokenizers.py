@@ -121,6 +121,10 @@ def test_tekken(name):
         assert tok.decode_bytes(ids) == text.encode(), text
     check_masks(tok, table)
     assert st.from_any(mc).vocab_size == mc.n_words
+    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+
+    wrapped = MistralTokenizer.from_file(str(path))  # what vLLM's Mistral mode holds
+    assert st.from_any(wrapped).eos_token_ids == [mc.eos_id]
     assert st.from_any(str(path)).vocab_size == mc.n_words
 
 

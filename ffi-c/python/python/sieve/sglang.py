@@ -30,6 +30,7 @@ retokenization (`jump_forward_str_state` returns no text, as SGLang's LLGuidance
 
 import logging
 
+from .tokenizers import from_any
 from ._sieve import (
     Gate,
     Grammar,
@@ -174,7 +175,7 @@ class SieveGrammarBackend(_BackendBase):
                  think_end=None, compile_cache_bytes: int = 512 << 20):
         super().__init__()
         if not isinstance(tokenizer, Tokenizer):
-            tokenizer = Tokenizer.from_huggingface(tokenizer, n_vocab=vocab_size)
+            tokenizer = from_any(tokenizer, n_vocab=vocab_size)
         if compile_cache_bytes and tokenizer.compile_cache_stats()["max_bytes"] == 0:
             tokenizer.set_compile_cache(compile_cache_bytes)
         self.tokenizer = tokenizer

@@ -172,9 +172,15 @@ def from_any(obj, *, n_vocab=None) -> Tokenizer:
     `.model` (SentencePiece) or `.gguf` file."""
     if isinstance(obj, Tokenizer):
         return obj
-    inner = getattr(getattr(obj, "instruct_tokenizer", None), "tokenizer", obj)
-    if hasattr(inner, "file_path") and type(inner).__name__ == "Tekkenizer":
-        return from_tekken(inner, n_vocab=n_vocab)
+    # mistral_common's MistralTokenizer (`.instruct_tokenizer.tokenizer`), vLLM's wrapper of
+    # it (`.tokenizer`), or the Tekkenizer / SentencePieceTokenizer itself.
+    for inner in (getattr(getattr(obj, "instruct_tokenizer", None), "tokenizer", None),
+                  getattr(obj, "tokenizer", None), obj):
+        kind = type(inner).__name__
+        if kind == "Tekkenizer" and hasattr(inner, "file_path"):
+            return from_tekken(inner, n_vocab=n_vocab)
+        if kind == "SentencePieceTokenizer" and hasattr(inner, "_model"):
+            return from_sentencepiece(inner._model, n_vocab=n_vocab)
     if hasattr(obj, "backend_tokenizer") or hasattr(obj, "to_str"):
         return Tokenizer.from_huggingface(obj, n_vocab=n_vocab)
     if hasattr(obj, "vocab_file") or hasattr(obj, "sp_model"):

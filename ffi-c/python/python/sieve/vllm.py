@@ -36,6 +36,7 @@ import os
 
 from ._sieve import Grammar, JsonOptions, Matcher, Tokenizer, fill_next_token_bitmask_batch
 from ._sieve import fill_next_token_bitmask_draft
+from .tokenizers import from_any
 
 try:  # vLLM's own ABCs when it is installed.
     from vllm.v1.structured_output.backend_types import (
@@ -112,7 +113,7 @@ class SieveBackend(_BackendBase):
         if tokenizer is None or vocab_size is None:
             raise TypeError("SieveBackend needs tokenizer= and vocab_size=")
         if not isinstance(tokenizer, Tokenizer):
-            tokenizer = Tokenizer.from_huggingface(tokenizer, n_vocab=vocab_size)
+            tokenizer = from_any(tokenizer, n_vocab=vocab_size)
         if compile_cache_bytes and tokenizer.compile_cache_stats()["max_bytes"] == 0:
             tokenizer.set_compile_cache(compile_cache_bytes)
         self.vllm_config = vllm_config
