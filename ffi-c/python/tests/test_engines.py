@@ -21,6 +21,8 @@ import numpy as np
 import pytest
 
 import sieve
+import sieve.sglang
+import sieve.vllm
 from conftest import skip
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"},
@@ -396,3 +398,60 @@ def vllm_steps(manager, reqs, walks, refs, spec):
     for r in reqs:
         assert r.structured_output_request.grammar.is_terminated()
     assert rows > 3 * len(reqs) and cut > 0, (rows, cut)
+
+
+def test_sglang_eagle_tree_masks(shared):
+    """SGLang's own EAGLE path (`speculative/spec_utils.generate_token_bitmask`: a DFS over
+    the draft tree with `accept_token`, `fill_vocab_mask`, `rollback`) over sieve's grammar
+    objects, on random trees; each filled row equals a fresh matcher's mask after the node's
+    path, and the grammar ends where it started."""
+    torch = pytest.importorskip("torch")
+    sglang_modules()
+    import random
+
+    from sglang.srt.speculative.spec_utils import generate_token_bitmask
+
+    hf = hf_tokenizer(shared, "llama3")
+    tok = sieve.Tokenizer.from_huggingface(hf)
+    backend = sieve.sglang.SieveGrammarBackend(tok)
+    schema, doc = json.dumps(SCHEMA), '{"name": "Ada", "age": 36}'
+    walk = walk_tokens(tok, doc, tok.eos_token_ids[0])
+    rng = random.Random(7)
+    n, checked = 12, 0
+    for trial in range(40):
+        obj = backend.dispatch_json(schema)
+        start = rng.randrange(len(walk) - 1)
+        for t in walk[:start]:
+            obj.accept_token(t)
+        parents = [-1] + [rng.randrange(i) for i in range(1, n)]
+        depth = [0] * n
+        for i in range(1, n):
+            depth[i] = depth[parents[i]] + 1
+        # Mostly the walk's tokens at that depth (deep valid paths), some random ones.
+        tokens = [walk[start - 1] if start else 0] + [
+            walk[min(start + depth[i] - 1, len(walk) - 1)] if rng.random() < 0.8
+            else rng.randrange(tok.vocab_size) for i in range(1, n)]
+        next_token, next_sibling = [-1] * n, [-1] * n
+        for i in range(n - 1, 0, -1):  # children in index order
+            p = parents[i]
+            next_sibling[i], next_token[p] = next_token[p], i
+        req = SimpleNamespace(grammar=obj)
+        mask, _ = generate_token_bitmask(
+            [req], torch.tensor([next_token]), torch.tensor([next_sibling]),
+            torch.tensor([tokens]), tok.vocab_size)
+        assert obj.matcher.num_tokens == start, "the tree walk must end where it started"
+        for i in range(n):
+            path, node = [], i
+            while node > 0:
+                path.append(tokens[node])
+                node = parents[node]
+            ref = sieve.Matcher(sieve.Grammar.json_schema(tok, schema))
+            ok = ref.consume_tokens(walk[:start])
+            for t in reversed(path):
+                ok = ok and ref.is_allowed(t) and ref.consume_token(t)
+            if not ok or ref.is_stopped():
+                continue  # SGLang fills no row there
+            want = ref_row(ref, mask.shape[1])
+            assert np.array_equal(mask[i].numpy(), want), f"trial {trial} node {i}"
+            checked += 1
+    assert checked > 100, checked
