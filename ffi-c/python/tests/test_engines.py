@@ -455,3 +455,66 @@ def test_sglang_eagle_tree_masks(shared):
             assert np.array_equal(mask[i].numpy(), want), f"trial {trial} node {i}"
             checked += 1
     assert checked > 100, checked
+
+
+def test_vllm_reasoning_then_json(shared, monkeypatch):
+    """vLLM's own reasoning handling (`--reasoning-parser qwen3`) in front of sieve: rows are
+    unconstrained until `</think>`, then the grammar's (equal to a `sieve.Gate`d matcher's);
+    the grammar sees only what follows the reasoning. No speculative tokens."""
+    pytest.importorskip("torch")
+    mods = vllm_modules()
+    _, _, StructuredOutputManager, _, _ = mods
+    from vllm.reasoning import ReasoningParserManager
+
+    monkeypatch.setenv("SIEVE_VLLM_REPLACE", "guidance")
+    original = StructuredOutputManager.grammar_init
+    sieve.vllm.register()
+    try:
+        hf = hf_tokenizer(shared, "qwen3")
+        vocab_size = len(hf)
+        config = SimpleNamespace(
+            parallel_config=SimpleNamespace(distributed_executor_backend="mp"),
+            scheduler_config=SimpleNamespace(max_num_seqs=4),
+            model_config=SimpleNamespace(skip_tokenizer_init=True, is_diffusion=False,
+                                         get_vocab_size=lambda: vocab_size),
+            structured_outputs_config=SimpleNamespace(enable_in_reasoning=False,
+                                                      reasoning_parser="qwen3",
+                                                      reasoning_parser_plugin=""),
+            num_speculative_tokens=0)
+        manager = StructuredOutputManager(config)
+        manager.tokenizer, manager.executor = hf, ThreadPoolExecutor(1)
+        manager.reasoner_cls = ReasoningParserManager.get_reasoning_parser("qwen3")
+        req = vllm_request(mods, "think", "json", SCHEMA, "guidance")
+        manager.grammar_init(req)
+        manager.executor.shutdown(wait=True)
+        assert isinstance(req.structured_output_request.grammar, sieve.vllm.SieveGrammar)
+
+        tok = sieve.Tokenizer.from_huggingface(hf, n_vocab=vocab_size)
+        end = hf.convert_tokens_to_ids("</think>")
+        walk = tok.greedy_tokenize(b"Ages are integers.") + [end] + \
+            walk_tokens(tok, '{"name": "Di", "age": 5}', tok.eos_token_ids[0])
+        ref = sieve.Matcher(sieve.Grammar.json_schema(tok, json.dumps(SCHEMA)),
+                            gate=sieve.Gate(tok, reasoning_end=[end]))
+        constrained = 0
+        for t in walk:
+            bitmask = manager.grammar_bitmask({"think": req}, ["think"], {})
+            words = bitmask.shape[1]
+            if ref.gate_phase() == "reasoning":
+                # vLLM masks the implicit reasoning ends (e.g. `<tool_call>`) that sieve's
+                # grammar would reject as the first content token (asked by validate_tokens).
+                masked = req.structured_output_request.masked_reasoning_end_ids or ()
+                start = sieve.Matcher(sieve.Grammar.json_schema(tok, json.dumps(SCHEMA)))
+                assert all(not start.is_allowed(m) for m in masked)
+                want = np.full(words, -1, np.int32).view(np.uint32)
+                for m in masked:
+                    want[m // 32] &= ~np.uint32(1 << (m % 32))
+                want = want.view(np.int32)
+            else:
+                want, constrained = ref_row(ref, words), constrained + 1
+            assert np.array_equal(bitmask[0], want), f"after {ref.num_tokens} tokens"
+            req.all_token_ids.append(t)
+            assert manager.accept_tokens(req, [t])
+            assert ref.consume_token(t)
+        assert constrained > 5 and req.structured_output_request.grammar.is_terminated()
+    finally:
+        StructuredOutputManager.grammar_init = original
