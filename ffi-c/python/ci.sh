@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python package's CI (run by .ci/run): a fresh virtual environment, the README's one
-# install command (`pip install ./ffi-c/python`), pytest, and the batch benchmark against
-# LLGuidance. A missing piece prints a SKIP line (and the tests that need it print theirs).
+# install command (`pip install ./ffi-c/python`), pytest, the batch benchmark against
+# LLGuidance, the serving engines' tests, and the aarch64 wheel under qemu (aarch64.sh). A
+# missing piece prints a SKIP line (and the tests that need it print theirs).
 #
 #   ffi-c/python/ci.sh            # from anywhere; the venv is target/pyvenv
 #   SIEVE_PY_E2E=0 ffi-c/python/ci.sh   # without torch/transformers (no end-to-end test)
@@ -81,4 +82,7 @@ if [ "${SIEVE_PY_ENGINES:-1}" = 1 ]; then
 else
   echo "SKIP: python: SIEVE_PY_ENGINES=0, vLLM and SGLang not installed; tests/test_engines.py skips"
 fi
+# The aarch64 wheel: cross-compiled, its smoke test run under qemu-aarch64 and compared with
+# this venv's x86-64 build (about 2-3 minutes from a cold target/aarch64-unknown-linux-gnu).
+SIEVE_HOST_PYTHON="$venv/bin/python" bash ffi-c/python/aarch64.sh
 echo "python: $((SECONDS - start)) s"
