@@ -518,3 +518,56 @@ def test_vllm_reasoning_then_json(shared, monkeypatch):
         assert constrained > 5 and req.structured_output_request.grammar.is_terminated()
     finally:
         StructuredOutputManager.grammar_init = original
+
+
+def test_sglang_strict_thinking(shared, monkeypatch):
+    """`--enable-strict-thinking` with the qwen3 parser: while reasoning, the parser's
+    excluded tokens (`<tool_call>`, `<|im_end|>`, ...) are masked and refused, and
+    `SGLANG_MAX_THINK_TOKENS` forces `</think>`; a request with a grammar then follows it,
+    and one without gets SGLang's filter-only object, free after the reasoning."""
+    pytest.importorskip("torch")
+    base, _, SamplingBatchInfo, get_context = sglang_modules()
+    from sglang.srt.plugins import load_plugins
+
+    load_plugins()
+    monkeypatch.setenv("SGLANG_MAX_THINK_TOKENS", "4")
+    hf = hf_tokenizer(shared, "qwen3")
+    with get_context().override_server_args(grammar_backend="sieve", reasoning_parser="qwen3",
+                                            enable_strict_thinking=True):
+        manager = sglang_manager(hf, len(hf), "qwen3")
+    assert manager.grammar_backend.enable_strict_thinking
+    tok = sieve.Tokenizer.from_huggingface(hf)
+    excluded = [hf.convert_tokens_to_ids(t) for t in ("<tool_call>", "<|im_end|>")]
+    end = hf.convert_tokens_to_ids("</think>")
+    with_grammar = FakeReq("g", "regex", "[0-9]+", reasoning=True)
+    free = FakeReq("free", "json", None, reasoning=True)
+    free.sampling_params.json_schema = None  # no grammar: strict filter only
+    sglang_admit(manager, [with_grammar])
+    assert manager.process_req_with_grammar(free) is False
+    assert free.grammar is not None and not isinstance(free.grammar, base.InvalidGrammarObject)
+    vocab_size = len(hf)
+    for req in (with_grammar, free):
+        g = req.grammar
+        mask = g.allocate_vocab_mask(vocab_size, 1, "cpu")
+        g.fill_vocab_mask(mask, 0)
+        allowed = set(np.flatnonzero(sieve.unpack_bitmask(mask[0].numpy(), vocab_size)))
+        assert not allowed & set(excluded) and len(allowed) > vocab_size - 10
+        with pytest.raises(ValueError):
+            g.accept_token(excluded[0])
+        for text in (b"a", b"b", b"c", b"d"):
+            g.accept_token(tok.greedy_tokenize(text)[0])
+        mask.fill_(-1)
+        g.fill_vocab_mask(mask, 0)
+        assert np.flatnonzero(sieve.unpack_bitmask(mask[0].numpy(), vocab_size)).tolist() \
+            == [end], "the budget spent: only </think>"
+        g.accept_token(end)
+        g.fill_vocab_mask(mask, 0)
+        allowed = np.flatnonzero(sieve.unpack_bitmask(mask[0].numpy(), vocab_size))
+        if req is free:
+            assert len(allowed) == vocab_size, "free after the reasoning"
+            g.accept_token(excluded[1])
+            g.rollback(2)
+            assert g.matcher.gate_phase() == "reasoning"
+        else:
+            digits = sieve.Matcher(sieve.Grammar.regex(tok, "[0-9]+")).allowed_tokens()
+            assert allowed.tolist() == digits

@@ -20,12 +20,16 @@ without it they are plain classes with the same methods (for engines of your own
 | `copy()`                                            | a new matcher on the same compiled grammar |
 | `try_jump_forward`                                  | `Matcher.compute_ff_tokens` (None when nothing is forced) |
 | reasoning (`--reasoning-parser`)                    | a `sieve.Gate` on the think-end token: every token is free until it, then the grammar; a request's `thinking_budget` becomes the gate's reasoning budget |
+| strict thinking (`--enable-strict-thinking`)        | the parser's `think_excluded_tokens` are masked while reasoning, `SGLANG_MAX_THINK_TOKENS` is the default budget; requests without a grammar get a filter-only object (`init_strict_reasoning_grammar`) |
 
 A registered backend bypasses SGLang's `ReasonerGrammarBackend`, so reasoning is handled
 here: the backend asks SGLang's `ReasoningParser` for the parser's think-end text and needs
-it to be one token of the tokenizer (true of Qwen 3, DeepSeek-R1, Kimi, GLM). Not done:
-`--enable-strict-thinking` (refused at start-up with a message, not ignored) and jump-forward
-retokenization (`jump_forward_str_state` returns no text, as SGLang's LLGuidance backend).
+it to be one token of the tokenizer (true of Qwen 3, DeepSeek-R1, Kimi, GLM). A request's thinking
+budget is enforced whether or not strict thinking is on (SGLang's own wrapper enforces it
+only with strict thinking). Not done: jump-forward retokenization (`jump_forward_str_state`
+returns no text, as SGLang's LLGuidance backend), SGLang's answer frames
+(`compile_framed_grammar`) and reasoning that the grammar itself describes
+(`reasoning_in_grammar`).
 """
 
 import logging
@@ -78,11 +82,26 @@ _BUDGET = "|sieve_think_budget="
 class SieveGrammarObject(_ObjectBase):
     """One request's grammar state: SGLang's `BaseGrammarObject` over a `sieve.Matcher`."""
 
-    def __init__(self, grammar: Grammar, gate: Gate = None, matcher: Matcher = None):
+    def __init__(self, grammar: Grammar, gate: Gate = None, matcher: Matcher = None,
+                 excluded=()):
         super().__init__()
         self.grammar = grammar
         self.gate = gate
+        self.excluded = tuple(excluded)  # strict thinking: never allowed while reasoning
         self.matcher = matcher if matcher is not None else Matcher(grammar)
+
+    def _thinking(self) -> bool:
+        return bool(self.excluded) and self.matcher.gate_phase() == "reasoning"
+
+    def _exclude(self, vocab_mask, idx: int) -> None:
+        """Strict thinking: clears the excluded tokens from row `idx` while reasoning."""
+        if self._thinking():
+            import numpy as np
+
+            row = vocab_mask[idx]
+            words = (row.numpy() if hasattr(row, "numpy") else row).view(np.uint32)
+            for t in self.excluded:
+                words[t // 32] &= ~np.uint32(1 << (t % 32))
 
     def maybe_init_reasoning(self, reasoning: bool) -> None:
         """Called by SGLang before decoding: a request that reasons first gets a matcher
@@ -94,6 +113,8 @@ class SieveGrammarObject(_ObjectBase):
 
     def accept_token(self, token: int) -> None:
         self.current_token = token
+        if self._thinking() and token in self.excluded:
+            raise ValueError(f"token {token} is excluded while reasoning (strict thinking)")
         if not self.matcher.consume_token(token):
             raise ValueError(f"token {token} rejected: {self.matcher.get_error()}")
 
@@ -110,6 +131,7 @@ class SieveGrammarObject(_ObjectBase):
 
     def fill_vocab_mask(self, vocab_mask, idx: int) -> None:
         self.matcher.fill_next_token_bitmask(vocab_mask, idx)
+        self._exclude(vocab_mask, idx)
 
     @staticmethod
     def fill_vocab_mask_batched(entries, vocab_mask) -> None:
@@ -119,6 +141,8 @@ class SieveGrammarObject(_ObjectBase):
         if mine:
             fill_next_token_bitmask_batch([e.grammar.matcher for e in mine], vocab_mask,
                                           [e.row for e in mine])
+            for e in mine:
+                e.grammar._exclude(vocab_mask, e.row)
         for e in entries:
             if not isinstance(e.grammar, SieveGrammarObject):
                 e.grammar.fill_vocab_mask(vocab_mask, e.row)
@@ -138,7 +162,7 @@ class SieveGrammarObject(_ObjectBase):
         apply_token_bitmask_inplace(logits, vocab_mask)
 
     def copy(self) -> "SieveGrammarObject":
-        return SieveGrammarObject(self.grammar, self.gate)
+        return SieveGrammarObject(self.grammar, self.gate, excluded=self.excluded)
 
     def try_jump_forward(self, tokenizer):
         """`(forced token ids, forced text)` when the grammar forces a continuation, else
@@ -172,8 +196,14 @@ class SieveGrammarBackend(_BackendBase):
     off (0 leaves it as it is); a request sent again compiles in microseconds."""
 
     def __init__(self, tokenizer, vocab_size: int = None, *, json_options: JsonOptions = None,
-                 think_end=None, compile_cache_bytes: int = 512 << 20):
+                 think_end=None, strict_thinking: bool = False, think_excluded=(),
+                 max_think_tokens: int = None, compile_cache_bytes: int = 512 << 20):
         super().__init__()
+        if strict_thinking and think_end is None:
+            raise ValueError("strict thinking needs think_end (a reasoning parser)")
+        self._enable_strict_thinking = strict_thinking
+        self.think_excluded = tuple(think_excluded) if strict_thinking else ()
+        self.max_think_tokens = max_think_tokens if strict_thinking else None
         if not isinstance(tokenizer, Tokenizer):
             tokenizer = from_any(tokenizer, n_vocab=vocab_size)
         if compile_cache_bytes and tokenizer.compile_cache_stats()["max_bytes"] == 0:
@@ -185,6 +215,8 @@ class SieveGrammarBackend(_BackendBase):
         self.last_error = None
 
     def _gate(self, budget):
+        if budget is None:
+            budget = self.max_think_tokens
         if self.think_end is None:
             return None
         if budget not in self._gates:
@@ -216,7 +248,19 @@ class SieveGrammarBackend(_BackendBase):
             obj = _Invalid(f"sieve: unsupported grammar type {key_type!r}")
         if isinstance(obj, SieveGrammarObject):
             obj.gate = self._gate(budget)
+            obj.excluded = self.think_excluded
             obj.maybe_init_reasoning(require_reasoning)
+        return obj
+
+    def init_strict_reasoning_grammar(self, reasoning: bool):
+        """Strict thinking for a request without a grammar: the reasoning is filtered (the
+        excluded tokens, the budget); the answer after it is free."""
+        if not self._enable_strict_thinking:
+            return None
+        if getattr(self, "_free", None) is None:
+            self._free = Grammar.regex(self.tokenizer, "(?s:.)*")
+        obj = _StrictThinking(self._free, self._gate(None), self.think_excluded)
+        obj.maybe_init_reasoning(reasoning)
         return obj
 
     def _make(self, build):
@@ -245,6 +289,58 @@ class SieveGrammarBackend(_BackendBase):
                                                          json_options=self.json_options))
 
 
+class _StrictThinking(SieveGrammarObject):
+    """A request without a grammar under strict thinking: the gate filters the reasoning;
+    once it has ended (or without reasoning) every row is left unconstrained and the tokens
+    are only counted, for rollback."""
+
+    def __init__(self, grammar, gate, excluded):
+        super().__init__(grammar, gate, excluded=excluded)
+        self.free = 0  # tokens accepted after the reasoning
+        self.reasoning = True
+
+    def maybe_init_reasoning(self, reasoning: bool) -> None:
+        super().maybe_init_reasoning(reasoning)
+        self.free, self.reasoning = 0, reasoning
+
+    def _answering(self) -> bool:
+        return not self.reasoning or self.matcher.gate_phase() != "reasoning"
+
+    def accept_token(self, token: int) -> None:
+        if self._answering():
+            self.current_token = token
+            self.free += 1
+            return
+        super().accept_token(token)
+
+    def rollback(self, k: int) -> None:
+        back = min(k, self.free)
+        self.free -= back
+        if k - back:
+            self.matcher.rollback(k - back)
+
+    def is_terminated(self) -> bool:
+        return (not self._answering()) and self.matcher.is_stopped()
+
+    def fill_vocab_mask(self, vocab_mask, idx: int) -> None:
+        if self._answering():
+            row = vocab_mask[idx]
+            if hasattr(row, "fill_"):
+                row.fill_(-1)
+            else:
+                row[...] = -1
+            return
+        super().fill_vocab_mask(vocab_mask, idx)
+
+    @staticmethod
+    def fill_vocab_mask_batched(entries, vocab_mask) -> None:
+        for e in entries:
+            e.grammar.fill_vocab_mask(vocab_mask, e.row)
+
+    def copy(self):
+        return _StrictThinking(self.grammar, self.gate, self.excluded)
+
+
 def _think_end_ids(tokenizer, parser_name):
     """The think-end token of SGLang's reasoning parser `parser_name`, as one token id."""
     from sglang.srt.parser.reasoning_parser import ReasoningParser
@@ -260,16 +356,41 @@ def _think_end_ids(tokenizer, parser_name):
     return ids
 
 
+def _think_excluded_ids(tokenizer, parser_name):
+    """The tokens SGLang's reasoning parser forbids inside the reasoning (strict thinking)."""
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+
+    detector = ReasoningParser(model_type=parser_name, stream_reasoning=False,
+                               tokenizer=tokenizer).detector
+    ids = []
+    for text in detector.think_excluded_tokens or ():
+        new = tokenizer.encode(text, add_special_tokens=False)
+        if not new:
+            raise ValueError(f"sieve: think-excluded token {text!r} does not encode")
+        ids += new
+    return ids
+
+
 def _init_backend(server_args, tokenizer, vocab_size, eos_token_ids=None):
     """SGLang's `init_func(server_args, tokenizer, vocab_size, eos_token_ids)`."""
     from sglang.srt.runtime_context import get_serving
 
     serving = get_serving()
-    if getattr(serving, "enable_strict_thinking", False):
-        raise ValueError("sieve's SGLang backend does not implement --enable-strict-thinking")
+    strict = bool(getattr(serving, "enable_strict_thinking", False))
     parser = getattr(serving, "reasoning_parser", None)
+    if strict and not parser:
+        raise ValueError("--enable-strict-thinking needs --reasoning-parser")
     think_end = _think_end_ids(tokenizer, parser) if parser else None
-    return SieveGrammarBackend(tokenizer, vocab_size, think_end=think_end)
+    excluded, budget = (), None
+    if strict:
+        excluded = _think_excluded_ids(tokenizer, parser)
+        from sglang.srt.environ import envs
+
+        limit = envs.SGLANG_MAX_THINK_TOKENS.get()
+        budget = limit if limit is not None and limit >= 0 else None
+    return SieveGrammarBackend(tokenizer, vocab_size, think_end=think_end,
+                               strict_thinking=strict, think_excluded=excluded,
+                               max_think_tokens=budget)
 
 
 def register() -> None:
