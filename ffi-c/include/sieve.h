@@ -1054,6 +1054,32 @@ sieve_status sieve_matcher_validate_tokens(struct sieve_matcher *matcher,
                                            size_t *n_valid);
 
 /**
+ * Masks for every node of a draft token tree (speculative decoding, EAGLE / Medusa
+ * shapes), in one pass that walks each shared prefix once. Node `i` (of `n_nodes`) has
+ * token `tokens[i]` and parent `parents[i]`: an earlier node (`< i`) or -1 for the matcher's
+ * current state. `masks` holds `(n_nodes + 1) * mask_words` words: row 0 (words
+ * `0 ..< mask_words`) receives the mask at the current state, row `i + 1` the mask after
+ * the path to node `i`. A node whose token its parent's row does not allow (or out of
+ * range, or after an EOS) gets a zero row, and so do its descendants. On success
+ * `*n_filled` receives how many rows hold a mask (row 0 and the accepted nodes').
+ *
+ * The matcher ends in the state where it started. A parent not before its node, or an
+ * overflowing size, is `SIEVE_STATUS_INVALID_ARGUMENT`; `mask_words` below
+ * `sieve_matcher_mask_words`, `SIEVE_STATUS_INSUFFICIENT_SIZE`; both write nothing. A
+ * matcher in error gives `SIEVE_STATUS_MATCHER_ERROR`, and a budget exceeded on the way
+ * `SIEVE_STATUS_LIMIT_EXCEEDED` (the matcher is then in error, back at its position);
+ * on those failures the buffer holds zeros.
+ */
+SIEVE_NODISCARD
+sieve_status sieve_matcher_fill_draft_tree(struct sieve_matcher *matcher,
+                                           const uint32_t *tokens,
+                                           const int32_t *parents,
+                                           size_t n_nodes,
+                                           uint32_t *masks,
+                                           size_t mask_words,
+                                           size_t *n_filled);
+
+/**
  * The tokens the grammar forces next (fast-forward), tokenized greedily; nothing is
  * consumed. On success `*n_out` ids were written to `out` (`cap` entries). If `cap` is too
  * small, returns `SIEVE_STATUS_INSUFFICIENT_SIZE`, writes nothing to `out` and sets `*n_out`
