@@ -177,10 +177,17 @@ fn check_tree(g: &Grammar, rng: &mut Rng, what: &str) -> (usize, usize) {
             &want[..],
             "{what}: row {r}, parents {parents:?}, tokens {tokens:?}, start {start:?}"
         );
-        assert!(row[want.len()..].iter().all(|&x| x == 0), "{what}: row {r} tail");
+        assert!(
+            row[want.len()..].iter().all(|&x| x == 0),
+            "{what}: row {r} tail"
+        );
         accepted += usize::from(r > 0 && want.iter().any(|&x| x != 0));
     }
-    assert_eq!(&rows[(n + 1) * w..], &[0xdead_beef; 3], "{what}: past the rows");
+    assert_eq!(
+        &rows[(n + 1) * w..],
+        &[0xdead_beef; 3],
+        "{what}: past the rows"
+    );
     assert_eq!(fill.filled, 1 + accepted, "{what}: filled");
     // The matcher is where it started.
     assert_eq!(m.num_tokens(), start.len(), "{what}");
@@ -196,7 +203,11 @@ fn check_tree(g: &Grammar, rng: &mut Rng, what: &str) -> (usize, usize) {
         path.push(t);
         m.consume_token(t).unwrap();
         m.compute_mask(&mut after).unwrap();
-        assert_eq!(after, reference(g, &path, &[]), "{what}: after one more token");
+        assert_eq!(
+            after,
+            reference(g, &path, &[]),
+            "{what}: after one more token"
+        );
     }
     (n, accepted)
 }
@@ -211,7 +222,10 @@ fn check_vocab(vocab: &Arc<Vocabulary>, trees: usize, seed: u64) {
             accepted += a;
         }
         eprintln!("{name}: {trees} trees, {nodes} nodes, {accepted} accepted");
-        assert!(accepted * 5 > nodes * 2, "{name}: too few nodes accepted to go deep");
+        assert!(
+            accepted * 5 > nodes * 2,
+            "{name}: too few nodes accepted to go deep"
+        );
     }
 }
 
@@ -237,7 +251,9 @@ fn invalid_input_writes_nothing() {
     let t = allowed_first(&mut m);
     m.consume_token(t).unwrap();
     let w = m.mask_words();
-    let cases: Vec<(Vec<u32>, Vec<i32>, usize, usize, DraftTreeError)> = vec![
+    // (tokens, parents, buffer words, words per row, the error)
+    type Case = (Vec<u32>, Vec<i32>, usize, usize, DraftTreeError);
+    let cases: Vec<Case> = vec![
         (
             vec![1, 2],
             vec![-1],

@@ -229,7 +229,8 @@ impl Matcher {
                 ),
             };
             let t = tokens[i];
-            let Some(keep) = keep.filter(|_| (t as usize) < vocab_size && kernels::test_bit(parent_row, t))
+            let Some(keep) =
+                keep.filter(|_| (t as usize) < vocab_size && kernels::test_bit(parent_row, t))
             else {
                 kernels::fill(row, 0);
                 continue;
