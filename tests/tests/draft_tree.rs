@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use sieve_core::grammar::json::JsonOptions;
-use sieve_core::{DraftTreeError, Grammar, Limits, Matcher, Vocabulary};
+use sieve_core::{DraftTreeError, Grammar, LimitKind, Limits, Matcher, MatcherError, Vocabulary};
 use sieve_tests::{Rng, allowed_tokens, lark, synthetic_vocab};
 
 const LARK: &str = r#"
@@ -373,4 +373,67 @@ fn after_eos_only_eos_row_then_zero() {
     assert_eq!(allowed_tokens(&rows[3 * w..]), vocab.eos_tokens());
     assert_eq!(m.num_tokens(), start);
     assert!(!m.is_stopped() && m.error().is_none());
+}
+
+/// A budget exceeded part way through the tree (`fuel_per_mask`, on a fresh grammar whose
+/// lexer meets a 400-way alternation only after the tree's first tokens): the rows before
+/// it are the reference's, the failing row and the rest are zero, the error is sticky and
+/// the matcher is back at its position.
+#[test]
+fn limit_mid_tree_stops_and_restores() {
+    let vocab = synthetic_vocab();
+    let values: Vec<String> = (0..400).map(|i| format!("\"v{i}x\"")).collect();
+    let src = format!(
+        "start: \"{{\" KEY \":\" VALUE \"}}\"\nKEY: /\"[a-z]+\"/\nVALUE: {}\n",
+        values.join(" | ")
+    );
+    let generous = lark(&src, &vocab);
+    let start = vocab.greedy_tokenize_text(b"{\"ab").unwrap();
+    let mut tokens = vocab.greedy_tokenize_text(b"c\":v123x}").unwrap();
+    let mut parents: Vec<i32> = (0..tokens.len() as i32).map(|i| i - 1).collect();
+    // A sibling branch after the chain in index order, visited last.
+    tokens.push(tokens[0]);
+    parents.push(-1);
+    let n = tokens.len();
+    let mut found = 0;
+    for fuel in (0..48).map(|k| (20u64 << (k / 4)) + (k as u64 % 4) * (5u64 << (k / 4))) {
+        let limits = Limits {
+            fuel_per_mask: fuel,
+            ..Limits::default()
+        };
+        let Ok(g) = Grammar::from_lark(&src, &vocab, &limits) else {
+            continue;
+        };
+        let mut m = Matcher::new(&g);
+        if m.consume_tokens(&start).is_err() {
+            continue;
+        }
+        let w = m.mask_words();
+        let mut rows = vec![7u32; (n + 1) * w];
+        let fill = m.fill_draft_tree(&tokens, &parents, &mut rows, w).unwrap();
+        assert_eq!(
+            m.num_tokens(),
+            start.len(),
+            "fuel {fuel}: back at its position"
+        );
+        let Some(failed) = fill.failed_row else {
+            assert_eq!(fill.filled, n + 1, "fuel {fuel}");
+            continue;
+        };
+        assert!(
+            matches!(m.error(), Some(MatcherError::Limit(LimitKind::Fuel))),
+            "fuel {fuel}: {:?}",
+            m.error()
+        );
+        // Depth-first order here is index order: rows before the failing one are filled.
+        for r in 0..failed {
+            let want = reference(&generous, &start, &tokens[..r]);
+            assert_eq!(&rows[r * w..(r + 1) * w], &want[..], "fuel {fuel}: row {r}");
+        }
+        assert!(rows[failed * w..].iter().all(|&x| x == 0), "fuel {fuel}");
+        assert_eq!(fill.filled, failed, "fuel {fuel}");
+        found += usize::from(failed > 0);
+    }
+    eprintln!("{found} of 48 fuel limits stopped the tree part way");
+    assert!(found > 0, "no fuel limit stopped the tree part way");
 }
