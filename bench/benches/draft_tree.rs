@@ -13,13 +13,16 @@
 //! same 17 masks the naive way, each node's path consumed from the current state, its mask
 //! computed, and rolled back. The grammar is warm (every iteration runs on the same matcher,
 //! which each call leaves where it was), as in steady-state decoding.
-//! Run: `cargo bench -p sieve-bench --bench draft_tree`; the ratio tree16 / chain6 of the
-//! medians (`target/criterion/draft_tree_*/*/new/estimates.json`) is the figure of merit.
+//! Before the criterion groups, the bench times tree and chain calls alternately (20,000 pairs)
+//! and prints the medians and their ratio (the figure of merit: a shared machine's drift
+//! hits both alike).
+//! Run: `cargo bench -p sieve-bench --bench draft_tree`; criterion's medians are in
+//! `target/criterion/draft_tree_*/*/new/estimates.json`.
 
 mod common;
 
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use sieve_core::grammar::json::JsonOptions;
@@ -42,6 +45,15 @@ const POSITIONS: [(&str, &str, &str); 2] = [
 ];
 
 const WIDTHS: [usize; 6] = [4, 3, 3, 2, 2, 2];
+
+/// Tree and chain calls timed alternately (each pair in both orders), before the criterion
+/// groups: the ratio of their medians holds up when other work on the machine drifts.
+const PAIRS: usize = 20_000;
+
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
 
 fn allowed(mask: &[u32]) -> Vec<u32> {
     let mut out = Vec::new();
@@ -143,6 +155,37 @@ fn draft_tree(c: &mut Criterion) {
         rewalk(&mut m, &tokens, &parents, &mut check, w);
         assert_eq!(rows, check, "fill_draft_tree equals the naive masks");
         eprintln!("{position}: tree of 16 nodes, {} rows filled", fill.filled);
+        let mut paired = |chain_first: bool| {
+            let mut time = |tree: bool| {
+                let (t, p) = if tree {
+                    (&tokens, &parents)
+                } else {
+                    (&chain, &chain_parents)
+                };
+                let at = Instant::now();
+                black_box(
+                    m.fill_draft_tree(black_box(t), p, &mut rows, w)
+                        .expect("fill"),
+                );
+                at.elapsed().as_nanos() as f64
+            };
+            if chain_first {
+                let c = time(false);
+                (time(true), c)
+            } else {
+                (time(true), time(false))
+            }
+        };
+        let (mut trees_ns, mut chains_ns): (Vec<f64>, Vec<f64>) =
+            (0..PAIRS).map(|k| paired(k % 2 == 0)).unzip();
+        let (tree_med, chain_med) = (median(&mut trees_ns), median(&mut chains_ns));
+        eprintln!(
+            "{position}: paired medians over {PAIRS} alternating calls: tree16 {:.2} µs, \
+             chain6 {:.2} µs, ratio {:.2}",
+            tree_med / 1e3,
+            chain_med / 1e3,
+            tree_med / chain_med
+        );
 
         let mut group = c.benchmark_group(format!("draft_tree_{vocab_name}/{position}"));
         group.bench_function("tree16", |b| {
