@@ -137,8 +137,15 @@ fn prefix(g: &Grammar, rng: &mut Rng, len: usize) -> Vec<u32> {
     out
 }
 
-/// One random tree on `g` checked against the reference; returns (nodes, accepted nodes).
-fn check_tree(g: &Grammar, rng: &mut Rng, what: &str) -> (usize, usize) {
+/// One random tree on `g` checked against the reference; returns (nodes, accepted nodes,
+/// lexer rebuilds during the fill).
+fn check_tree(g: &Grammar, rng: &mut Rng, what: &str) -> (usize, usize, u64) {
+    check_tree_on(g, g, rng, what)
+}
+
+/// [`check_tree`] with the tree filled on `on`, the same grammar compiled apart (its own
+/// lexer tables, other limits).
+fn check_tree_on(g: &Grammar, on: &Grammar, rng: &mut Rng, what: &str) -> (usize, usize, u64) {
     let vocab = g.vocab().clone();
     let n = 1 + rng.below(20);
     let parents = shape(rng, n);
@@ -161,13 +168,32 @@ fn check_tree(g: &Grammar, rng: &mut Rng, what: &str) -> (usize, usize) {
         tokens.push(t);
         want.push(reference(g, &start, &path_to(&parents, &tokens, i as i32)));
     }
-    let mut m = Matcher::new(g);
+    let mut m = Matcher::new(on);
     m.consume_tokens(&start).unwrap();
     let w = m.mask_words() + rng.below(2);
     let mut before = vec![0u32; m.mask_words()];
     m.compute_mask(&mut before).unwrap();
     let mut rows = vec![0xdead_beef_u32; (n + 1) * w + 3];
+    let rebuilds = m.stats().lexer_rebuilds;
     let fill = m.fill_draft_tree(&tokens, &parents, &mut rows, w).unwrap();
+    let rebuilds = m.stats().lexer_rebuilds - rebuilds;
+    if let (Some(r), false) = (fill.failed_row, std::ptr::eq(g, on)) {
+        // A limit of `on` that the node's mask does not fit either when reached one token
+        // at a time: skipped.
+        let mut f = Matcher::new(on);
+        let mut row = vec![0u32; f.mask_words()];
+        let path = if r == 0 {
+            Vec::new()
+        } else {
+            path_to(&parents, &tokens, r as i32 - 1)
+        };
+        let fresh = f
+            .consume_tokens(&start)
+            .and_then(|()| f.consume_tokens(&path))
+            .and_then(|()| f.compute_mask(&mut row));
+        assert_eq!(fresh.err(), m.error().cloned(), "{what}: row {r}");
+        return (n, 0, rebuilds);
+    }
     assert_eq!(fill.failed_row, None, "{what}");
     let mut accepted = 0;
     for (r, want) in want.iter().enumerate() {
@@ -209,7 +235,7 @@ fn check_tree(g: &Grammar, rng: &mut Rng, what: &str) -> (usize, usize) {
             "{what}: after one more token"
         );
     }
-    (n, accepted)
+    (n, accepted, rebuilds)
 }
 
 fn check_vocab(vocab: &Arc<Vocabulary>, trees: usize, seed: u64) {
@@ -217,7 +243,7 @@ fn check_vocab(vocab: &Arc<Vocabulary>, trees: usize, seed: u64) {
     for (name, g) in grammars(vocab) {
         let (mut nodes, mut accepted) = (0, 0);
         for k in 0..trees {
-            let (n, a) = check_tree(&g, &mut rng, &format!("{name} tree {k}"));
+            let (n, a, _) = check_tree(&g, &mut rng, &format!("{name} tree {k}"));
             nodes += n;
             accepted += a;
         }
@@ -436,4 +462,34 @@ fn limit_mid_tree_stops_and_restores() {
     }
     eprintln!("{found} of 48 fuel limits stopped the tree part way");
     assert!(found > 0, "no fuel limit stopped the tree part way");
+}
+
+/// Lexer tables rebuilt during the tree (a small `max_lexer_states`): the rows still equal
+/// the reference and the matcher's next masks are right (the remembered mask is not put back
+/// under renamed state ids).
+#[test]
+fn lexer_rebuilds_mid_tree() {
+    let vocab = synthetic_vocab();
+    let mut rng = Rng::new(77);
+    let mut rebuilt = 0;
+    let generous = lark(LARK, &vocab);
+    for states in [16, 17, 18, 19] {
+        let limits = Limits {
+            max_lexer_states: states,
+            ..Limits::default()
+        };
+        let Ok(g) = Grammar::from_lark(LARK, &vocab, &limits) else {
+            continue;
+        };
+        for k in 0..40 {
+            let what = format!("max_lexer_states {states}, tree {k}");
+            let (_, _, r) = check_tree_on(&generous, &g, &mut rng, &what);
+            rebuilt += r;
+        }
+    }
+    eprintln!("{rebuilt} lexer rebuilds seen");
+    assert!(
+        rebuilt > 0,
+        "no rebuild happened: the limits are too generous"
+    );
 }

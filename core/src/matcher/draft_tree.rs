@@ -179,19 +179,21 @@ impl Matcher {
             });
         }
         let rows = &mut rows[..total];
-        let saved = (
-            self.plan.clone(),
-            self.cached_key,
-            self.cached_mask.clone(),
-            self.widest,
-        );
+        let plan = self.plan.clone();
+        let cache = (self.cached_key, self.cached_mask.clone(), self.widest);
+        let tables = (self.generation, self.stats.lexer_rebuilds);
         let (fill, consumed) = self.fill_tree_rows(tokens, parents, rows, words_per_row);
         // Back to where the matcher was; a sticky error is set aside for the rollback (it
         // refuses to run in error) and put back after it.
         let error = self.error.take();
         let _ = self.rollback(consumed);
         self.error = error;
-        (self.plan, self.cached_key, self.cached_mask, self.widest) = saved;
+        self.plan = plan;
+        // The remembered mask too, unless the lexer tables were rebuilt or reset on the way:
+        // state keys were renamed then, and the matcher forgot it (as any call would).
+        if (self.generation, self.stats.lexer_rebuilds) == tables {
+            (self.cached_key, self.cached_mask, self.widest) = cache;
+        }
         Ok(fill)
     }
 
