@@ -11,7 +11,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use sieve_core::grammar::json::JsonOptions;
-use sieve_core::{DraftTreeError, Grammar, LimitKind, Limits, Matcher, MatcherError, Vocabulary};
+use sieve_core::{
+    DraftTreeError, Gate, GateConfig, Grammar, LimitKind, Limits, Matcher, MatcherError, Triggers,
+    Vocabulary,
+};
 use sieve_tests::{Rng, allowed_tokens, lark, synthetic_vocab};
 
 const LARK: &str = r#"
@@ -492,4 +495,79 @@ fn lexer_rebuilds_mid_tree() {
         rebuilt > 0,
         "no rebuild happened: the limits are too generous"
     );
+}
+
+/// A gated matcher (free text until the trigger `<a>`, then the grammar): random trees
+/// across the trigger against fresh gated matchers consuming each path; the matcher ends in
+/// its phase and position.
+#[test]
+fn gated_matcher_trees() {
+    let pieces: [&[u8]; 8] = [b"Sure: ", b"<a>", b"1", b"2", b"</a>", b"x", b"<", b"<eos>"];
+    let tokens: Vec<Vec<u8>> = pieces.iter().map(|p| p.to_vec()).collect();
+    let vocab = Arc::new(Vocabulary::new(tokens, &[7], &[7]).unwrap());
+    let limits = Limits::default();
+    let g = Grammar::from_regex("<a>[0-9]+</a>", &vocab, &limits).unwrap();
+    let config = GateConfig {
+        triggers: Some(Triggers {
+            strings: vec![b"<a>".to_vec()],
+            ..Triggers::default()
+        }),
+        ..GateConfig::default()
+    };
+    let gate = Gate::new(&config, &vocab, &limits).unwrap();
+    let fresh = |path: &[u32]| -> Option<Matcher> {
+        let mut m = Matcher::with_gate(&g, &gate);
+        path.iter()
+            .all(|&t| m.consume_token(t).is_ok())
+            .then_some(m)
+    };
+    let row_of = |path: &[u32]| -> Vec<u32> {
+        let mut row = vec![0u32; vocab.mask_words()];
+        if let Some(mut m) = fresh(path) {
+            m.compute_mask(&mut row).unwrap();
+        }
+        row
+    };
+    let mut rng = Rng::new(5);
+    let mut accepted = 0;
+    for k in 0..300 {
+        let start: Vec<u32> = (0..rng.below(4)).map(|_| [0, 5, 6][rng.below(3)]).collect();
+        let n = 1 + rng.below(12);
+        let parents = shape(&mut rng, n);
+        let mut tokens = Vec::new();
+        let mut want = vec![row_of(&start)];
+        for i in 0..n {
+            let allowed = allowed_tokens(&want[(parents[i] + 1) as usize]);
+            let t = if !allowed.is_empty() && rng.below(5) > 0 {
+                allowed[rng.below(allowed.len())]
+            } else {
+                rng.below(8) as u32
+            };
+            tokens.push(t);
+            let mut path = start.clone();
+            path.extend(path_to(&parents, &tokens, i as i32));
+            want.push(row_of(&path));
+        }
+        let mut m = fresh(&start).unwrap();
+        let (phase, count) = (m.gate_phase(), m.num_tokens());
+        let w = m.mask_words();
+        let mut rows = vec![7u32; (n + 1) * w];
+        let fill = m.fill_draft_tree(&tokens, &parents, &mut rows, w).unwrap();
+        assert_eq!(fill.failed_row, None, "tree {k}");
+        for (r, want) in want.iter().enumerate() {
+            assert_eq!(
+                &rows[r * w..(r + 1) * w],
+                &want[..],
+                "tree {k} row {r}: {tokens:?} {parents:?} {start:?}"
+            );
+        }
+        assert_eq!((m.gate_phase(), m.num_tokens()), (phase, count), "tree {k}");
+        assert_eq!(row_of(&start), {
+            let mut row = vec![0u32; w];
+            m.compute_mask(&mut row).unwrap();
+            row
+        });
+        accepted += fill.filled - 1;
+    }
+    eprintln!("gated: {accepted} nodes accepted");
 }
