@@ -692,6 +692,34 @@ sieve_status sieve_compute_masks_with_executor(struct sieve_matcher *const *matc
                                                void *ctx);
 
 /**
+ * `sieve_matcher_fill_draft_tree` for `n` distinct matchers at once, on the calling thread
+ * and the library's pool (as `sieve_compute_masks`; without `std`, one after the other),
+ * the most expensive first. Request `i`'s nodes are entries `node_offsets[i] ..<
+ * node_offsets[i + 1]` of `tokens` and `parents` (`node_offsets` has `n + 1`
+ * non-decreasing entries; parents index the request's own nodes, -1 for its current
+ * state). Its rows start at row `node_offsets[i] + i` of `masks` (`(node_offsets[n] + n) *
+ * mask_words` words): one row for the current state, then one per node. `n_filled[i]`
+ * receives how many of its rows hold a mask and `statuses[i]` its `sieve_status`, as
+ * `sieve_matcher_fill_draft_tree` gives them (after a matcher error: 0 rows filled, its
+ * rows zero).
+ *
+ * Returns the first failing request's status (or `SIEVE_STATUS_OK`). Argument errors (a
+ * NULL or repeated matcher, NULL buffers, decreasing offsets, a parent not before its node,
+ * an overflowing size) return before any work and write nothing. The matchers end where
+ * they started and must not be in use elsewhere during the call.
+ */
+SIEVE_NODISCARD
+sieve_status sieve_fill_draft_trees(struct sieve_matcher *const *matchers,
+                                    size_t n,
+                                    const uint32_t *tokens,
+                                    const int32_t *parents,
+                                    const size_t *node_offsets,
+                                    uint32_t *masks,
+                                    size_t mask_words,
+                                    size_t *n_filled,
+                                    uint32_t *statuses);
+
+/**
  * The status of an error; `SIEVE_STATUS_NULL_ARGUMENT` if `error` is NULL.
  */
 sieve_status sieve_error_status(const struct sieve_error *error);

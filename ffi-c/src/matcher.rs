@@ -303,8 +303,9 @@ pub extern "C" fn sieve_matcher_fill_draft_tree(
     }
 }
 
-/// The work of [`sieve_matcher_fill_draft_tree`] on checked arguments.
-fn draft_tree_into(
+/// The work of [`sieve_matcher_fill_draft_tree`] on checked arguments (also one request of
+/// `sieve_fill_draft_trees`).
+pub(crate) fn draft_tree_into(
     m: &mut Matcher,
     tokens: &[u32],
     parents: &[i32],

@@ -2,7 +2,8 @@
  * a sequential reference (a clone of the matcher consuming the node's path one token at a
  * time, then sieve_matcher_compute_mask; a zero row when a token is refused) on random
  * trees over the small byte-table tokenizer; the matcher ends where it started; bad
- * arguments write nothing; a matcher in error gives SIEVE_STATUS_MATCHER_ERROR. */
+ * arguments write nothing; a matcher in error gives SIEVE_STATUS_MATCHER_ERROR. The batch
+ * sieve_fill_draft_trees equals one call per matcher. */
 #include <stdbool.h>
 
 #include "common.h"
@@ -140,6 +141,86 @@ int main(void) {
     }
     CHECK(sieve_matcher_error_status(m) != SIEVE_STATUS_OK);
 
+    /* Batches: three matchers at different positions, trees of 5, 0 and 7 nodes, equal to
+     * one call per matcher; then a matcher listed twice, a bad parent, decreasing offsets. */
+    {
+        sieve_matcher *ms[3] = {NULL, NULL, NULL};
+        const size_t sizes[3] = {5, 0, 7};
+        size_t offsets[4] = {0, 5, 5, 12};
+        uint32_t btokens[12];
+        int32_t bparents[12];
+        for (int i = 0; i < 3; i++) {
+            CHECK_OK(sieve_matcher_new(g, &ms[i]));
+            for (int k = 0; k < i * 2; k++) {
+                CHECK_OK(sieve_matcher_compute_mask(ms[i], before, words));
+                CHECK_OK(sieve_matcher_consume_token(ms[i], pick(before, words, eos)));
+            }
+            CHECK_OK(sieve_matcher_compute_mask(ms[i], before, words));
+            for (size_t k = 0; k < sizes[i]; k++) {
+                size_t at = offsets[i] + k;
+                bparents[at] = (int32_t)below((uint32_t)k + 1) - 1;
+                btokens[at] = pick(before, words, eos);
+            }
+        }
+        size_t total_rows = 12 + 3;
+        uint32_t *batch = calloc(total_rows * words, sizeof(uint32_t));
+        CHECK(batch != NULL);
+        size_t bfilled[3] = {99, 99, 99};
+        uint32_t statuses[3] = {99, 99, 99};
+        CHECK_OK(sieve_fill_draft_trees(ms, 3, btokens, bparents, offsets, batch, words,
+                                        bfilled, statuses));
+        for (int i = 0; i < 3; i++) {
+            size_t one = 0;
+            CHECK_OK(sieve_matcher_fill_draft_tree(ms[i], btokens + offsets[i],
+                                                   bparents + offsets[i], sizes[i], rows, words,
+                                                   &one));
+            CHECK(statuses[i] == SIEVE_STATUS_OK && bfilled[i] == one);
+            CHECK(memcmp(batch + (offsets[i] + (size_t)i) * words, rows,
+                         (sizes[i] + 1) * words * sizeof(uint32_t)) == 0);
+        }
+        sieve_matcher *twice[2] = {ms[0], ms[0]};
+        size_t offsets2[3] = {0, 1, 2};
+        CHECK_STATUS(sieve_fill_draft_trees(twice, 2, btokens, bparents, offsets2, batch, words,
+                                            bfilled, statuses),
+                     SIEVE_STATUS_INVALID_ARGUMENT);
+        int32_t saved = bparents[6];
+        bparents[6] = 1; /* node 1 of the third request: not before itself */
+        memset(batch, 0xab, total_rows * words * sizeof(uint32_t));
+        bfilled[0] = bfilled[1] = bfilled[2] = 77;
+        statuses[0] = statuses[1] = statuses[2] = 77;
+        CHECK_STATUS(sieve_fill_draft_trees(ms, 3, btokens, bparents, offsets, batch, words,
+                                            bfilled, statuses),
+                     SIEVE_STATUS_INVALID_ARGUMENT);
+        CHECK(batch[0] == 0xabababab && batch[total_rows * words - 1] == 0xabababab);
+        CHECK(bfilled[0] == 77 && bfilled[2] == 77 && statuses[0] == 77 && statuses[2] == 77);
+        bparents[6] = saved;
+        size_t decreasing[4] = {0, 5, 4, 12};
+        CHECK_STATUS(sieve_fill_draft_trees(ms, 3, btokens, bparents, decreasing, batch, words,
+                                            bfilled, statuses),
+                     SIEVE_STATUS_INVALID_ARGUMENT);
+        CHECK(batch[0] == 0xabababab);
+        /* A matcher in error: its status and zero rows; the others are filled. */
+        uint32_t refused_b = 0;
+        CHECK_OK(sieve_matcher_compute_mask(ms[1], before, words));
+        while (bit(before, refused_b)) {
+            refused_b++;
+        }
+        CHECK_STATUS(sieve_matcher_consume_token(ms[1], refused_b), SIEVE_STATUS_TOKEN_REJECTED);
+        CHECK_STATUS(sieve_fill_draft_trees(ms, 3, btokens, bparents, offsets, batch, words,
+                                            bfilled, statuses),
+                     SIEVE_STATUS_MATCHER_ERROR);
+        CHECK(statuses[0] == SIEVE_STATUS_OK && statuses[2] == SIEVE_STATUS_OK);
+        CHECK(statuses[1] == SIEVE_STATUS_MATCHER_ERROR && bfilled[1] == 0);
+        for (size_t k = 0; k < words; k++) {
+            CHECK(batch[(offsets[1] + 1) * words + k] == 0);
+        }
+        free(batch);
+        for (int i = 0; i < 3; i++) {
+            sieve_matcher_free(ms[i]);
+        }
+        printf("draft_tree: batch ok\n");
+    }
+
     free(rows);
     free(want);
     free(before);
@@ -147,6 +228,8 @@ int main(void) {
     sieve_matcher_free(m);
     sieve_grammar_free(g);
     sieve_tokenizer_free(tok);
+    /* No pool thread left when main returns (valgrind's leak check). */
+    CHECK_OK(sieve_shutdown_threads());
     printf("draft_tree: ok\n");
     return 0;
 }
