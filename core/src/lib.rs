@@ -66,6 +66,6 @@ pub use error::{
 pub use gate::{Gate, GateConfig, Reasoning, Triggers};
 pub use grammar::Grammar;
 pub use limits::{CompileBudget, Limits};
-pub use matcher::{GatePhase, MaskCost, MaskStats, Matcher};
+pub use matcher::{DraftTreeError, DraftTreeFill, GatePhase, MaskCost, MaskStats, Matcher};
 pub use stop::StopController;
 pub use vocab::Vocabulary;

@@ -51,10 +51,12 @@ use sieve_kernels as kernels;
 
 mod budget;
 mod cost;
+mod draft_tree;
 mod gated;
 mod shared;
 
 pub use cost::MaskCost;
+pub use draft_tree::{DraftTreeError, DraftTreeFill};
 pub use gated::GatePhase;
 
 /// Forced bytes are searched at most this far ahead.

@@ -692,6 +692,34 @@ sieve_status sieve_compute_masks_with_executor(struct sieve_matcher *const *matc
                                                void *ctx);
 
 /**
+ * `sieve_matcher_fill_draft_tree` for `n` distinct matchers at once, on the calling thread
+ * and the library's pool (as `sieve_compute_masks`; without `std`, one after the other),
+ * the most expensive first. Request `i`'s nodes are entries `node_offsets[i] ..<
+ * node_offsets[i + 1]` of `tokens` and `parents` (`node_offsets` has `n + 1`
+ * non-decreasing entries; parents index the request's own nodes, -1 for its current
+ * state). Its rows start at row `node_offsets[i] + i` of `masks` (`(node_offsets[n] + n) *
+ * mask_words` words): one row for the current state, then one per node. `n_filled[i]`
+ * receives how many of its rows hold a mask and `statuses[i]` its `sieve_status`, as
+ * `sieve_matcher_fill_draft_tree` gives them (after a matcher error: 0 rows filled, its
+ * rows zero).
+ *
+ * Returns the first failing request's status (or `SIEVE_STATUS_OK`). Argument errors (a
+ * NULL or repeated matcher, NULL buffers, decreasing offsets, a parent not before its node,
+ * an overflowing size) return before any work and write nothing. The matchers end where
+ * they started and must not be in use elsewhere during the call.
+ */
+SIEVE_NODISCARD
+sieve_status sieve_fill_draft_trees(struct sieve_matcher *const *matchers,
+                                    size_t n,
+                                    const uint32_t *tokens,
+                                    const int32_t *parents,
+                                    const size_t *node_offsets,
+                                    uint32_t *masks,
+                                    size_t mask_words,
+                                    size_t *n_filled,
+                                    uint32_t *statuses);
+
+/**
  * The status of an error; `SIEVE_STATUS_NULL_ARGUMENT` if `error` is NULL.
  */
 sieve_status sieve_error_status(const struct sieve_error *error);
@@ -1052,6 +1080,32 @@ sieve_status sieve_matcher_validate_tokens(struct sieve_matcher *matcher,
                                            const uint32_t *tokens,
                                            size_t n_tokens,
                                            size_t *n_valid);
+
+/**
+ * Masks for every node of a draft token tree (speculative decoding, EAGLE / Medusa
+ * shapes), in one pass that walks each shared prefix once. Node `i` (of `n_nodes`) has
+ * token `tokens[i]` and parent `parents[i]`: an earlier node (`< i`) or -1 for the matcher's
+ * current state. `masks` holds `(n_nodes + 1) * mask_words` words: row 0 (words
+ * `0 ..< mask_words`) receives the mask at the current state, row `i + 1` the mask after
+ * the path to node `i`. A node whose token its parent's row does not allow (or out of
+ * range, or after an EOS) gets a zero row, and so do its descendants. On success
+ * `*n_filled` receives how many rows hold a mask (row 0 and the accepted nodes').
+ *
+ * The matcher ends in the state where it started. A parent not before its node, or an
+ * overflowing size, is `SIEVE_STATUS_INVALID_ARGUMENT`; `mask_words` below
+ * `sieve_matcher_mask_words`, `SIEVE_STATUS_INSUFFICIENT_SIZE`; both write nothing. A
+ * matcher in error gives `SIEVE_STATUS_MATCHER_ERROR`, and a budget exceeded on the way
+ * `SIEVE_STATUS_LIMIT_EXCEEDED` (the matcher is then in error, back at its position);
+ * on those failures the buffer holds zeros.
+ */
+SIEVE_NODISCARD
+sieve_status sieve_matcher_fill_draft_tree(struct sieve_matcher *matcher,
+                                           const uint32_t *tokens,
+                                           const int32_t *parents,
+                                           size_t n_nodes,
+                                           uint32_t *masks,
+                                           size_t mask_words,
+                                           size_t *n_filled);
 
 /**
  * The tokens the grammar forces next (fast-forward), tokenized greedily; nothing is

@@ -19,7 +19,9 @@
 //! `sieve_matcher_compute_mask` → `sieve_apply_mask_f32` → sample →
 //! `sieve_matcher_consume_token` } until `sieve_matcher_is_stopped`. Batches:
 //! `sieve_compute_masks` (the calling thread and the library's pool; without `std`, the
-//! calling thread) or `sieve_compute_masks_with_executor` (host pool). The pool
+//! calling thread) or `sieve_compute_masks_with_executor` (host pool). Speculative decoding
+//! with a draft token tree: `sieve_matcher_fill_draft_tree` (one matcher) and
+//! `sieve_fill_draft_trees` (many, on the pool). The pool
 //! (`sieve-runner`, shared with `llg_par_compute_mask`) is started on first use, its threads
 //! idle between calls (polling for 200 µs, then asleep); `sieve_set_num_threads` sizes it and `sieve_shutdown_threads` joins
 //! every thread of it.
@@ -114,6 +116,7 @@ pub mod batch;
 mod boundary;
 /// cbindgen:ignore
 mod compat;
+pub mod draft_tree;
 pub mod error;
 pub mod gate;
 pub mod grammar;

@@ -254,6 +254,82 @@ pub extern "C" fn sieve_matcher_validate_tokens(
     }
 }
 
+/// Masks for every node of a draft token tree (speculative decoding, EAGLE / Medusa
+/// shapes), in one pass that walks each shared prefix once. Node `i` (of `n_nodes`) has
+/// token `tokens[i]` and parent `parents[i]`: an earlier node (`< i`) or -1 for the matcher's
+/// current state. `masks` holds `(n_nodes + 1) * mask_words` words: row 0 (words
+/// `0 ..< mask_words`) receives the mask at the current state, row `i + 1` the mask after
+/// the path to node `i`. A node whose token its parent's row does not allow (or out of
+/// range, or after an EOS) gets a zero row, and so do its descendants. On success
+/// `*n_filled` receives how many rows hold a mask (row 0 and the accepted nodes').
+///
+/// The matcher ends in the state where it started. A parent not before its node, or an
+/// overflowing size, is `SIEVE_STATUS_INVALID_ARGUMENT`; `mask_words` below
+/// `sieve_matcher_mask_words`, `SIEVE_STATUS_INSUFFICIENT_SIZE`; both write nothing. A
+/// matcher in error gives `SIEVE_STATUS_MATCHER_ERROR`, and a budget exceeded on the way
+/// `SIEVE_STATUS_LIMIT_EXCEEDED` (the matcher is then in error, back at its position);
+/// on those failures the buffer holds zeros.
+#[unsafe(no_mangle)]
+#[must_use]
+pub extern "C" fn sieve_matcher_fill_draft_tree(
+    matcher: *mut sieve_matcher,
+    tokens: *const u32,
+    parents: *const i32,
+    n_nodes: usize,
+    masks: *mut u32,
+    mask_words: usize,
+    n_filled: *mut usize,
+) -> sieve_status {
+    ffi_boundary! {
+        let m = matcher_mut!(matcher);
+        // SAFETY: 1. NULL or readable for `n_nodes` ids / parents (caller contract).
+        let (Some(tokens), Some(parents)) =
+            (unsafe { input_slice(tokens, n_nodes) }, unsafe { input_slice(parents, n_nodes) })
+        else {
+            return sieve_status::NullArgument;
+        };
+        let Some(total) = n_nodes.checked_add(1).and_then(|r| r.checked_mul(mask_words)) else {
+            return sieve_status::InvalidArgument;
+        };
+        // SAFETY: 1. NULL or writable for `(n_nodes + 1) * mask_words` words, not aliased
+        // (caller contract).
+        let Some(rows) = (unsafe { output_slice(masks, total) }) else {
+            return sieve_status::NullArgument;
+        };
+        if n_filled.is_null() {
+            return sieve_status::NullArgument;
+        }
+        draft_tree_into(m, tokens, parents, rows, mask_words, n_filled)
+    }
+}
+
+/// The work of [`sieve_matcher_fill_draft_tree`] on checked arguments (also one request of
+/// `sieve_fill_draft_trees`).
+pub(crate) fn draft_tree_into(
+    m: &mut Matcher,
+    tokens: &[u32],
+    parents: &[i32],
+    rows: &mut [u32],
+    mask_words: usize,
+    n_filled: *mut usize,
+) -> sieve_status {
+    let was = sticky(m);
+    match m.fill_draft_tree(tokens, parents, rows, mask_words) {
+        Ok(fill) if fill.failed_row.is_none() => {
+            // SAFETY: 1. `n_filled` checked non-NULL by the caller.
+            unsafe { write_out(n_filled, fill.filled) };
+            sieve_status::Ok
+        }
+        Ok(_) => {
+            rows.fill(0);
+            was.or_else(|| m.error().map(sieve_status::from_matcher))
+                .unwrap_or(sieve_status::MatcherError)
+        }
+        Err(sieve_core::DraftTreeError::RowTooShort { .. }) => sieve_status::InsufficientSize,
+        Err(_) => sieve_status::InvalidArgument,
+    }
+}
+
 /// The tokens the grammar forces next (fast-forward), tokenized greedily; nothing is
 /// consumed. On success `*n_out` ids were written to `out` (`cap` entries). If `cap` is too
 /// small, returns `SIEVE_STATUS_INSUFFICIENT_SIZE`, writes nothing to `out` and sets `*n_out`

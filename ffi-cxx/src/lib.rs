@@ -24,6 +24,8 @@
 //! on the calling thread and the library's thread pool (`sieve-runner`, the runner of the C
 //! and Python batch calls: persistent threads, idle between calls (polling for 200 µs, then
 //! asleep), the most expensive masks first); [`set_num_threads`] sizes the pool and [`shutdown_threads`] joins all its threads.
+//! Speculative decoding with a draft token tree: `Matcher::fill_draft_tree` fills a row per
+//! node (see `draft_tree.rs`).
 //!
 //! # Usage pattern
 //! compile (`grammar_from_lark`) → `matcher_new` → `compute_mask` into a
@@ -59,6 +61,7 @@ pub use batch::{compute_masks, num_threads, set_num_threads, shutdown_threads};
 pub use ffi::ErrorCode;
 
 mod batch;
+mod draft_tree;
 
 /// The bridge. Items are documented on the C++ side by the crate docs; the Rust functions
 /// they bind are documented below.
@@ -167,6 +170,13 @@ pub mod ffi {
         fn compute_mask(self: &mut Matcher, mask: &mut [u32]) -> Result<()>;
         fn consume_token(self: &mut Matcher, token: u32) -> Result<()>;
         fn rollback(self: &mut Matcher, n: usize) -> Result<()>;
+        fn fill_draft_tree(
+            self: &mut Matcher,
+            tokens: &[u32],
+            parents: &[i32],
+            masks: &mut [u32],
+            mask_words: usize,
+        ) -> Result<usize>;
         fn is_accepting(self: &mut Matcher) -> Result<bool>;
         fn is_stopped(self: &Matcher) -> bool;
         fn reset(self: &mut Matcher) -> Result<()>;

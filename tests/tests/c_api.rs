@@ -98,6 +98,12 @@ fn c_gates_and_stop_strings() {
     c_test("gate", false);
 }
 
+/// `sieve_matcher_fill_draft_tree` against a sequential reference on random trees.
+#[test]
+fn c_draft_tree() {
+    c_test("draft_tree", false);
+}
+
 #[test]
 fn c_bad_input() {
     c_test("bad_input", false);

@@ -142,24 +142,7 @@ pub fn fill_next_token_bitmask_draft(
             )));
         }
     }
-    let offsets = match offsets {
-        Some(o) if o.len() != ms.len() => {
-            return Err(PyValueError::new_err(format!(
-                "{} offsets for {} matchers",
-                o.len(),
-                ms.len()
-            )));
-        }
-        Some(o) => o,
-        None => drafts
-            .iter()
-            .scan(0usize, |acc, d| {
-                let o = *acc;
-                *acc += d.len() + 1;
-                Some(o)
-            })
-            .collect(),
-    };
+    let offsets = draft_offsets(offsets, &drafts)?;
     let all_rows: Vec<usize> = offsets
         .iter()
         .zip(&drafts)
@@ -196,6 +179,125 @@ pub fn fill_next_token_bitmask_draft(
             filled
         })
     })
+}
+
+/// Masks for draft token trees (EAGLE / Medusa-shaped speculative decoding), in one call:
+/// request `i` has nodes with tokens `tokens[i]` and parents `parents[i]` (each an earlier
+/// node's index, or -1 for the matcher's current state). With n nodes it uses rows
+/// `offsets[i] .. offsets[i] + n + 1`: the mask at the current state, then the mask after the
+/// path to each node (the default offsets pack the requests one after the other). Shared
+/// prefixes are walked once. A node whose token its parent's row does not allow gets a zero
+/// row, and so do its descendants. The matchers end where they started. Returns, per
+/// request, how many rows were filled (n + 1 when every node is accepted).
+#[pyfunction]
+#[pyo3(signature = (matchers, tokens, parents, bitmask, offsets=None))]
+pub fn fill_next_token_bitmask_draft_tree(
+    py: Python<'_>,
+    matchers: Vec<Bound<'_, Matcher>>,
+    tokens: Vec<Vec<u32>>,
+    parents: Vec<Vec<i32>>,
+    bitmask: &Bound<'_, PyAny>,
+    offsets: Option<Vec<usize>>,
+) -> PyResult<Vec<usize>> {
+    let ms = self::matchers(&matchers);
+    check_trees(&ms, &tokens, &parents)?;
+    let words = common_words(&ms)?;
+    let view = buffers::bitmask(bitmask, words)?;
+    let offsets = draft_offsets(offsets, &tokens)?;
+    let all_rows: Vec<usize> = offsets
+        .iter()
+        .zip(&tokens)
+        .flat_map(|(&o, d)| (0..=d.len()).map(move |k| o.saturating_add(k)))
+        .collect();
+    check_rows(&all_rows, &view)?;
+    // A tree of n nodes is up to n + 1 masks, as a draft of n tokens.
+    let (order, expected) = by_cost(&ms, words, &|i| tokens[i].len() as u64 + 1);
+    py.detach(|| {
+        executor::run(&order, expected, |i| {
+            let n = tokens[i].len();
+            // SAFETY: rows `offsets[i] ..= offsets[i] + n` are in range and used by this
+            // request only (checked); consecutive in the C-contiguous bitmask.
+            let rows = unsafe { view.rows_u32(offsets[i], n + 1) };
+            let mut m = ms[i].lock();
+            match m.fill_draft_tree(&tokens[i], &parents[i], rows, view.cols) {
+                Ok(fill) => match fill.failed_row {
+                    None => fill.filled,
+                    Some(r) => {
+                        // As `fill_row`: the row of a matcher in error allows only EOS.
+                        let eos = m.grammar().vocab().eos_tokens().to_vec();
+                        sieve_kernels::set_bits(
+                            &mut rows[r * view.cols..(r + 1) * view.cols],
+                            &eos,
+                        );
+                        fill.filled + 1
+                    }
+                },
+                // Not reached: the input was checked above.
+                Err(_) => 0,
+            }
+        })
+    })
+}
+
+/// Checks the trees of `fill_next_token_bitmask_draft_tree`: one per matcher, as many
+/// parents as tokens, parents earlier nodes or -1, tokens in range.
+fn check_trees(ms: &[&Matcher], tokens: &[Vec<u32>], parents: &[Vec<i32>]) -> PyResult<()> {
+    if tokens.len() != ms.len() || parents.len() != ms.len() {
+        return Err(PyValueError::new_err(format!(
+            "{} token lists and {} parent lists for {} matchers",
+            tokens.len(),
+            parents.len(),
+            ms.len()
+        )));
+    }
+    let vocab_size = ms
+        .first()
+        .map_or(0, |m| m.lock().grammar().vocab().vocab_size());
+    for (r, (t, p)) in tokens.iter().zip(parents).enumerate() {
+        if t.len() != p.len() {
+            return Err(PyValueError::new_err(format!(
+                "request {r}: {} tokens but {} parents",
+                t.len(),
+                p.len()
+            )));
+        }
+        if let Some((i, &q)) = p
+            .iter()
+            .enumerate()
+            .find(|&(i, &q)| q < -1 || usize::try_from(q).is_ok_and(|q| q >= i))
+        {
+            return Err(PyValueError::new_err(format!(
+                "request {r}: node {i} has parent {q}; it must be -1 or an earlier node"
+            )));
+        }
+        if let Some(&x) = t.iter().find(|&&x| x as usize >= vocab_size) {
+            return Err(PyValueError::new_err(format!(
+                "request {r}: token {x} is out of range (vocab_size {vocab_size})"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The first row of each request: `offsets` as given (one per request), or the requests
+/// packed one after the other, `lens[i].len() + 1` rows each.
+fn draft_offsets<T>(offsets: Option<Vec<usize>>, lens: &[Vec<T>]) -> PyResult<Vec<usize>> {
+    match offsets {
+        Some(o) if o.len() != lens.len() => Err(PyValueError::new_err(format!(
+            "{} offsets for {} matchers",
+            o.len(),
+            lens.len()
+        ))),
+        Some(o) => Ok(o),
+        None => Ok(lens
+            .iter()
+            .scan(0usize, |acc, d| {
+                let o = *acc;
+                *acc += d.len() + 1;
+                Some(o)
+            })
+            .collect()),
+    }
 }
 
 /// Consumes `tokens[i]` in `matchers[i]` for every `i`, in parallel with the GIL released;

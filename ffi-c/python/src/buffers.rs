@@ -75,6 +75,22 @@ impl View {
         }
     }
 
+    /// Rows `r ..< r + k` as one run of mask words (`k * cols`).
+    ///
+    /// # Safety
+    /// `self.elem == Elem::I32`, `r + k <= self.rows`, the object is alive, and no other
+    /// reference to those rows is used at the same time.
+    pub unsafe fn rows_u32<'a>(&self, r: usize, k: usize) -> &'a mut [u32] {
+        debug_assert!(self.elem == Elem::I32 && r + k <= self.rows);
+        // SAFETY: as `row_u32`: the rows are consecutive in a C-contiguous buffer.
+        unsafe {
+            core::slice::from_raw_parts_mut(
+                (self.ptr as *mut u32).add(r * self.cols),
+                k * self.cols,
+            )
+        }
+    }
+
     /// The whole buffer as `rows * cols` elements of `T`.
     ///
     /// # Safety

@@ -31,6 +31,10 @@ fn _sieve(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MatcherError", py.get_type::<errors::MatcherError>())?;
     m.add_function(wrap_pyfunction!(batch::fill_next_token_bitmask_batch, m)?)?;
     m.add_function(wrap_pyfunction!(batch::fill_next_token_bitmask_draft, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        batch::fill_next_token_bitmask_draft_tree,
+        m
+    )?)?;
     m.add_function(wrap_pyfunction!(batch::consume_token_batch, m)?)?;
     m.add_function(wrap_pyfunction!(batch::apply_token_bitmask_inplace, m)?)?;
     m.add_function(wrap_pyfunction!(presets::preset_families, m)?)?;

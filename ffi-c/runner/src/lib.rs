@@ -1,8 +1,9 @@
 //! sieve-runner: the one batch runner behind every batch call of sieve's bindings: the C ABI's
 //! `sieve_compute_masks` and `sieve_compute_masks_with_executor`, the LLGuidance-compatible
-//! `llg_par_compute_mask` (sync and with a completion callback), the C++ `compute_masks`, and
-//! Python's `fill_next_token_bitmask_batch`, `fill_next_token_bitmask_draft` and
-//! `consume_token_batch`.
+//! `llg_par_compute_mask` (sync and with a completion callback), the C ABI's
+//! `sieve_fill_draft_trees`, the C++ `compute_masks`, and Python's
+//! `fill_next_token_bitmask_batch`, `fill_next_token_bitmask_draft`,
+//! `fill_next_token_bitmask_draft_tree` and `consume_token_batch`.
 //!
 //! # Where it lives, and why
 //! `ffi-c/runner/`, a crate of its own that `sieve-ffi-c`, `sieve-ffi-cxx` and `sieve-py`
