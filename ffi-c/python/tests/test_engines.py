@@ -245,6 +245,16 @@ def test_sglang_thinking_budget(shared):
     g.accept_token(think_end)
     g.rollback(1)
     assert g.matcher.allowed_tokens() == [think_end]
+    # A negative budget is no budget (SGLang's convention); a full-assistant EBNF describes
+    # the reasoning itself, so no gate goes in front of it.
+    unlimited = FakeReq("u", "regex", "[0-9]+", reasoning=True, budget=-1)
+    full = FakeReq("f", "ebnf", 'root ::= "<think>" [a-z]* "</think>" [0-9]+', reasoning=True)
+    full.sampling_params.ebnf_full_assistant = True
+    sglang_admit(manager, [unlimited, full])
+    for text in (b"a", b"b", b"c"):
+        unlimited.grammar.accept_token(tok.greedy_tokenize(text)[0])
+    assert len(unlimited.grammar.matcher.allowed_tokens()) == tok.vocab_size
+    assert full.grammar.matcher.gate_phase() is None
 
 
 # --------------------------------------------------------------------------------- vLLM

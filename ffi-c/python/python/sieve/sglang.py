@@ -235,7 +235,7 @@ class SieveGrammarBackend(_BackendBase):
         budget = None
         if _BUDGET in key_type:
             key_type, b = key_type.split(_BUDGET, 1)
-            budget = max(0, int(b))
+            budget = int(b) if int(b) >= 0 else None  # SGLang: a negative budget is none
         if key_type == "json":
             obj = self.dispatch_json(key_string)
         elif key_type == "regex":
@@ -247,8 +247,10 @@ class SieveGrammarBackend(_BackendBase):
         else:
             obj = _Invalid(f"sieve: unsupported grammar type {key_type!r}")
         if isinstance(obj, SieveGrammarObject):
-            obj.gate = self._gate(budget)
-            obj.excluded = self.think_excluded
+            # A full-assistant EBNF describes the reasoning too: no gate in front of it.
+            full = key_type == "full_assistant_ebnf"
+            obj.gate = None if full else self._gate(budget)
+            obj.excluded = () if full else self.think_excluded
             obj.maybe_init_reasoning(require_reasoning)
         return obj
 
