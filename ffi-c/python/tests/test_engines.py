@@ -410,6 +410,17 @@ def vllm_steps(manager, reqs, walks, refs, spec):
     assert rows > 3 * len(reqs) and cut > 0, (rows, cut)
 
 
+def seen_rows(parents, tokens, mask, tok):
+    """The nodes SGLang's DFS fills: accepted through filled parents, not after EOS."""
+    filled = {0}
+    for i in range(1, len(tokens)):
+        p, t = parents[i], tokens[i]
+        if p in filled and sieve.unpack_bitmask(mask[p].numpy(), tok.vocab_size)[t] \
+                and t not in tok.eos_token_ids:
+            filled.add(i)
+    return filled
+
+
 def test_sglang_eagle_tree_masks(shared):
     """SGLang's own EAGLE path (`speculative/spec_utils.generate_token_bitmask`: a DFS over
     the draft tree with `accept_token`, `fill_vocab_mask`, `rollback`) over sieve's grammar
@@ -419,8 +430,11 @@ def test_sglang_eagle_tree_masks(shared):
     sglang_modules()
     import random
 
+    from sglang.srt.plugins import load_plugins
     from sglang.srt.speculative.spec_utils import generate_token_bitmask
 
+    load_plugins()  # sieve's AROUND hook on traverse_tree: one native call per tree
+    native_before = sieve.sglang._traverse_tree_around.native_calls
     hf = hf_tokenizer(shared, "llama3")
     tok = sieve.Tokenizer.from_huggingface(hf)
     backend = sieve.sglang.SieveGrammarBackend(tok)
@@ -464,7 +478,12 @@ def test_sglang_eagle_tree_masks(shared):
             want = ref_row(ref, mask.shape[1])
             assert np.array_equal(mask[i].numpy(), want), f"trial {trial} node {i}"
             checked += 1
+        # The rows SGLang's DFS leaves alone keep the allocation's all-ones.
+        for i in range(n):
+            if i not in seen_rows(parents, tokens, mask, tok):
+                assert (mask[i].numpy() == -1).all(), f"trial {trial} node {i} was written"
     assert checked > 100, checked
+    assert sieve.sglang._traverse_tree_around.native_calls == native_before + 40
 
 
 def test_vllm_reasoning_then_json(shared, monkeypatch):

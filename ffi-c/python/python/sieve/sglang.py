@@ -36,6 +36,7 @@ import logging
 
 from .tokenizers import from_any
 from ._sieve import (
+    fill_next_token_bitmask_draft_tree,
     Gate,
     Grammar,
     GrammarError,
@@ -88,6 +89,7 @@ class SieveGrammarObject(_ObjectBase):
         self.grammar = grammar
         self.gate = gate
         self.excluded = tuple(excluded)  # strict thinking: never allowed while reasoning
+        self.eos = frozenset()  # the tokenizer's EOS ids (set by the backend)
         self.matcher = matcher if matcher is not None else Matcher(grammar)
 
     def _thinking(self) -> bool:
@@ -162,7 +164,9 @@ class SieveGrammarObject(_ObjectBase):
         apply_token_bitmask_inplace(logits, vocab_mask)
 
     def copy(self) -> "SieveGrammarObject":
-        return SieveGrammarObject(self.grammar, self.gate, excluded=self.excluded)
+        c = SieveGrammarObject(self.grammar, self.gate, excluded=self.excluded)
+        c.eos = self.eos
+        return c
 
     def try_jump_forward(self, tokenizer):
         """`(forced token ids, forced text)` when the grammar forces a continuation, else
@@ -267,7 +271,9 @@ class SieveGrammarBackend(_BackendBase):
 
     def _make(self, build):
         try:
-            return SieveGrammarObject(build())
+            obj = SieveGrammarObject(build())
+            obj.eos = frozenset(self.tokenizer.eos_token_ids)
+            return obj
         except (GrammarError, ValueError) as e:
             self.last_error = e
             logger.error("sieve: grammar failed to compile: %s", e)
@@ -395,6 +401,70 @@ def _init_backend(server_args, tokenizer, vocab_size, eos_token_ids=None):
                                max_think_tokens=budget)
 
 
+def _tree_parents(next_token, next_sibling):
+    """Parent indices from SGLang's first-child / next-sibling lists (node 0: the root);
+    None where a node is unreachable or comes before its parent (then SGLang's own DFS)."""
+    n = len(next_token)
+    parents, stack = [None] * n, [0]
+    parents[0] = -1
+    while stack:
+        u = stack.pop()
+        c = next_token[u]
+        while c != -1:
+            if not 0 < c < n or parents[c] is not None or c < u:
+                return None
+            parents[c] = u
+            stack.append(c)
+            c = next_sibling[c]
+    return None if any(p is None for p in parents) else parents
+
+
+def _traverse_tree_around(original, retrieve_next_token, retrieve_next_sibling, draft_tokens,
+                          grammar, allocate_token_bitmask, vocab_size=None):
+    """An AROUND hook on SGLang's `spec_utils.traverse_tree` (the EAGLE draft-tree DFS in
+    Python, one `accept_token`/`fill_vocab_mask`/`rollback` per node): for a sieve grammar
+    the whole tree is one native call (`fill_next_token_bitmask_draft_tree`), shared
+    prefixes walked once, GIL released. Rows SGLang's DFS would not fill (refused nodes,
+    their subtrees, nodes after EOS) keep what they held, as there. Anything else (another
+    backend's grammar, strict-thinking filters, a tree out of the usual shape) goes to
+    SGLang's own function."""
+    g = grammar
+    if type(g) is not SieveGrammarObject or g.excluded or g.is_terminated():
+        return original(retrieve_next_token, retrieve_next_sibling, draft_tokens, g,
+                        allocate_token_bitmask, vocab_size=vocab_size)
+    tokens = [int(t) for t in draft_tokens.tolist()]
+    parents = _tree_parents([int(x) for x in retrieve_next_token.tolist()],
+                            [int(x) for x in retrieve_next_sibling.tolist()])
+    limit = g.grammar.vocab_size
+    if parents is None or any(t >= limit for t in tokens[1:]):
+        return original(retrieve_next_token, retrieve_next_sibling, draft_tokens, g,
+                        allocate_token_bitmask, vocab_size=vocab_size)
+    import numpy as np
+
+    rows = allocate_token_bitmask.numpy() if hasattr(allocate_token_bitmask, "numpy") \
+        else allocate_token_bitmask
+    before = rows.copy()
+    fill_next_token_bitmask_draft_tree(
+        [g.matcher], [tokens[1:]], [[p - 1 if p > 0 else -1 for p in parents[1:]]],
+        allocate_token_bitmask)
+    # Which rows SGLang's DFS fills: a node is accepted if its parent's row was filled and
+    # allows its token; its row is filled unless that token ended the output (EOS).
+    eos = g.eos
+    filled = [True] + [False] * (len(tokens) - 1)
+    words = rows.view(np.uint32)
+    for i in range(1, len(tokens)):  # parents come first (checked above)
+        p, t = parents[i], tokens[i]
+        ok = filled[p] and bool((words[p, t // 32] >> (t % 32)) & 1)
+        filled[i] = ok and t not in eos
+    for i, f in enumerate(filled):
+        if not f:
+            rows[i] = before[i]
+    _traverse_tree_around.native_calls += 1
+
+
+_traverse_tree_around.native_calls = 0
+
+
 def register() -> None:
     """The `sglang.srt.plugins` entry point: `--grammar-backend sieve` becomes a choice and
     selects `SieveGrammarBackend` through SGLang's registry. Safe to run more than once."""
@@ -404,3 +474,10 @@ def register() -> None:
     if "sieve" not in GRAMMAR_BACKEND_CHOICES:
         add_grammar_backend_choices(["sieve"])
     register_grammar_backend("sieve", _init_backend)
+    try:  # EAGLE draft trees in one native call (see `_traverse_tree_around`)
+        from sglang.srt.plugins.hook_registry import HookRegistry, HookType
+
+        HookRegistry.register("sglang.srt.speculative.spec_utils.traverse_tree",
+                              _traverse_tree_around, HookType.AROUND)
+    except ImportError:  # an SGLang without hooks keeps its own DFS
+        pass
