@@ -66,6 +66,9 @@ pub use error::{
 pub use gate::{Gate, GateConfig, Reasoning, Triggers};
 pub use grammar::Grammar;
 pub use limits::{CompileBudget, Limits};
-pub use matcher::{DraftTreeError, DraftTreeFill, GatePhase, MaskCost, MaskStats, Matcher};
+pub use matcher::{
+    DraftTreeError, DraftTreeFill, GatePhase, MaskCost, MaskStats, Matcher,
+    check_draft_tree_parents,
+};
 pub use stop::StopController;
 pub use vocab::Vocabulary;

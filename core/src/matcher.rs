@@ -56,7 +56,7 @@ mod gated;
 mod shared;
 
 pub use cost::MaskCost;
-pub use draft_tree::{DraftTreeError, DraftTreeFill};
+pub use draft_tree::{DraftTreeError, DraftTreeFill, check_parents as check_draft_tree_parents};
 pub use gated::GatePhase;
 
 /// Forced bytes are searched at most this far ahead.

@@ -112,6 +112,22 @@ impl Job {
 }
 
 /// Checks the arguments shared by both batch entry points and builds the job.
+/// The handles of a batch as matchers: none NULL (`NullArgument`), none repeated
+/// (`InvalidArgument`: two items would write through one matcher at once).
+pub(crate) fn distinct_matchers(
+    list: &[*mut sieve_matcher],
+) -> Result<Vec<*mut Matcher>, sieve_status> {
+    if list.iter().any(|m| m.is_null()) {
+        return Err(sieve_status::NullArgument);
+    }
+    let mut sorted: Vec<*mut sieve_matcher> = list.to_vec();
+    sorted.sort_unstable();
+    if sorted.windows(2).any(|w| w[0] == w[1]) {
+        return Err(sieve_status::InvalidArgument);
+    }
+    Ok(list.iter().map(|m| m.cast::<Matcher>()).collect())
+}
+
 fn prepare<'a>(
     matchers: *const *mut sieve_matcher,
     n: usize,
@@ -129,15 +145,7 @@ fn prepare<'a>(
     let mask_buf = unsafe { output_slice(masks, total) }.ok_or(sieve_status::NullArgument)?;
     // SAFETY: 1. NULL or writable for `n` statuses (caller contract) for the whole call.
     let statuses = unsafe { output_slice(statuses, n) }.ok_or(sieve_status::NullArgument)?;
-    if list.iter().any(|m| m.is_null()) {
-        return Err(sieve_status::NullArgument);
-    }
-    let mut sorted: Vec<*mut sieve_matcher> = list.to_vec();
-    sorted.sort_unstable();
-    if sorted.windows(2).any(|w| w[0] == w[1]) {
-        return Err(sieve_status::InvalidArgument);
-    }
-    let matchers: Vec<*mut Matcher> = list.iter().map(|m| m.cast::<Matcher>()).collect();
+    let matchers = distinct_matchers(list)?;
     let costs: Vec<sieve_core::MaskCost> = matchers
         .iter()
         // SAFETY: 1. live, non-NULL matcher handles (checked; caller contract), not in use

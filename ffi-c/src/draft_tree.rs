@@ -8,8 +8,9 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use sieve_core::Matcher;
+use sieve_core::{Matcher, check_draft_tree_parents};
 
+use crate::batch::distinct_matchers;
 use crate::boundary::{catch_panic, ffi_boundary, input_slice, output_slice};
 use crate::matcher::{draft_tree_into, sieve_matcher};
 use crate::prelude::*;
@@ -107,26 +108,14 @@ fn prepare<'a>(
     let masks = unsafe { output_slice(masks, total) }.ok_or(sieve_status::NullArgument)?;
     // SAFETY: as above.
     let n_filled = unsafe { output_slice(n_filled, n) }.ok_or(sieve_status::NullArgument)?;
-    if list.iter().any(|m| m.is_null()) {
-        return Err(sieve_status::NullArgument);
-    }
-    let mut sorted: Vec<*mut sieve_matcher> = list.to_vec();
-    sorted.sort_unstable();
-    if sorted.windows(2).any(|w| w[0] == w[1]) {
-        return Err(sieve_status::InvalidArgument);
-    }
+    let matchers = distinct_matchers(list)?;
     for w in offsets.windows(2) {
-        let bad = parents[w[0]..w[1]]
-            .iter()
-            .enumerate()
-            .any(|(i, &p)| p < -1 || usize::try_from(p).is_ok_and(|p| p >= i));
-        if bad {
-            return Err(sieve_status::InvalidArgument);
-        }
+        check_draft_tree_parents(&parents[w[0]..w[1]])
+            .map_err(|_| sieve_status::InvalidArgument)?;
     }
     n_filled.fill(0);
     Ok(Trees {
-        matchers: list.iter().map(|m| m.cast::<Matcher>()).collect(),
+        matchers,
         tokens,
         parents,
         offsets,

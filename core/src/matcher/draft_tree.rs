@@ -119,6 +119,20 @@ fn preorder(parents: &[i32]) -> Vec<usize> {
     order
 }
 
+/// Checks that every `parents[i]` is -1 or an earlier node (`< i`), as
+/// [`Matcher::fill_draft_tree`] requires: the first node that is not, as
+/// [`DraftTreeError::BadParent`]. For bindings that check a whole batch before any work.
+pub fn check_parents(parents: &[i32]) -> Result<(), DraftTreeError> {
+    match parents
+        .iter()
+        .enumerate()
+        .find(|&(i, &p)| p < -1 || usize::try_from(p).is_ok_and(|p| p >= i))
+    {
+        Some((node, &parent)) => Err(DraftTreeError::BadParent { node, parent }),
+        None => Ok(()),
+    }
+}
+
 /// The children-list slot of parent `p` (-1: the root, slot 0).
 fn slot(p: i32) -> usize {
     usize::try_from(p).map_or(0, |p| p + 1)
@@ -154,13 +168,7 @@ impl Matcher {
                 parents: parents.len(),
             });
         }
-        if let Some((node, &parent)) = parents
-            .iter()
-            .enumerate()
-            .find(|&(i, &p)| p < -1 || usize::try_from(p).is_ok_and(|p| p >= i))
-        {
-            return Err(DraftTreeError::BadParent { node, parent });
-        }
+        check_parents(parents)?;
         let needed = self.mask_words();
         if words_per_row < needed {
             return Err(DraftTreeError::RowTooShort {

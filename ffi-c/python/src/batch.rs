@@ -261,13 +261,11 @@ fn check_trees(ms: &[&Matcher], tokens: &[Vec<u32>], parents: &[Vec<i32>]) -> Py
                 p.len()
             )));
         }
-        if let Some((i, &q)) = p
-            .iter()
-            .enumerate()
-            .find(|&(i, &q)| q < -1 || usize::try_from(q).is_ok_and(|q| q >= i))
+        if let Err(sieve_core::DraftTreeError::BadParent { node, parent }) =
+            sieve_core::check_draft_tree_parents(p)
         {
             return Err(PyValueError::new_err(format!(
-                "request {r}: node {i} has parent {q}; it must be -1 or an earlier node"
+                "request {r}: node {node} has parent {parent}; it must be -1 or an earlier node"
             )));
         }
         if let Some(&x) = t.iter().find(|&&x| x as usize >= vocab_size) {
