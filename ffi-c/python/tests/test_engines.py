@@ -318,23 +318,30 @@ def test_vllm_plugin_serves_the_replaced_backend(shared, name, monkeypatch):
         StructuredOutputManager.grammar_init = original
 
 
-def vllm_drive(shared, name, mods):
-    _, _, StructuredOutputManager, StructuredOutputBackend, _ = mods
-    hf = hf_tokenizer(shared, name)
-    vocab_size, spec = len(hf), 2
+def vllm_manager(StructuredOutputManager, hf, vocab_size, max_seqs, spec, workers,
+                 reasoning_parser=""):
+    """vLLM's real `StructuredOutputManager` on a stub `VllmConfig` (no model, no GPU)."""
     config = SimpleNamespace(
         parallel_config=SimpleNamespace(distributed_executor_backend="mp"),
-        scheduler_config=SimpleNamespace(max_num_seqs=16),
+        scheduler_config=SimpleNamespace(max_num_seqs=max_seqs),
         model_config=SimpleNamespace(skip_tokenizer_init=True, is_diffusion=False,
                                      get_vocab_size=lambda: vocab_size),
         structured_outputs_config=SimpleNamespace(enable_in_reasoning=False,
-                                                  reasoning_parser="",
+                                                  reasoning_parser=reasoning_parser,
                                                   reasoning_parser_plugin=""),
         num_speculative_tokens=spec)
     manager = StructuredOutputManager(config)
     # skip_tokenizer_init keeps vLLM from loading a model's tokenizer by name; these are
     # what __init__ would have set up from it.
-    manager.tokenizer, manager.executor = hf, ThreadPoolExecutor(2)
+    manager.tokenizer, manager.executor = hf, ThreadPoolExecutor(workers)
+    return manager
+
+
+def vllm_drive(shared, name, mods):
+    _, _, StructuredOutputManager, StructuredOutputBackend, _ = mods
+    hf = hf_tokenizer(shared, name)
+    vocab_size, spec = len(hf), 2
+    manager = vllm_manager(StructuredOutputManager, hf, vocab_size, 16, spec, workers=2)
 
     tok = sieve.Tokenizer.from_huggingface(hf, n_vocab=vocab_size)
     eos = tok.eos_token_ids[0]
@@ -501,17 +508,8 @@ def test_vllm_reasoning_then_json(shared, monkeypatch):
     try:
         hf = hf_tokenizer(shared, "qwen3")
         vocab_size = len(hf)
-        config = SimpleNamespace(
-            parallel_config=SimpleNamespace(distributed_executor_backend="mp"),
-            scheduler_config=SimpleNamespace(max_num_seqs=4),
-            model_config=SimpleNamespace(skip_tokenizer_init=True, is_diffusion=False,
-                                         get_vocab_size=lambda: vocab_size),
-            structured_outputs_config=SimpleNamespace(enable_in_reasoning=False,
-                                                      reasoning_parser="qwen3",
-                                                      reasoning_parser_plugin=""),
-            num_speculative_tokens=0)
-        manager = StructuredOutputManager(config)
-        manager.tokenizer, manager.executor = hf, ThreadPoolExecutor(1)
+        manager = vllm_manager(StructuredOutputManager, hf, vocab_size, 4, 0, workers=1,
+                               reasoning_parser="qwen3")
         manager.reasoner_cls = ReasoningParserManager.get_reasoning_parser("qwen3")
         req = vllm_request(mods, "think", "json", SCHEMA, "guidance")
         manager.grammar_init(req)
