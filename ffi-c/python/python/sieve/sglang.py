@@ -138,15 +138,16 @@ class SieveGrammarObject(_ObjectBase):
     @staticmethod
     def fill_vocab_mask_batched(entries, vocab_mask) -> None:
         """Every listed row in one call on sieve's thread pool (GIL released); rows not
-        listed are left as they are. Entries of other backends' objects go one by one."""
-        mine = [e for e in entries if isinstance(e.grammar, SieveGrammarObject)]
+        listed are left as they are. Other objects (another backend's, the filter-only
+        strict-thinking ones) fill their rows one by one, through their own method."""
+        mine = [e for e in entries if type(e.grammar) is SieveGrammarObject]
         if mine:
             fill_next_token_bitmask_batch([e.grammar.matcher for e in mine], vocab_mask,
                                           [e.row for e in mine])
             for e in mine:
                 e.grammar._exclude(vocab_mask, e.row)
         for e in entries:
-            if not isinstance(e.grammar, SieveGrammarObject):
+            if type(e.grammar) is not SieveGrammarObject:
                 e.grammar.fill_vocab_mask(vocab_mask, e.row)
 
     @staticmethod
@@ -339,11 +340,6 @@ class _StrictThinking(SieveGrammarObject):
                 row[...] = -1
             return
         super().fill_vocab_mask(vocab_mask, idx)
-
-    @staticmethod
-    def fill_vocab_mask_batched(entries, vocab_mask) -> None:
-        for e in entries:
-            e.grammar.fill_vocab_mask(vocab_mask, e.row)
 
     def copy(self):
         return _StrictThinking(self.grammar, self.gate, self.excluded)
