@@ -25,6 +25,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use sieve_bench::stats::percentile_sorted;
+use sieve_bench::util::allowed_tokens;
 use sieve_core::grammar::json::JsonOptions;
 use sieve_core::{Grammar, Limits, Matcher};
 
@@ -52,19 +54,7 @@ const PAIRS: usize = 20_000;
 
 fn median(xs: &mut [f64]) -> f64 {
     xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
-}
-
-fn allowed(mask: &[u32]) -> Vec<u32> {
-    let mut out = Vec::new();
-    for (i, &w) in mask.iter().enumerate() {
-        let mut w = w;
-        while w != 0 {
-            out.push(i as u32 * 32 + w.trailing_zeros());
-            w &= w - 1;
-        }
-    }
-    out
+    percentile_sorted(xs, 50.0)
 }
 
 /// The tree (tokens, parents) at `m`'s state and its longest path as a chain.
@@ -82,7 +72,7 @@ fn trees(m: &mut Matcher, continuation: &str) -> (Tree, Tree) {
     let mut parent = -1i32;
     for (level, &width) in WIDTHS.iter().enumerate() {
         m.compute_mask(&mut mask).expect("a mask");
-        let others: Vec<u32> = allowed(&mask)
+        let others: Vec<u32> = allowed_tokens(&mask, vocab.vocab_size())
             .into_iter()
             .filter(|&t| t != main[level] && !vocab.eos_tokens().contains(&t))
             .collect();
