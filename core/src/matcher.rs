@@ -116,6 +116,9 @@ pub struct Matcher {
     /// The last mask computed and the parser state it was computed in.
     cached_mask: Vec<u32>,
     cached_key: Option<(u64, u32)>,
+    /// Whether masks computed are remembered in `cached_mask` (off while
+    /// [`Matcher::fill_draft_tree`] visits its nodes).
+    remember: bool,
     stats: MaskStats,
     /// Fuel spent on tables this matcher held (master calls), settled when it gives them
     /// back; with the parser's snapshot count, [`MaskStats::fuel`].
@@ -218,6 +221,7 @@ impl Matcher {
             error: None,
             cached_mask: Vec::new(),
             cached_key: None,
+            remember: true,
             stats: MaskStats::default(),
             fuel_done: 0,
             fuel_mark: 0,
@@ -477,6 +481,9 @@ impl Matcher {
 
     /// Keeps `mask`, the mask of state `key`, for a next call in the same state.
     pub(crate) fn keep_mask(&mut self, mask: &[u32], key: (u64, u32)) {
+        if !self.remember {
+            return;
+        }
         self.cached_mask.clear();
         self.cached_mask.extend_from_slice(mask);
         self.cached_key = Some(key);
@@ -484,7 +491,7 @@ impl Matcher {
 
     /// Room for the copy of the mask kept for the next call, charged before it is made.
     fn reserve_mask_copy(&mut self, words: usize) -> Result<(), LimitKind> {
-        if self.cached_mask.capacity() >= words {
+        if !self.remember || self.cached_mask.capacity() >= words {
             return Ok(());
         }
         self.cached_mask.clear();

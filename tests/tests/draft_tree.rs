@@ -222,8 +222,13 @@ fn check_tree_on(g: &Grammar, on: &Grammar, rng: &mut Rng, what: &str) -> (usize
     assert_eq!(m.num_tokens(), start.len(), "{what}");
     assert!(m.error().is_none() && !m.is_stopped(), "{what}");
     let mut after = vec![0u32; m.mask_words()];
+    let cached = m.stats().cached;
     m.compute_mask(&mut after).unwrap();
     assert_eq!(after, before, "{what}: mask after the tree");
+    if rebuilds == 0 {
+        // Row 0 is remembered: the next mask in this state is a copy of it.
+        assert_eq!(m.stats().cached, cached + 1, "{what}: row 0 remembered");
+    }
     if let Some(&t) = allowed_tokens(&after)
         .iter()
         .find(|t| !vocab.eos_tokens().contains(t))

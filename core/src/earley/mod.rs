@@ -863,13 +863,33 @@ impl Parser {
 
     #[inline(never)]
     fn push_after_lexeme(&mut self, top: Entry, byte: u8) -> Result<Option<Entry>, LimitKind> {
+        match self.end_lexeme(top)? {
+            Some((row, start)) => self.start_with(row, start, byte),
+            None => Ok(None),
+        }
+    }
+
+    /// Ends the lexeme matched in `top` (if its state accepts): the row to go on from and
+    /// its lexer start state, or `None` when the state does not accept or nothing expects
+    /// the lexeme.
+    #[inline(never)]
+    fn end_lexeme(&mut self, top: Entry) -> Result<Option<(u32, StateId)>, LimitKind> {
         if self.state_flags(top.state)? & Lexer::ACCEPT == 0 {
             return Ok(None);
         }
-        let Some(row) = self.finish_lexeme(top.row, top.state)? else {
-            return Ok(None);
-        };
-        let start = self.row_start_state(row);
+        Ok(self
+            .finish_lexeme(top.row, top.state)?
+            .map(|row| (row, self.row_start_state(row))))
+    }
+
+    /// `byte` read as the first of a lexeme starting in `row` at lexer state `start`.
+    #[inline(never)]
+    fn start_with(
+        &mut self,
+        row: u32,
+        start: StateId,
+        byte: u8,
+    ) -> Result<Option<Entry>, LimitKind> {
         let next = self.lexer_next(start, byte)?;
         if next == StateId::DEAD {
             return Ok(None);

@@ -10,9 +10,11 @@
 //!
 //! The first time a mask is computed in a state, [`Parser::state_mask_walk`] walks the trie
 //! with the lexer only ([`TokTrie::walk_split`]) and keeps `within(s)` plus the deferred
-//! nodes grouped by (state before the node, byte). Every mask in `s`, that first one
-//! included, copies `within(s)`, takes one full parser step per group (most groups are
-//! rejected whole), and walks below the nodes of the accepted groups. Inside a JSON string
+//! nodes grouped by (state before the node, byte), where the states whose lexeme the byte
+//! ends count as one state when they end it alike (see `group`). Every mask in `s`, that
+//! first one included, copies `within(s)`, takes one parser step per group (most groups
+//! are rejected whole; a class's lexeme is ended once for all its groups), and walks below
+//! the nodes of the accepted groups. Inside a JSON string
 //! that replaces a walk of thousands of trie nodes with a copy and a few dozen steps: the
 //! deferred nodes are the tokens that close the string and go on (`",`, `"}`). Even for a
 //! state visited once, the lexer-only walk (one table read per node) plus one parser step
@@ -45,11 +47,16 @@ pub const MAX_STATE_MASK_BYTES: usize = 8 << 20;
 /// less than half their bound, and from its second visit after that.
 const REMEMBER_AT_VISIT: [u8; 2] = [1, 2];
 
-/// Deferred nodes that share the state before them and their byte.
+/// Deferred nodes that share the state before them and their byte, or (`ends`) whose
+/// lexeme ends before their byte in states that end it alike (see [`end_class`]).
 #[derive(Debug, Clone, Copy)]
 struct Group {
+    /// The state before the nodes (with `ends`, one state of their class).
     state: StateId,
     byte: u8,
+    /// The nodes' byte is dead out of their (accepting) state: the step is the lexeme's end
+    /// and the byte read from the next lexeme's start, the same for the whole class.
+    ends: bool,
     /// `nodes[start..end]`.
     start: u32,
     end: u32,
@@ -302,7 +309,7 @@ impl Parser {
         let walked = trie.walk_split(&mut split, state, &mut stack, &mut within, &mut deferred);
         let error = split.error;
         let result = match (walked, error) {
-            (Ok(()), _) => Ok(group(trie, &deferred)),
+            (Ok(()), _) => Ok(group(trie, &mut self.lexer, &deferred)),
             (Err(StopWalk), e) => Err(e.unwrap_or(LimitKind::Fuel)),
         };
         self.state_masks.split_stack = stack;
@@ -336,15 +343,37 @@ impl Parser {
         if stack.is_empty() {
             return;
         }
+        // The last class ended ([`Group::ends`]): its state, and the row and lexer state
+        // after the lexeme (`None`: nothing expects it). Walks below the nodes only add rows
+        // after that row, so it stays valid for the class's run of groups.
+        let mut ended: Option<(StateId, Result<Option<(u32, StateId)>, LimitKind>)> = None;
         'groups: for g in sm.groups.iter() {
             let from = Entry {
                 row,
                 state: g.state,
             };
-            let e = match self.step(from, g.byte) {
+            let stepped = if g.ends {
+                // The class's groups are consecutive: its lexeme is ended once for all.
+                if ended.is_none_or(|(state, _)| state != g.state) {
+                    ended = Some((g.state, self.end_lexeme(from)));
+                }
+                match ended {
+                    Some((_, Ok(Some((next_row, start))))) => {
+                        self.start_with(next_row, start, g.byte)
+                    }
+                    Some((_, Err(kind))) => Err(kind),
+                    _ => Ok(None),
+                }
+            } else {
+                self.slow_entry(from, g.byte)
+            };
+            let e = match stepped {
                 Ok(Some(e)) => e,
                 Ok(None) => continue,
-                Err(StopWalk) => break,
+                Err(kind) => {
+                    self.error = Some(kind);
+                    break;
+                }
             };
             let nodes = sm
                 .nodes
@@ -363,34 +392,63 @@ impl Parser {
 }
 
 /// Sorts the deferred `(node, state)` pairs by (state, byte, node) and groups them.
-fn group(trie: &TokTrie, deferred: &[(u32, StateId)]) -> (Box<[Group]>, Box<[u32]>) {
-    // The sort key is computed once per pair, not per comparison.
-    let mut keyed: Vec<(u64, u32)> = deferred
+///
+/// A node deferred because its byte is dead out of its accepting state steps by ending the
+/// lexeme and reading the byte from the next row's start ([`Parser::push_after_lexeme`]),
+/// which depends on the state only through its accept set and ignored flags (see
+/// [`Parser::finish_lexeme`]): such nodes are grouped by that class instead of their state,
+/// with one state of the class standing for all, so one step serves every state of the
+/// class (`Group::ends`). After a JSON value, the whitespace lexer's states and the bytes
+/// that may follow them made about 400 groups, one step each, per mask; by class they are
+/// about a quarter of that. A node deferred because its target is lazy keeps its state.
+fn group(
+    trie: &TokTrie,
+    lexer: &mut Lexer,
+    deferred: &[(u32, StateId)],
+) -> (Box<[Group]>, Box<[u32]>) {
+    const ENDS: u64 = 1 << 63;
+    // The sort key is computed once per pair, not per comparison: (state or class, byte),
+    // the classes after the states.
+    let mut keyed: Vec<(u64, u32, StateId)> = deferred
         .iter()
         .map(|&(node, state)| {
-            (
-                (u64::from(state.0) << 8) | u64::from(trie.node_byte(node)),
-                node,
-            )
+            let byte = trie.node_byte(node);
+            // Known already (the split read it), so no work and no error here.
+            let ends = lexer.flags(state) & Lexer::ACCEPT != 0
+                && lexer.next(state, byte) == Ok(StateId::DEAD);
+            let key = if ends {
+                let flags = lexer.flags(state) & (Lexer::IGNORED | Lexer::ONLY_IGNORED);
+                ENDS | u64::from(lexer.accept_set_id(state)) << 16 | u64::from(flags) << 8
+            } else {
+                u64::from(state.0) << 8
+            };
+            (key | u64::from(byte), node, state)
         })
         .collect();
     keyed.sort_unstable();
     let mut groups: Vec<Group> = Vec::new();
     let mut nodes = Vec::with_capacity(keyed.len());
-    for &(key, node) in &keyed {
-        let state = StateId((key >> 8) as u32);
-        let byte = key as u8;
+    let mut last = None;
+    for &(key, node, state) in &keyed {
         let at = nodes.len() as u32;
         nodes.push(node);
+        // A class keeps the state of its first group for all (see `ended` in
+        // `apply_state_mask`).
+        let state = match groups.last() {
+            Some(g) if last.is_some_and(|l| l >> 8 == key >> 8) => g.state,
+            _ => state,
+        };
         match groups.last_mut() {
-            Some(g) if g.state == state && g.byte == byte => g.end = at + 1,
+            Some(g) if last == Some(key) => g.end = at + 1,
             _ => groups.push(Group {
                 state,
-                byte,
+                byte: key as u8,
+                ends: key & ENDS != 0,
                 start: at,
                 end: at + 1,
             }),
         }
+        last = Some(key);
     }
     (groups.into_boxed_slice(), nodes.into_boxed_slice())
 }

@@ -188,19 +188,30 @@ impl Matcher {
         }
         let rows = &mut rows[..total];
         let plan = self.plan.clone();
-        let cache = (self.cached_key, self.cached_mask.clone(), self.widest);
         let tables = (self.generation, self.stats.lexer_rebuilds);
+        // The nodes' masks are not remembered (a copy each, for a state the tree leaves):
+        // the remembered mask stays the one from before, or row 0's below.
+        self.remember = false;
         let (fill, consumed) = self.fill_tree_rows(tokens, parents, rows, words_per_row);
+        self.remember = true;
         // Back to where the matcher was; a sticky error is set aside for the rollback (it
         // refuses to run in error) and put back after it.
         let error = self.error.take();
         let _ = self.rollback(consumed);
         self.error = error;
         self.plan = plan;
-        // The remembered mask too, unless the lexer tables were rebuilt or reset on the way:
-        // state keys were renamed then, and the matcher forgot it (as any call would).
-        if (self.generation, self.stats.lexer_rebuilds) == tables {
-            (self.cached_key, self.cached_mask, self.widest) = cache;
+        // Row 0 is the mask here, unless the lexer tables were rebuilt or reset on the way
+        // (state keys were renamed then) or it came from the gate or a stop: keep it for the
+        // next call in this state, as `compute_mask` would have.
+        if fill.failed_row != Some(0)
+            && (self.generation, self.stats.lexer_rebuilds) == tables
+            && !self.stopped
+            && !self.gated()
+            && self.reserve_mask_copy(self.mask_words()).is_ok()
+        {
+            let key = self.parser.state_key();
+            let needed = self.mask_words();
+            self.keep_mask(&rows[..needed], key);
         }
         Ok(fill)
     }

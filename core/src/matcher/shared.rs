@@ -103,7 +103,7 @@ impl Matcher {
         let needed = self.mask_words();
         if !self.snapshot_ready()
             || mask.len() < needed
-            || self.cached_mask.capacity() < needed
+            || (self.remember && self.cached_mask.capacity() < needed)
             || self.parser.stack_room() < self.walk_room
             || !self.read_snapshot()
         {

@@ -43,13 +43,26 @@ REQUESTS = [
     ("structural_tag", json.dumps(TAG), 'ok <f>{"a": 7}</f> done'),
     ("json", json.dumps(SCHEMA), '{"name": "Bo", "age": 1}'),  # the same schema again
 ]
-EOS = {"llama3": "<|eot_id|>", "qwen3": "<|im_end|>"}
+EOS = {"llama3": "<|eot_id|>", "qwen3": "<|im_end|>", "llama3-r1": "<|eot_id|>"}
+# The reasoning parser SGLang and vLLM pair with each tokenizer (None: not a reasoning model).
+REASONING = {"llama3": None, "qwen3": "qwen3", "llama3-r1": "deepseek-r1"}
+# Llama 3's vocabulary as DeepSeek's R1 distills of Llama 3 ship it: two of its reserved
+# special tokens renamed `<think>` and `</think>` (the only change), so the think-end is
+# one special token as on Qwen 3.
+R1_THINK = {128013: "<think>", 128014: "</think>"}
 
 
-def hf_tokenizer(shared, name):
+def hf_tokenizer(shared, name, tmp=None):
     transformers = pytest.importorskip("transformers")
-    return transformers.PreTrainedTokenizerFast(
-        tokenizer_file=str(shared / "tokenizers" / f"{name}.json"), eos_token=EOS[name])
+    path = shared / "tokenizers" / f"{name}.json"
+    if name == "llama3-r1":
+        data = json.loads((shared / "tokenizers" / "llama3.json").read_text())
+        for added in data["added_tokens"]:
+            if added["id"] in R1_THINK:
+                added["content"] = R1_THINK[added["id"]]
+        path = tmp / "llama3-r1.json"
+        path.write_text(json.dumps(data))
+    return transformers.PreTrainedTokenizerFast(tokenizer_file=str(path), eos_token=EOS[name])
 
 
 def reference(tok, kind, spec, gate=None):
@@ -167,8 +180,8 @@ def sglang_decode(SamplingBatchInfo, reqs, walks, refs, vocab_size):
         assert reqs[i].grammar.is_terminated(), f"request {i} did not end"
 
 
-@pytest.mark.parametrize("name", ["llama3", "qwen3"])
-def test_sglang_selects_sieve_and_matches_the_matcher(shared, name):
+@pytest.mark.parametrize("name", ["llama3", "qwen3", "llama3-r1"])
+def test_sglang_selects_sieve_and_matches_the_matcher(shared, name, tmp_path):
     pytest.importorskip("torch")
     base, _, SamplingBatchInfo, get_context = sglang_modules()
     from importlib.metadata import entry_points
@@ -181,9 +194,9 @@ def test_sglang_selects_sieve_and_matches_the_matcher(shared, name):
     load_plugins()
     assert "sieve" in GRAMMAR_BACKEND_CHOICES and "sieve" in base.GRAMMAR_BACKEND_REGISTRY
 
-    hf = hf_tokenizer(shared, name)
+    hf = hf_tokenizer(shared, name, tmp_path)
     vocab_size = len(hf)
-    reasoning = "qwen3" if name == "qwen3" else None
+    reasoning = REASONING[name]
     with get_context().override_server_args(grammar_backend="sieve",
                                             reasoning_parser=reasoning):
         manager = sglang_manager(hf, vocab_size, reasoning)
@@ -493,10 +506,12 @@ def test_sglang_eagle_tree_masks(shared):
     assert sieve.sglang._traverse_tree_around.native_calls == native_before + 40
 
 
-def test_vllm_reasoning_then_json(shared, monkeypatch):
-    """vLLM's own reasoning handling (`--reasoning-parser qwen3`) in front of sieve: rows are
-    unconstrained until `</think>`, then the grammar's (equal to a `sieve.Gate`d matcher's);
-    the grammar sees only what follows the reasoning. No speculative tokens."""
+@pytest.mark.parametrize("name,parser", [("qwen3", "qwen3"), ("llama3-r1", "deepseek_r1")])
+def test_vllm_reasoning_then_json(shared, monkeypatch, tmp_path, name, parser):
+    """vLLM's own reasoning handling (`--reasoning-parser qwen3` or `deepseek_r1`) in front of
+    sieve: rows are unconstrained until `</think>`, then the grammar's (equal to a
+    `sieve.Gate`d matcher's); the grammar sees only what follows the reasoning. No
+    speculative tokens."""
     pytest.importorskip("torch")
     mods = vllm_modules()
     _, _, StructuredOutputManager, _, _ = mods
@@ -506,11 +521,11 @@ def test_vllm_reasoning_then_json(shared, monkeypatch):
     original = StructuredOutputManager.grammar_init
     sieve.vllm.register()
     try:
-        hf = hf_tokenizer(shared, "qwen3")
+        hf = hf_tokenizer(shared, name, tmp_path)
         vocab_size = len(hf)
         manager = vllm_manager(StructuredOutputManager, hf, vocab_size, 4, 0, workers=1,
-                               reasoning_parser="qwen3")
-        manager.reasoner_cls = ReasoningParserManager.get_reasoning_parser("qwen3")
+                               reasoning_parser=parser)
+        manager.reasoner_cls = ReasoningParserManager.get_reasoning_parser(parser)
         req = vllm_request(mods, "think", "json", SCHEMA, "guidance")
         manager.grammar_init(req)
         manager.executor.shutdown(wait=True)
