@@ -47,6 +47,10 @@ pub const MAX_STATE_MASK_BYTES: usize = 8 << 20;
 /// less than half their bound, and from its second visit after that.
 const REMEMBER_AT_VISIT: [u8; 2] = [1, 2];
 
+/// What ending a lexeme gave ([`Parser::end_lexeme`]): the row to go on from and its lexer
+/// start state (`None`: nothing expects the lexeme), or the limit it ran into.
+type LexemeEnd = Result<Option<(u32, StateId)>, LimitKind>;
+
 /// Deferred nodes that share the state before them and their byte, or (`ends`) whose
 /// lexeme ends before their byte in states that end it alike (see [`end_class`]).
 #[derive(Debug, Clone, Copy)]
@@ -346,7 +350,7 @@ impl Parser {
         // The last class ended ([`Group::ends`]): its state, and the row and lexer state
         // after the lexeme (`None`: nothing expects it). Walks below the nodes only add rows
         // after that row, so it stays valid for the class's run of groups.
-        let mut ended: Option<(StateId, Result<Option<(u32, StateId)>, LimitKind>)> = None;
+        let mut ended: Option<(StateId, LexemeEnd)> = None;
         'groups: for g in sm.groups.iter() {
             let from = Entry {
                 row,
