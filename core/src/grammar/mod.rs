@@ -493,16 +493,36 @@ impl Grammar {
         };
         let rules = Arc::new(Rules::build(ir, &productive, limits)?);
         let rules_bytes = core::mem::size_of::<Rules>() + rules.bytes_used();
+        #[cfg(feature = "structural")]
+        let tag_slice = vocab
+            .slices()
+            .iter()
+            .position(|s| s.pattern() == crate::slicer::TAG_FREE_TEXT);
+        #[cfg(not(feature = "structural"))]
+        let tag_slice = None;
+        // The tag slice is compiled by the lexer, and only if it keeps it.
         let mut slice_exprs = Vec::with_capacity(vocab.slices().len());
-        for slice in vocab.slices() {
+        for (k, slice) in vocab.slices().iter().enumerate() {
+            if Some(k) == tag_slice {
+                slice_exprs.push(ExprId::NOTHING);
+                continue;
+            }
             let ast = RegexAst::Pattern(slice.pattern().into(), Default::default());
             slice_exprs.push(exprs.compile(&ast).map_err(|e| match e.kind {
                 RegexCompileErrorKind::Limit(k) => GrammarError::limit(k),
                 _ => GrammarError::new(GrammarErrorKind::InvalidRegex, e.message),
             })?);
         }
-        *fuel_left = exprs.fuel_left();
-        let lexer = Lexer::new(exprs, lexemes, slice_exprs, limits);
+        #[cfg(feature = "json-schema")]
+        let slice_bytes = vocab
+            .slices()
+            .iter()
+            .map(|s| s.one_byte_strings())
+            .collect();
+        #[cfg(not(feature = "json-schema"))]
+        let slice_bytes = Vec::new();
+        let lexer = Lexer::with_slices(exprs, lexemes, slice_exprs, slice_bytes, tag_slice, limits);
+        *fuel_left = lexer.exprs().fuel_left();
         let mut initial = Parser::new(rules, lexer, limits)?;
         // The grammar holds the pristine parser and the shared tables; a matcher holds the
         // tables during a call and needs room for a reset's copy: all of it must fit.

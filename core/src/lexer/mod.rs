@@ -283,6 +283,12 @@ pub struct Lexer {
     slice_of_state: Vec<u8>,
     /// Per slice: its unit and count when it has the shape `X{1,n}` ([`slice`]).
     slice_shapes: Vec<Option<slice::Shape>>,
+    /// Per slice: the ASCII bytes whose one-byte string it holds (empty when not given).
+    #[cfg(feature = "json-schema")]
+    slice_bytes: Vec<[u32; 4]>,
+    /// The index of the [`crate::slicer::TAG_FREE_TEXT`] slice, if the lexer keeps it.
+    #[cfg(feature = "structural")]
+    tag_slice: Option<usize>,
     /// The units of the shaped slices and their memoised state graphs.
     units: Vec<slice::Unit>,
     /// Consecutive misses of the per-lexeme fallback check (see `find_slice`).
@@ -341,18 +347,61 @@ impl Lexer {
     /// A lexer over `lexemes`, whose expressions (and the slice regexes `slice_exprs`) live
     /// in `exprs`.
     pub fn new(
-        mut exprs: ExprSet,
+        exprs: ExprSet,
         lexemes: Vec<LexemeInfo>,
         slice_exprs: Vec<ExprId>,
         limits: &Limits,
     ) -> Lexer {
+        Lexer::with_slices(exprs, lexemes, slice_exprs, Vec::new(), None, limits)
+    }
+
+    /// [`Lexer::new`] with the slices' one-byte strings (see
+    /// [`crate::slicer::Slice::one_byte_strings`], in the order of `slice_exprs`: a state
+    /// that one of them kills is refused the slice at once, without the subsumption
+    /// search) and the index of the [`crate::slicer::TAG_FREE_TEXT`] slice, which is kept
+    /// only when the lexemes already give `<` a byte class of its own. Otherwise the slice
+    /// would split a class (one more transition to build per lexer state: about 3% more
+    /// mask time on JSON Schemas) in a grammar where no trigger starts with `<`, and
+    /// where `[^<]+` is no more use than the JSON text slices.
+    pub(crate) fn with_slices(
+        mut exprs: ExprSet,
+        lexemes: Vec<LexemeInfo>,
+        #[cfg_attr(not(feature = "structural"), allow(unused_mut))] mut slice_exprs: Vec<ExprId>,
+        slice_bytes: Vec<[u32; 4]>,
+        tag_slice: Option<usize>,
+        limits: &Limits,
+    ) -> Lexer {
         // The slice regexes take part in the classes so that the slice check can use them.
-        let roots: Vec<ExprId> = lexemes
-            .iter()
-            .map(|l| l.expr)
-            .chain(slice_exprs.iter().copied())
-            .collect();
-        let classes = exprs.byte_classes(&roots);
+        // The slice regexes take part in the classes so that the slice check can use them.
+        let mut roots: Vec<ExprId> = lexemes.iter().map(|l| l.expr).collect();
+        for (k, &e) in slice_exprs.iter().enumerate() {
+            if Some(k) != tag_slice {
+                roots.push(e);
+            }
+        }
+        #[cfg(not(feature = "json-schema"))]
+        let _ = slice_bytes;
+        #[cfg_attr(not(feature = "structural"), allow(unused_mut))]
+        let mut classes = exprs.byte_classes(&roots);
+        #[cfg(feature = "structural")]
+        let mut kept_tag_slice = None;
+        // The tag slice comes as `ExprId::NOTHING` (never taken, see `find_slice`; the
+        // indices stay the vocabulary's) and is compiled here if kept.
+        #[cfg(feature = "structural")]
+        if let Some(k) = tag_slice
+            && let Some(e) = slice_exprs.get_mut(k)
+        {
+            let lt = classes.class_of(b'<');
+            if (0..=255u8).all(|b| b == b'<' || classes.class_of(b) != lt)
+                && let Ok(tag) =
+                    exprs.compile_pattern(crate::slicer::TAG_FREE_TEXT, Default::default())
+            {
+                *e = tag;
+                roots.push(tag);
+                classes = exprs.byte_classes(&roots);
+                kept_tag_slice = Some(k);
+            }
+        }
         // Mask work: `fuel_per_mask` counts regex units as they are.
         exprs.set_weight(1);
         let num_classes = classes.num_classes();
@@ -369,6 +418,10 @@ impl Lexer {
             granted: GrantRecord(None),
             fuel_per_step: limits.fuel_per_mask,
             slice_exprs: slice_exprs.into_iter().take(SLICE_NONE as usize).collect(),
+            #[cfg(feature = "json-schema")]
+            slice_bytes,
+            #[cfg(feature = "structural")]
+            tag_slice: kept_tag_slice,
             ..Lexer::placeholder()
         };
         let (units, shapes) = slice::shapes(&lexer);
@@ -410,6 +463,10 @@ impl Lexer {
             slice_exprs: Vec::new(),
             slice_of_state: Vec::new(),
             slice_shapes: Vec::new(),
+            #[cfg(feature = "json-schema")]
+            slice_bytes: Vec::new(),
+            #[cfg(feature = "structural")]
+            tag_slice: None,
             units: Vec::new(),
             fallback_misses: 0,
             leaves: Roomy::default(),
@@ -609,6 +666,7 @@ impl Lexer {
             + vec_bytes(&self.slice_exprs)
             + vec_bytes(&self.slice_of_state)
             + vec_bytes(&self.slice_shapes)
+            + self.slice_bytes_held()
             + vec_bytes(&self.leaves)
             + vec_bytes(&self.leaf_stack)
             + vec_bytes(&self.blocks)
@@ -1014,6 +1072,15 @@ impl Lexer {
                 }
                 continue;
             }
+            if (cfg!(feature = "structural") && self.slice_exprs[k] == ExprId::NOTHING)
+                || self.killed_by_one_byte(s, k)?
+                || (self.is_tag_slice(k) && self.next(s, b'<')? == self.next(s, b'a')?)
+            {
+                // The tag slice only where `<` means something else than a letter here:
+                // elsewhere (free text until `{"name": `, say) its search would fail the
+                // long way, and where it could hold, a text slice does too.
+                continue;
+            }
             // One lexeme on its own, on expression pairs: for a union of lexemes whose
             // closure is large while one lexeme's is small (a generic key among many literal
             // keys), with a small budget when the DFA check below can settle it; in full for
@@ -1028,7 +1095,10 @@ impl Lexer {
                 Some(_) if self.lexeme_count(s) > 1 => SLICE_QUICK_PAIRS,
                 Some(_) => 0,
             };
-            if !lazy && budget > 0 && self.some_lexeme_subsumes(s, k, budget)? {
+            // The tag slice is decided by the DFA check alone: the pair checks are for JSON
+            // keys, and on free text that a trigger ends they fail the long way.
+            let tag = self.is_tag_slice(k);
+            if !lazy && !tag && budget > 0 && self.some_lexeme_subsumes(s, k, budget)? {
                 return Ok(Some(k));
             }
             let Some(shape) = shape else {
@@ -1048,6 +1118,7 @@ impl Lexer {
                 // run of misses.
                 None if shape.is_unbounded()
                     && !lazy
+                    && !tag
                     && self.fallback_misses < MAX_FALLBACK_MISSES
                     && self.lexeme_count(s) > 1 =>
                 {
@@ -1061,6 +1132,54 @@ impl Lexer {
             }
         }
         Ok(None)
+    }
+
+    /// Whether slice `k` is the [`crate::slicer::TAG_FREE_TEXT`] slice (never without the
+    /// structural-tag front end, which brings it: the code is left out of such builds).
+    #[cfg(feature = "structural")]
+    pub(super) fn is_tag_slice(&self, k: usize) -> bool {
+        Some(k) == self.tag_slice
+    }
+
+    #[cfg(not(feature = "structural"))]
+    pub(super) fn is_tag_slice(&self, _: usize) -> bool {
+        false
+    }
+
+    #[cfg(not(feature = "json-schema"))]
+    fn killed_by_one_byte(&mut self, _: StateId, _: usize) -> Result<bool, LimitKind> {
+        Ok(false)
+    }
+
+    /// Heap bytes of the slices' one-byte strings.
+    #[cfg(feature = "json-schema")]
+    fn slice_bytes_held(&self) -> usize {
+        vec_bytes(&self.slice_bytes)
+    }
+
+    #[cfg(not(feature = "json-schema"))]
+    fn slice_bytes_held(&self) -> usize {
+        0
+    }
+
+    /// Whether some one-byte string of slice `k` kills every lexeme of `s` (a dead
+    /// transition): then `s` cannot take the slice, and the search is skipped. Inside a
+    /// JSON string `\0` does it for [`crate::slicer::TAG_FREE_TEXT`], in most other states
+    /// the first letter. The transitions read here are the ones the state's first mask walk
+    /// reads anyway (every ASCII byte starts some token of a large vocabulary). Only with
+    /// the JSON Schema front end, whose states it is for (firmware without it stays
+    /// smaller).
+    #[cfg(feature = "json-schema")]
+    fn killed_by_one_byte(&mut self, s: StateId, k: usize) -> Result<bool, LimitKind> {
+        let Some(&set) = self.slice_bytes.get(k) else {
+            return Ok(false);
+        };
+        for b in 0u8..128 {
+            if set[usize::from(b >> 5)] >> (b & 31) & 1 != 0 && self.next(s, b)? == StateId::DEAD {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Whether `s` tracks a lazy lexeme (one that ends inside a token as soon as it matches).
