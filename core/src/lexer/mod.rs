@@ -372,7 +372,6 @@ impl Lexer {
         limits: &Limits,
     ) -> Lexer {
         // The slice regexes take part in the classes so that the slice check can use them.
-        // The slice regexes take part in the classes so that the slice check can use them.
         let mut roots: Vec<ExprId> = lexemes.iter().map(|l| l.expr).collect();
         for (k, &e) in slice_exprs.iter().enumerate() {
             if Some(k) != tag_slice {
