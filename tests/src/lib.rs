@@ -153,6 +153,24 @@ pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
 }
 
+/// Llama 3's vocabulary from `../shared/tokenizers/llama3.json` beside the checkout
+/// (`SIEVE_SHARED` names another `shared`), default slices; `None` after a
+/// [`skip_missing_data`] line when the file is missing.
+pub fn llama3_vocab() -> Option<Arc<Vocabulary>> {
+    let shared = std::env::var_os("SIEVE_SHARED").map_or_else(
+        || std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"),
+        std::path::PathBuf::from,
+    );
+    let path = shared.join("tokenizers/llama3.json");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Some(Arc::new(Vocabulary::from_tokenizer_json(&text).unwrap())),
+        Err(_) => {
+            skip_missing_data(&format!("{} not found (set SIEVE_SHARED)", path.display()));
+            None
+        }
+    }
+}
+
 /// Skips a test for a missing data folder or file: prints `SKIP: <reason>` to stderr, or
 /// panics under CI ([`in_ci`]), where the data must be there.
 pub fn skip_missing_data(reason: &str) {

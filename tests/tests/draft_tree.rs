@@ -7,7 +7,6 @@
 //! it. Also: invalid input is refused with nothing written, and the matcher always ends in
 //! the state where it started.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use sieve_core::grammar::json::JsonOptions;
@@ -46,24 +45,6 @@ fn grammars(vocab: &Arc<Vocabulary>) -> Vec<(&'static str, Grammar)> {
         ("lark", lark(LARK, vocab)),
         ("regex", Grammar::from_regex(REGEX, vocab, &limits).unwrap()),
     ]
-}
-
-fn llama3() -> Option<Arc<Vocabulary>> {
-    let shared = std::env::var_os("SIEVE_SHARED").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"),
-        PathBuf::from,
-    );
-    let path = shared.join("tokenizers/llama3.json");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Some(Arc::new(Vocabulary::from_tokenizer_json(&text).unwrap())),
-        Err(_) => {
-            sieve_tests::skip_missing_data(&format!(
-                "{} not found (set SIEVE_SHARED)",
-                path.display()
-            ));
-            None
-        }
-    }
 }
 
 /// A random tree shape: `parents` for `n` nodes.
@@ -270,7 +251,7 @@ fn random_trees_match_sequential_reference_synthetic() {
 
 #[test]
 fn random_trees_match_sequential_reference_llama3() {
-    let Some(vocab) = llama3() else {
+    let Some(vocab) = sieve_tests::llama3_vocab() else {
         return;
     };
     let trees = if cfg!(debug_assertions) { 20 } else { 200 };

@@ -7,7 +7,6 @@
 //! reference mask, the walk's own text first), both matchers give the same mask at every
 //! step. For the `<`-triggered families the first mask must have used a slice.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -19,16 +18,7 @@ use sieve_tests::{Rng, allowed_tokens};
 
 /// Llama 3's vocabulary twice: default slices, and the default slices without the tag one.
 fn vocabularies() -> Option<(Arc<Vocabulary>, Arc<Vocabulary>)> {
-    let shared = std::env::var_os("SIEVE_SHARED").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"),
-        PathBuf::from,
-    );
-    let path = shared.join("tokenizers/llama3.json");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        sieve_tests::skip_missing_data(&format!("{} not found (set SIEVE_SHARED)", path.display()));
-        return None;
-    };
-    let full = Vocabulary::from_tokenizer_json(&text).unwrap();
+    let full = sieve_tests::llama3_vocab()?;
     assert!(
         full.slices().iter().any(|s| s.pattern() == TAG_FREE_TEXT),
         "the default slices hold the tag slice"
@@ -43,7 +33,7 @@ fn vocabularies() -> Option<(Arc<Vocabulary>, Arc<Vocabulary>)> {
     let reference =
         Vocabulary::with_slices(tokens, full.special_tokens(), full.eos_tokens(), &json_only)
             .unwrap();
-    Some((Arc::new(full), Arc::new(reference)))
+    Some((full, Arc::new(reference)))
 }
 
 fn tools() -> serde_json::Value {

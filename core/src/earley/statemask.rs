@@ -52,7 +52,7 @@ const REMEMBER_AT_VISIT: [u8; 2] = [1, 2];
 type LexemeEnd = Result<Option<(u32, StateId)>, LimitKind>;
 
 /// Deferred nodes that share the state before them and their byte, or (`ends`) whose
-/// lexeme ends before their byte in states that end it alike (see [`end_class`]).
+/// lexeme ends before their byte in states that end it alike (see `group`).
 #[derive(Debug, Clone, Copy)]
 struct Group {
     /// The state before the nodes (with `ends`, one state of their class).
